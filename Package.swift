@@ -1,0 +1,62 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+// Dependencies are chosen for startup time as much as for features: `tokenctl token`
+// must start as fast as `secret-tool lookup`, so nothing on that path pulls in an HTTP
+// stack or Foundation's ICU-backed internationalization.
+//
+// - swift-argument-parser: the command line, `--help`, and the man pages generated from
+//   the same definitions (its GenerateManual plugin). It imports only FoundationEssentials.
+
+let package = Package(
+  name: "tokenctl",
+  products: [
+    .executable(name: "tokenctl", targets: ["tokenctl"]),
+    .library(name: "TokenKit", targets: ["TokenKit"]),
+    .library(name: "SecretServiceStore", targets: ["SecretServiceStore"]),
+    .library(name: "TokenStoreTesting", targets: ["TokenStoreTesting"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+  ],
+  targets: [
+    // The core: the OAuth model, the registry, the store protocol. No libsecret, no HTTP,
+    // no provider names.
+    .target(name: "TokenKit"),
+
+    .systemLibrary(
+      name: "CLibSecret",
+      pkgConfig: "libsecret-1",
+      providers: [.apt(["libsecret-1-dev"])]
+    ),
+    .target(name: "SecretServiceStore", dependencies: ["TokenKit", "CLibSecret"]),
+
+    // An in-memory store and the conformance suite every `TokenStore` must pass.
+    .target(name: "TokenStoreTesting", dependencies: ["TokenKit"]),
+
+    // Account types. Each is an ordinary library; the CLI lists them in `BuiltinPlugins`.
+    .target(name: "OpenIDConnectAccount", dependencies: ["TokenKit"], path: "Plugins/Accounts/OpenIDConnect"),
+    .target(name: "MicrosoftGraphAccount", dependencies: ["TokenKit"], path: "Plugins/Accounts/MicrosoftGraph"),
+
+    .target(
+      name: "TokenCtlCLI",
+      dependencies: [
+        "TokenKit", "SecretServiceStore", "OpenIDConnectAccount", "MicrosoftGraphAccount",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]
+    ),
+    .executableTarget(name: "tokenctl", dependencies: ["TokenCtlCLI"]),
+
+    .testTarget(name: "TokenKitTests", dependencies: ["TokenKit", "TokenStoreTesting", "OpenIDConnectAccount", "MicrosoftGraphAccount"]),
+    .testTarget(name: "SecretServiceStoreTests", dependencies: ["SecretServiceStore", "TokenStoreTesting"]),
+    .testTarget(name: "TokenCtlCLITests", dependencies: ["TokenCtlCLI", "TokenStoreTesting"]),
+  ]
+)
+
+for target in package.targets where target.type != .system {
+  target.swiftSettings = (target.swiftSettings ?? []) + [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .treatAllWarnings(as: .error),
+  ]
+}

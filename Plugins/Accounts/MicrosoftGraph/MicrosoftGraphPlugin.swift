@@ -1,0 +1,36 @@
+import TokenKit
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// Microsoft Graph through the Microsoft identity platform (v2.0 endpoints): the account
+/// type of the Azure AD v2.0 walkthrough this project descends from.
+public enum MicrosoftGraphPlugin: AccountTypePlugin {
+  public static let name = "MicrosoftGraph"
+
+  /// The authority for any work, school or personal account. A tenant id or
+  /// `organizations`/`consumers` narrows it; configuring that comes with the plugins issue.
+  static let authority = "https://login.microsoftonline.com/common/oauth2/v2.0"
+
+  public static let descriptor = EndpointDescriptor(
+    id: "graph",
+    displayName: "Microsoft Graph (Microsoft identity platform v2.0)",
+    endpoints: .fixed(
+      Endpoints(
+        authorization: URL(string: "\(authority)/authorize")!,
+        token: URL(string: "\(authority)/token")!,
+        deviceAuthorization: URL(string: "\(authority)/devicecode")!,
+        // Microsoft publishes no RFC 7009 revocation endpoint.
+        revocation: nil,
+        userinfo: URL(string: "https://graph.microsoft.com/oidc/userinfo")!)),
+    // The walkthrough's scopes: sign-in, a refresh token, and reading users to search them.
+    defaultScopes: ["openid", "profile", "offline_access", "User.Read", "User.ReadBasic.All"],
+    // Microsoft registers desktop redirects as `http://localhost` and ignores the port.
+    redirect: .loopback(host: "localhost")
+  )
+
+  public static var descriptors: [EndpointDescriptor] { [descriptor] }
+}

@@ -1,0 +1,64 @@
+import CLibSecret
+import TokenKit
+
+/// The errors the Secret Service can cause, each with what the user can do about it.
+enum SecretServiceError {
+  static func noSessionBus(_ detail: String) -> TokenKitError {
+    TokenKitError(
+      .keyringUnavailable, "cannot reach the D-Bus session bus: \(detail)",
+      recovery:
+        "tokenctl keeps tokens in the GNOME keyring (Secret Service), which it reaches over the session bus. Run it inside a desktop session, or start one with `dbus-run-session -- $SHELL`. tokenctl never falls back to storing tokens in plain files."
+    )
+  }
+
+  static func noSecretService(_ detail: String) -> TokenKitError {
+    TokenKitError(
+      .keyringUnavailable, "no Secret Service is running on the session bus (\(detail))",
+      recovery:
+        "Install and start gnome-keyring (`apt install gnome-keyring`, then log in again or run `gnome-keyring-daemon --start --components=secrets`), or another Secret Service provider such as KeePassXC."
+    )
+  }
+
+  static let noDefaultKeyring = TokenKitError(
+    .keyringUnavailable, "the Secret Service has no default keyring to keep tokens in",
+    recovery:
+      "Create a login keyring: in Seahorse (Passwords and Keys) choose New › Password Keyring and make it the default, or run `gnome-keyring-daemon --unlock` and type a password followed by Ctrl-D."
+  )
+
+  static func locked(_ keyring: String) -> TokenKitError {
+    TokenKitError(
+      .keyringLocked, "the keyring '\(keyring)' is locked, so tokenctl cannot read or write its tokens",
+      recovery:
+        "Unlock it: log in to the desktop session, open Seahorse (Passwords and Keys) and unlock '\(keyring)', or run `gnome-keyring-daemon --unlock` and type its password followed by Ctrl-D."
+    )
+  }
+
+  /// Maps a `GError` from a Secret Service call to a `TokenKitError`. GLib's messages name
+  /// D-Bus objects and errors, never secrets, so they may be shown.
+  static func classify(_ error: UnsafeMutablePointer<GError>, during what: String) -> TokenKitError {
+    let message = error.pointee.message.map { String(cString: $0) } ?? "unknown error"
+    let remote = g_dbus_error_get_remote_error(error).map { name -> String in
+      defer { g_free(name) }
+      return String(cString: name)
+    }
+    if error.pointee.domain == secret_error_get_quark(),
+      error.pointee.code == Int32(SECRET_ERROR_IS_LOCKED.rawValue)
+    {
+      return locked("default")
+    }
+    switch remote {
+    case "org.freedesktop.Secret.Error.IsLocked":
+      return locked("default")
+    case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
+      "org.freedesktop.DBus.Error.Spawn.ChildExited", "org.freedesktop.DBus.Error.Spawn.ExecFailed",
+      "org.freedesktop.DBus.Error.Spawn.Failed":
+      return noSecretService(message)
+    case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout":
+      return TokenKitError(
+        .keyringUnavailable, "the Secret Service did not answer while \(what)",
+        recovery: "Check that gnome-keyring-daemon is running and not waiting on a prompt, then try again.")
+    default:
+      return TokenKitError(.storeFailure, "the Secret Service failed while \(what): \(message)")
+    }
+  }
+}

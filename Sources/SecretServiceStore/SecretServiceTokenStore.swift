@@ -1,0 +1,216 @@
+import CLibSecret
+import TokenKit
+
+/// A `TokenStore` in the Secret Service (the GNOME keyring), through libsecret.
+///
+/// Each account is one item in the default collection (the login keyring), with the
+/// attributes of `KeyringSchema` and its `TokenSet` as a JSON secret. The group attribute
+/// plays the role of an iOS keychain access group: every tool that uses the same group
+/// sees the same accounts. The Secret Service gives no per-application isolation, so a
+/// group is a namespace and not a wall: any program of the user's can read every item.
+///
+/// A locked keyring makes libsecret's lookups return nothing without an error. This store
+/// checks the lock state whenever it finds nothing, or finds a locked item, and throws
+/// `keyringLocked` then, so that "locked" is never mistaken for "no such account".
+public struct SecretServiceTokenStore: TokenStore {
+  public let group: String
+
+  public init(group: String = Account.defaultGroup) {
+    self.group = group
+  }
+
+  public func list(_ query: AccountQuery) throws -> [AccountListing] {
+    try withService { service in
+      let items = try search(service, KeyringSchema.searchAttributes(query, group: group), loadSecrets: false)
+      defer { items.forEach(GLibBridge.unref) }
+      try requireUnlocked(service, items)
+      return items.compactMap { item in
+        let attributes = self.attributes(of: item)
+        // The search matched our schema and group, so an incomplete item was damaged or
+        // written by something else: skip it rather than fail the whole listing.
+        return KeyringSchema.listing(from: attributes)
+      }
+      .filter { query.matches($0.account) }
+      .sorted { ($0.account.type, $0.account.name) < ($1.account.type, $1.account.name) }
+    }
+  }
+
+  public func load(_ key: AccountKey) throws -> StoredAccount? {
+    try withService { service in
+      let items = try search(service, KeyringSchema.keyAttributes(key, group: group), loadSecrets: true)
+      defer { items.forEach(GLibBridge.unref) }
+      try requireUnlocked(service, items)
+      guard let item = newest(items) else { return nil }
+      guard let listing = KeyringSchema.listing(from: attributes(of: item)) else {
+        throw TokenKitError(
+          .corruptItem, "the keyring item of \(key) has incomplete attributes",
+          recovery: "Remove it with `tokenctl revoke --local \(key)` and sign in again.")
+      }
+      guard let value = secret_item_get_secret(item) else {
+        throw TokenKitError(.storeFailure, "the keyring returned no secret for \(key)")
+      }
+      defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+      var length = 0
+      let bytes = secret_value_get(value, &length)!
+      let json = Array(UnsafeRawBufferPointer(start: bytes, count: length))
+      let tokens = try TokenSet(storageJSON: json, item: key.description)
+      return StoredAccount(account: listing.account, tokens: tokens)
+    }
+  }
+
+  public func save(_ account: Account, tokens: TokenSet) throws {
+    guard account.group == group else { throw groupMismatch(account) }
+    let attributes = GLibBridge.hashTable(KeyringSchema.attributes(of: account, tokens: tokens.summary))
+    defer { g_hash_table_unref(attributes) }
+    let label = KeyringSchema.label(of: account, defaultGroup: Account.defaultGroup)
+    let json = try tokens.storageJSON()
+    let value = json.withUnsafeBufferPointer { buffer in
+      buffer.withMemoryRebound(to: CChar.self) {
+        secret_value_new($0.baseAddress, gssize($0.count), KeyringSchema.contentType)!
+      }
+    }
+    defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+
+    try withService { service in
+      let existing = try search(service, KeyringSchema.keyAttributes(account.key, group: group), loadSecrets: false)
+      defer { existing.forEach(GLibBridge.unref) }
+      try requireUnlocked(service, existing)
+      if let item = newest(existing) {
+        // Replace in place. The secret goes first and in one call, so the tokens are
+        // swapped atomically; the attributes then catch up. Creating with "replace" would
+        // not do: the Secret Service replaces only an item whose attributes are all equal,
+        // and ours change (expiry) with every refresh.
+        _ = try GLibBridge.call("storing the tokens of \(account.key)") {
+          secret_item_set_secret_sync(item, value, nil, $0)
+        }
+        _ = try GLibBridge.call("updating the attributes of \(account.key)") {
+          secret_item_set_attributes_sync(item, nil, attributes, nil, $0)
+        }
+        _ = try GLibBridge.call("updating the label of \(account.key)") {
+          secret_item_set_label_sync(item, label, nil, $0)
+        }
+        // Two tokenctl processes that created the same account at once leave two items;
+        // the newest wins, and the rest go now.
+        for duplicate in existing where duplicate != item {
+          _ = try? GLibBridge.call("removing a duplicate of \(account.key)") {
+            secret_item_delete_sync(duplicate, nil, $0)
+          }
+        }
+      } else {
+        let collection = try defaultCollection(service)
+        defer { GLibBridge.unref(collection) }
+        let created = try GLibBridge.call("storing the tokens of \(account.key)") {
+          secret_item_create_sync(collection, nil, attributes, label, value, SECRET_ITEM_CREATE_NONE, nil, $0)
+        }
+        created.map(GLibBridge.unref)
+      }
+    }
+  }
+
+  @discardableResult
+  public func remove(_ key: AccountKey) throws -> Bool {
+    try withService { service in
+      let items = try search(service, KeyringSchema.keyAttributes(key, group: group), loadSecrets: false)
+      defer { items.forEach(GLibBridge.unref) }
+      try requireUnlocked(service, items)
+      for item in items {
+        _ = try GLibBridge.call("removing \(key)") { secret_item_delete_sync(item, nil, $0) }
+      }
+      return !items.isEmpty
+    }
+  }
+
+  // MARK: - Secret Service plumbing
+
+  private func withService<R>(_ body: (UnsafeMutablePointer<SecretService>) throws -> R) throws -> R {
+    // Ask for the bus first so that "no session bus" and "no Secret Service on it" get
+    // different messages. GLib caches the connection, so libsecret reuses it.
+    var error: UnsafeMutablePointer<GError>? = nil
+    guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
+      let detail = error.flatMap { $0.pointee.message.map { String(cString: $0) } } ?? "unknown error"
+      if let error { g_error_free(error) }
+      throw SecretServiceError.noSessionBus(detail)
+    }
+    g_object_unref(UnsafeMutableRawPointer(bus))
+    guard
+      let service = try GLibBridge.call("connecting to the Secret Service", {
+        secret_service_get_sync(SECRET_SERVICE_NONE, nil, $0)
+      })
+    else { throw SecretServiceError.noSecretService("libsecret returned no service") }
+    defer { GLibBridge.unref(service) }
+    return try body(service)
+  }
+
+  private func search(
+    _ service: UnsafeMutablePointer<SecretService>, _ attributes: [String: String], loadSecrets: Bool
+  ) throws -> [UnsafeMutablePointer<SecretItem>] {
+    let table = GLibBridge.hashTable(attributes)
+    defer { g_hash_table_unref(table) }
+    // SECRET_SEARCH_ALL returns locked items too (without UNLOCK, which would prompt), so
+    // that a locked item can be reported as locked.
+    var flags = SECRET_SEARCH_ALL.rawValue
+    if loadSecrets { flags |= SECRET_SEARCH_LOAD_SECRETS.rawValue }
+    let list = try GLibBridge.call("searching the keyring") {
+      secret_service_search_sync(service, nil, table, SecretSearchFlags(rawValue: flags), nil, $0)
+    }
+    return GLibBridge.takeObjects(list ?? nil, as: SecretItem.self)
+  }
+
+  /// Throws `keyringLocked` when any found item is locked, or when nothing was found and
+  /// the default collection is locked: a locked keyring hides its items from searches.
+  private func requireUnlocked(
+    _ service: UnsafeMutablePointer<SecretService>, _ items: [UnsafeMutablePointer<SecretItem>]
+  ) throws {
+    if items.contains(where: { secret_item_get_locked($0) != 0 }) {
+      throw SecretServiceError.locked(try collectionLabel(service))
+    }
+    if items.isEmpty {
+      let collection = try defaultCollection(service)
+      GLibBridge.unref(collection)
+    }
+  }
+
+  /// The default collection, checked to be unlocked.
+  private func defaultCollection(_ service: UnsafeMutablePointer<SecretService>) throws
+    -> UnsafeMutablePointer<SecretCollection>
+  {
+    guard
+      let collection = try GLibBridge.call("opening the default keyring", {
+        secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, nil, $0)
+      })
+    else { throw SecretServiceError.noDefaultKeyring }
+    if secret_collection_get_locked(collection) != 0 {
+      let label = Self.label(of: collection)
+      GLibBridge.unref(collection)
+      throw SecretServiceError.locked(label)
+    }
+    return collection
+  }
+
+  private func collectionLabel(_ service: UnsafeMutablePointer<SecretService>) throws -> String {
+    guard
+      let collection = try GLibBridge.call("opening the default keyring", {
+        secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, nil, $0)
+      })
+    else { return "default" }
+    defer { GLibBridge.unref(collection) }
+    return Self.label(of: collection)
+  }
+
+  private static func label(of collection: UnsafeMutablePointer<SecretCollection>) -> String {
+    guard let label = secret_collection_get_label(collection) else { return "default" }
+    defer { g_free(label) }
+    return String(cString: label)
+  }
+
+  private func attributes(of item: UnsafeMutablePointer<SecretItem>) -> [String: String] {
+    guard let table = secret_item_get_attributes(item) else { return [:] }
+    defer { g_hash_table_unref(table) }
+    return GLibBridge.dictionary(table)
+  }
+
+  /// The most recently modified of the items found for one key.
+  private func newest(_ items: [UnsafeMutablePointer<SecretItem>]) -> UnsafeMutablePointer<SecretItem>? {
+    items.max { secret_item_get_modified($0) < secret_item_get_modified($1) }
+  }
+}

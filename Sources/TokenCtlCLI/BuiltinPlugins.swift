@@ -1,0 +1,20 @@
+import MicrosoftGraphAccount
+import OpenIDConnectAccount
+import TokenKit
+
+/// The account-type plugins compiled into this tokenctl.
+public enum BuiltinPlugins {
+  public static var all: [any AccountTypePlugin.Type] {
+    [
+      OpenIDConnectPlugin.self,
+      MicrosoftGraphPlugin.self,
+    ]
+  }
+
+  /// A registry holding every built-in type.
+  public static func registry() throws -> AccountTypeRegistry {
+    var registry = AccountTypeRegistry()
+    for plugin in all { try registry.register(plugin) }
+    return registry
+  }
+}

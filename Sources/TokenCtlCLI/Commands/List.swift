@@ -1,0 +1,110 @@
+import ArgumentParser
+import TokenKit
+
+extension TokenCtl {
+  /// `tokenctl list`: the accounts of a group and the state of their tokens.
+  struct List: ParsableCommand, JSONOutputting {
+    static let configuration = CommandConfiguration(
+      abstract: "List accounts and whether their tokens are usable. Never prints a token.")
+
+    @Option(help: ArgumentHelp("Only accounts of this type.", valueName: "type"))
+    var type: String?
+
+    @OptionGroup var groupOption: GroupOption
+
+    @Flag(help: "Print JSON (with a format version) instead of a table.")
+    var json = false
+
+    func run() throws {
+      let context = CLIContext.required
+      if let type { _ = try context.registry.descriptor(type) }
+      let store = try groupOption.store(in: context)
+      let listings = try store.list(AccountQuery(type: type))
+      if json {
+        context.output.write(
+          JSONOutput.render(AccountsDocument(accounts: listings.map { AccountDocument($0, clock: context.clock) })))
+        return
+      }
+      guard !listings.isEmpty else {
+        context.output.writeError("No accounts in group '\(store.group)'.\n")
+        return
+      }
+      let style = Style(context: context)
+      var table = Table(header: ["TYPE", "ACCOUNT", "GROUP", "STATUS"])
+      var usable: [Bool] = []
+      for listing in listings {
+        let status = AccountStatusText(listing.tokens, clock: context.clock)
+        table.rows.append([listing.account.type, listing.account.name, listing.account.group, status.text])
+        usable.append(status.usable)
+      }
+      context.output.write(
+        table.render(style: style) { row, column, text in
+          column == 3 ? (usable[row] ? style.green(text) : style.yellow(text)) : text
+        })
+    }
+  }
+}
+
+/// The STATUS column: "valid for 42 min, refreshable", "expired, needs sign-in", ….
+struct AccountStatusText {
+  let text: String
+  let usable: Bool
+
+  init(_ summary: TokenSummary, clock: some WallClock) {
+    let refresh = summary.refreshable ? "refreshable" : "needs sign-in when expired"
+    switch summary.status(clock: clock) {
+    case .valid(let seconds):
+      text = "valid for \(DurationText.format(seconds: seconds)), \(refresh)"
+      usable = true
+    case .noExpiry:
+      text = "valid (no expiry), \(refresh)"
+      usable = true
+    case .expired:
+      text = summary.refreshable ? "expired, refreshable" : "expired, needs sign-in"
+      usable = false
+    }
+  }
+}
+
+struct AccountsDocument: Encodable {
+  let format = JSONOutput.formatVersion
+  var accounts: [AccountDocument]
+}
+
+/// One account in `list --json`. It has no token field, by design.
+struct AccountDocument: Encodable {
+  var type: String
+  var id: String
+  var name: String
+  var group: String
+  var scopes: [String]
+  var created_at: String
+  var updated_at: String
+  var expires_at: String?
+  var expires_in: Int?
+  var valid: Bool
+  var refreshable: Bool
+
+  init(_ listing: AccountListing, clock: some WallClock) {
+    let account = listing.account
+    type = account.type
+    id = account.id
+    name = account.name
+    group = account.group
+    scopes = account.scopes
+    created_at = JSONOutput.timestamp(account.createdAt)
+    updated_at = JSONOutput.timestamp(account.updatedAt)
+    expires_at = listing.tokens.expiresAt.map(JSONOutput.timestamp)
+    switch listing.tokens.status(clock: clock) {
+    case .valid(let seconds):
+      expires_in = seconds
+      valid = true
+    case .noExpiry:
+      valid = true
+    case .expired:
+      expires_in = 0
+      valid = false
+    }
+    refreshable = listing.tokens.refreshable
+  }
+}

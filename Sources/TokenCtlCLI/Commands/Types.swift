@@ -1,0 +1,105 @@
+import ArgumentParser
+import TokenKit
+
+extension TokenCtl {
+  /// `tokenctl types`: the registered account types.
+  struct Types: ParsableCommand, JSONOutputting {
+    static let configuration = CommandConfiguration(
+      abstract: "List the account types tokenctl knows and their endpoints.")
+
+    @Flag(help: "Print JSON (with a format version) instead of text.")
+    var json = false
+
+    func run() throws {
+      let context = CLIContext.required
+      let entries = context.registry.all
+      if json {
+        context.output.write(JSONOutput.render(TypesDocument(types: entries.map(TypeDocument.init))))
+        return
+      }
+      let style = Style(context: context)
+      context.output.write(entries.map { describe($0, style: style) }.joined(separator: "\n"))
+    }
+
+    private func describe(_ entry: AccountTypeRegistry.Entry, style: Style) -> String {
+      let descriptor = entry.descriptor
+      var lines = ["\(style.bold(descriptor.id))  \(descriptor.displayName)", "  source:          \(entry.source)"]
+      switch descriptor.endpoints {
+      case .fixed(let endpoints):
+        for (name, url) in endpoints.named {
+          let label = name.dropLast("_endpoint".count).split(separator: "_").joined(separator: " ") + ":"
+          lines.append("  \(label.padding(17))\(url.absoluteString)")
+        }
+      case .discovered(let issuer):
+        lines.append("  issuer:          \(issuer.absoluteString) (endpoints discovered)")
+      case .discoveredFromUserIssuer:
+        lines.append("  issuer:          given at sign-in (endpoints discovered)")
+      }
+      lines.append("  scopes:          \(descriptor.defaultScopes.joined(separator: " "))")
+      lines.append("  redirect:        \(descriptor.redirect.summary)")
+      lines.append("  client auth:     \(descriptor.tokenEndpointAuthentication.rawValue)")
+      lines.append("  client id:       \(descriptor.clientID ?? "not configured")")
+      if let git = descriptor.git {
+        lines.append("  git hosts:       \(git.hosts.joined(separator: " ")) (username \(git.username))")
+      }
+      return lines.joined(separator: "\n") + "\n"
+    }
+  }
+}
+
+extension String {
+  func padding(_ width: Int) -> String {
+    count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+  }
+}
+
+struct TypesDocument: Encodable {
+  let format = JSONOutput.formatVersion
+  var types: [TypeDocument]
+}
+
+/// One account type in `types --json`. The client secret is never shown, only whether
+/// there is one.
+struct TypeDocument: Encodable {
+  var id: String
+  var display_name: String
+  var source: String
+  var issuer: String?
+  var issuer_from_user: Bool
+  var endpoints: [String: String]
+  var default_scopes: [String]
+  var redirect: String
+  var token_endpoint_auth_method: String
+  var client_id: String?
+  var has_client_secret: Bool
+  var authorization_parameters: [String: String]
+  var git_hosts: [String]
+  var git_username: String?
+
+  init(_ entry: AccountTypeRegistry.Entry) {
+    let descriptor = entry.descriptor
+    id = descriptor.id
+    display_name = descriptor.displayName
+    source = entry.source
+    switch descriptor.endpoints {
+    case .fixed(let fixed):
+      endpoints = Dictionary(uniqueKeysWithValues: fixed.named.map { ($0.name, $0.url.absoluteString) })
+      issuer_from_user = false
+    case .discovered(let url):
+      issuer = url.absoluteString
+      endpoints = [:]
+      issuer_from_user = false
+    case .discoveredFromUserIssuer:
+      endpoints = [:]
+      issuer_from_user = true
+    }
+    default_scopes = descriptor.defaultScopes
+    redirect = descriptor.redirect.summary
+    token_endpoint_auth_method = descriptor.tokenEndpointAuthentication.rawValue
+    client_id = descriptor.clientID
+    has_client_secret = descriptor.clientSecret != nil
+    authorization_parameters = descriptor.additionalAuthorizationParameters
+    git_hosts = descriptor.git?.hosts ?? []
+    git_username = descriptor.git?.username.description
+  }
+}

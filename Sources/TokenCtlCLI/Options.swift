@@ -1,0 +1,24 @@
+import ArgumentParser
+import TokenKit
+
+/// `--group`, shared by every command that touches the store.
+struct GroupOption: ParsableArguments {
+  @Option(
+    name: .long,
+    help: ArgumentHelp(
+      "The group whose accounts to use (default: $TOKENCTL_GROUP, else '\(Account.defaultGroup)').",
+      valueName: "group"))
+  var group: String?
+
+  /// The store of the chosen group.
+  func store(in context: CLIContext) throws -> any TokenStore {
+    let chosen = group ?? context.environment["TOKENCTL_GROUP"] ?? Account.defaultGroup
+    guard !chosen.isEmpty else { throw ValidationError("The group name must not be empty.") }
+    return context.makeStore(chosen)
+  }
+}
+
+/// A command that can answer in JSON; its errors are then reported in JSON too.
+protocol JSONOutputting {
+  var json: Bool { get }
+}

@@ -1,0 +1,87 @@
+import ArgumentParser
+import TokenKit
+
+/// The `tokenctl` command.
+public struct TokenCtl: ParsableCommand {
+  public static let version = "0.1.0"
+
+  public static let configuration = CommandConfiguration(
+    commandName: "tokenctl",
+    abstract: "Keep OAuth 2.0 and OpenID Connect tokens for many accounts in the GNOME keyring.",
+    discussion: """
+      tokenctl signs in to services such as Microsoft Graph or any OpenID Connect provider, \
+      keeps each account's tokens in the Secret Service (the GNOME keyring) and hands fresh \
+      access tokens to scripts, git and desktop tools. Accounts live in groups: every tool \
+      that uses the same group shares the same sign-ins. The keyring format is documented \
+      in tokenctl-keyring(5).
+
+      An ACCOUNT is TYPE:NAME, or a NAME (display name or account id) that is unique in the group.
+
+      Environment:
+        TOKENCTL_GROUP  The group when --group is not given (else '\(Account.defaultGroup)').
+        NO_COLOR        When set and not empty, output is never coloured.
+
+      \(ExitStatus.documentation)
+      """,
+    version: "tokenctl \(version)",
+    subcommands: [Types.self, List.self, Token.self, Revoke.self]
+  )
+
+  public init() {}
+
+  /// Parses `arguments`, runs the command in `context`, reports any error, and returns the
+  /// exit status. The executable and the tests both come through here.
+  public static func main(arguments: [String], context: CLIContext) -> Int32 {
+    let command: any ParsableCommand
+    do {
+      command = try parseAsRoot(arguments)
+    } catch {
+      // Help, --version and usage errors: swift-argument-parser words and codes them.
+      let code = exitCode(for: error)
+      let text = fullMessage(for: error)
+      if !text.isEmpty {
+        if code == .success { context.output.write(text + "\n") } else { context.output.writeError(text + "\n") }
+      }
+      return code.rawValue
+    }
+    return CLIContext.$current.withValue(context) {
+      do {
+        var command = command
+        try command.run()
+        return ExitStatus.success.rawValue
+      } catch let error as TokenKitError {
+        report(error, context: context, json: (command as? any JSONOutputting)?.json ?? false)
+        return ExitStatus(for: error).rawValue
+      } catch let error as ExitCode {
+        return error.rawValue
+      } catch {
+        context.output.writeError("tokenctl: \(fullMessage(for: error))\n")
+        return exitCode(for: error).rawValue
+      }
+    }
+  }
+
+  private static func report(_ error: TokenKitError, context: CLIContext, json: Bool) {
+    var text = "tokenctl: \(error.message)\n"
+    if let recovery = error.recovery { text += "hint: \(recovery)\n" }
+    context.output.writeError(text)
+    if json {
+      let status = ExitStatus(for: error)
+      context.output.write(
+        JSONOutput.render(
+          ErrorDocument(
+            error: .init(code: error.code.description, message: error.message, recovery: error.recovery, exit: status.rawValue))))
+    }
+  }
+}
+
+struct ErrorDocument: Encodable {
+  struct Detail: Encodable {
+    var code: String
+    var message: String
+    var recovery: String?
+    var exit: Int32
+  }
+  let format = JSONOutput.formatVersion
+  var error: Detail
+}

@@ -1,0 +1,79 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// One signed-in identity at one account type, in one group.
+///
+/// Holds no secret: its tokens are a separate `TokenSet`, so an `Account` can be listed,
+/// printed and logged freely.
+public struct Account: Sendable, Hashable {
+  /// The account type's id (`graph`).
+  public var type: String
+  /// A stable id for the identity, unique within the type: it does not change when the
+  /// display name does. The sign-in flow derives it from the issuer and subject.
+  public var id: String
+  /// What a person calls the account (`ada@contoso.com`).
+  public var name: String
+  /// The group (namespace) the account lives in; tools sharing a group share accounts.
+  public var group: String
+  /// The scopes the account was authorized for.
+  public var scopes: [String]
+  public var createdAt: Date
+  public var updatedAt: Date
+
+  public init(
+    type: String, id: String, name: String, group: String, scopes: [String] = [],
+    createdAt: Date, updatedAt: Date
+  ) {
+    self.type = type
+    self.id = id
+    self.name = name
+    self.group = group
+    self.scopes = scopes
+    self.createdAt = createdAt
+    self.updatedAt = updatedAt
+  }
+
+  /// The group used when none is given: tools that want to share sign-ins with each other
+  /// and with the `tokenctl` command line use this one.
+  public static let defaultGroup = "default"
+
+  /// The account's key in its group.
+  public var key: AccountKey { AccountKey(type: type, id: id) }
+
+  /// How the user names this account on the command line: `type:name`.
+  public var qualifiedName: String { "\(type):\(name)" }
+}
+
+/// What identifies an account within a group: its type and stable id.
+public struct AccountKey: Sendable, Hashable, CustomStringConvertible {
+  public var type: String
+  public var id: String
+  public init(type: String, id: String) {
+    self.type = type
+    self.id = id
+  }
+  public var description: String { "\(type):\(id)" }
+}
+
+/// An account together with its tokens, as a store loads it.
+public struct StoredAccount: Sendable, Hashable {
+  public var account: Account
+  public var tokens: TokenSet
+  public init(account: Account, tokens: TokenSet) {
+    self.account = account
+    self.tokens = tokens
+  }
+}
+
+/// An account and the non-secret summary of its tokens, as a store lists it.
+public struct AccountListing: Sendable, Hashable {
+  public var account: Account
+  public var tokens: TokenSummary
+  public init(account: Account, tokens: TokenSummary) {
+    self.account = account
+    self.tokens = tokens
+  }
+}

@@ -1,0 +1,49 @@
+/// How a user names an account on the command line: `type:account`, or just `account`
+/// when that is unique. `account` is the display name or the stable id.
+public struct AccountReference: Sendable, Hashable, CustomStringConvertible {
+  public var type: String?
+  public var account: String
+
+  public init(type: String?, account: String) {
+    self.type = type
+    self.account = account
+  }
+
+  /// Parses `text`, reading what stands before the first `:` as a type only when it is
+  /// one of `knownTypes`, so that a name that itself holds a colon still works.
+  public init(parsing text: String, knownTypes: Set<String>) {
+    if let colon = text.firstIndex(of: ":"), knownTypes.contains(String(text[..<colon])) {
+      self.init(type: String(text[..<colon]), account: String(text[text.index(after: colon)...]))
+    } else {
+      self.init(type: nil, account: text)
+    }
+  }
+
+  public var description: String { type.map { "\($0):\(account)" } ?? account }
+
+  /// Finds the one account this reference names in `store`.
+  ///
+  /// The display name is tried first, then the stable id. Throws `noSuchAccount` or
+  /// `ambiguousAccount`, whose message lists the candidates.
+  public func resolve(in store: some TokenStore) throws -> AccountListing {
+    for query in [
+      AccountQuery(type: type, name: account), AccountQuery(type: type, id: account),
+    ] {
+      let found = try store.list(query)
+      if found.count == 1 { return found[0] }
+      if found.count > 1 {
+        let names = found.map { "  \($0.account.type):\($0.account.id)  (\($0.account.name))" }
+        throw TokenKitError(
+          .ambiguousAccount,
+          "'\(self)' matches \(found.count) accounts in group '\(store.group)':\n"
+            + names.sorted().joined(separator: "\n"),
+          recovery: "Name one as TYPE:ACCOUNT-ID, as listed above."
+        )
+      }
+    }
+    throw TokenKitError(
+      .noSuchAccount, "no account '\(self)' in group '\(store.group)'",
+      recovery: "Run `tokenctl list --group \(store.group)` to see the accounts there."
+    )
+  }
+}

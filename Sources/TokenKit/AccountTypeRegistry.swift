@@ -1,0 +1,69 @@
+/// The account types tokenctl knows, each with where it came from.
+///
+/// Plugins register their descriptors here; later, user-defined descriptor files do too.
+/// Registering an id twice is an error that names both sources, so a user can see which
+/// file or plugin to fix.
+public struct AccountTypeRegistry: Sendable {
+  /// A registered descriptor and its origin.
+  public struct Entry: Sendable, Hashable {
+    public var descriptor: EndpointDescriptor
+    /// Where it came from: `plugin MicrosoftGraph`, or a file path.
+    public var source: String
+  }
+
+  private var entries: [String: Entry] = [:]
+
+  public init() {}
+
+  /// Adds `descriptor`, found in `source`.
+  public mutating func register(_ descriptor: EndpointDescriptor, source: String) throws {
+    let problems = descriptor.problems
+    guard problems.isEmpty else {
+      throw TokenKitError(
+        .invalidDescriptor,
+        "account type '\(descriptor.id)' from \(source) is invalid: "
+          + problems.joined(separator: "; "))
+    }
+    if let existing = entries[descriptor.id] {
+      throw TokenKitError(
+        .duplicateAccountType,
+        "account type '\(descriptor.id)' is defined twice: by \(existing.source) and by \(source)",
+        recovery: "Rename or remove one of them.")
+    }
+    entries[descriptor.id] = Entry(descriptor: descriptor, source: source)
+  }
+
+  /// Adds every descriptor a plugin provides.
+  public mutating func register(_ plugin: any AccountTypePlugin.Type) throws {
+    for descriptor in plugin.descriptors {
+      try register(descriptor, source: "plugin \(plugin.name)")
+    }
+  }
+
+  /// The entry registered under `id`, if any.
+  public func entry(_ id: String) -> Entry? { entries[id] }
+
+  /// The descriptor registered under `id`, or an error listing the known ids.
+  public func descriptor(_ id: String) throws -> EndpointDescriptor {
+    guard let entry = entries[id] else {
+      throw TokenKitError(
+        .unknownAccountType, "no account type '\(id)'",
+        recovery: "Known types: \(ids.joined(separator: ", ")). Run `tokenctl types` for details.")
+    }
+    return entry.descriptor
+  }
+
+  /// Every entry, ordered by id.
+  public var all: [Entry] { entries.values.sorted { $0.descriptor.id < $1.descriptor.id } }
+
+  /// Every registered id, sorted.
+  public var ids: [String] { entries.keys.sorted() }
+}
+
+/// A compiled-in provider of account types: one per target under `Plugins/Accounts/`.
+public protocol AccountTypePlugin {
+  /// The plugin's name, shown as the source of its descriptors.
+  static var name: String { get }
+  /// The account types it provides.
+  static var descriptors: [EndpointDescriptor] { get }
+}

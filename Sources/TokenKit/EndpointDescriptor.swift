@@ -1,0 +1,82 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// Everything tokenctl needs to know to get tokens from one service: an account type.
+///
+/// The fields map to OAuth 2.0 client metadata (RFC 7591 §2) and authorization server
+/// metadata (RFC 8414 §2). What a provider does differently is expressed through these
+/// fields, `additionalAuthorizationParameters` above all, and never by a provider name
+/// in the core.
+public struct EndpointDescriptor: Sendable, Hashable {
+  /// The account type's id, as users type it (`graph`). Lowercase letters, digits, `-`.
+  public var id: String
+  /// A name for people (`Microsoft Graph`).
+  public var displayName: String
+  /// Where the endpoints come from.
+  public var endpoints: EndpointConfiguration
+  /// Scopes requested when the user names none (RFC 6749 §3.3).
+  public var defaultScopes: [String]
+  /// `client_id` (RFC 6749 §2.2). We ship none: the user registers an app and configures
+  /// it, so this is `nil` until then.
+  public var clientID: String?
+  /// `client_secret` (RFC 6749 §2.3.1), for types whose "public" clients still need one.
+  public var clientSecret: String?
+  /// How the browser comes back to us (RFC 8252 §7).
+  public var redirect: RedirectPolicy
+  /// How the client authenticates at the token endpoint (RFC 8414
+  /// `token_endpoint_auth_method`).
+  public var tokenEndpointAuthentication: ClientAuthenticationMethod
+  /// Extra query parameters on the authorization request (`prompt`, `access_type`, …).
+  public var additionalAuthorizationParameters: [String: String]
+  /// Which git hosts this type's tokens are for, and the username git must send.
+  public var git: GitIntegration?
+
+  public init(
+    id: String, displayName: String, endpoints: EndpointConfiguration,
+    defaultScopes: [String] = [], clientID: String? = nil, clientSecret: String? = nil,
+    redirect: RedirectPolicy = .loopback(),
+    tokenEndpointAuthentication: ClientAuthenticationMethod = .none,
+    additionalAuthorizationParameters: [String: String] = [:], git: GitIntegration? = nil
+  ) {
+    self.id = id
+    self.displayName = displayName
+    self.endpoints = endpoints
+    self.defaultScopes = defaultScopes
+    self.clientID = clientID
+    self.clientSecret = clientSecret
+    self.redirect = redirect
+    self.tokenEndpointAuthentication = tokenEndpointAuthentication
+    self.additionalAuthorizationParameters = additionalAuthorizationParameters
+    self.git = git
+  }
+
+  /// The problems that make this descriptor unusable; empty when it is sound.
+  public var problems: [String] {
+    var problems: [String] = []
+    let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-")
+    if id.isEmpty || !id.allSatisfy(allowed.contains) || id.first == "-" {
+      problems.append("id '\(id)' must be lowercase letters, digits and '-', not starting with '-'")
+    }
+    if displayName.isEmpty { problems.append("display name is empty") }
+    problems += endpoints.problems
+    if tokenEndpointAuthentication != .none, clientSecret == nil, clientID != nil {
+      problems.append(
+        "token endpoint authentication '\(tokenEndpointAuthentication.rawValue)' needs a client secret")
+    }
+    return problems
+  }
+}
+
+/// `client_secret_basic`, `client_secret_post` or `none`, as RFC 8414 and RFC 7591 name
+/// them.
+public enum ClientAuthenticationMethod: String, Sendable, Hashable, CaseIterable {
+  /// A public client: only `client_id` in the body (RFC 6749 §2.1, native apps).
+  case none
+  /// HTTP Basic with the client id and secret (RFC 6749 §2.3.1).
+  case clientSecretBasic = "client_secret_basic"
+  /// The client id and secret in the request body (RFC 6749 §2.3.1).
+  case clientSecretPost = "client_secret_post"
+}

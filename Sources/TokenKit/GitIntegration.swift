@@ -1,0 +1,27 @@
+/// How an account type's tokens are used by git.
+public struct GitIntegration: Sendable, Hashable {
+  /// Hosts whose git remotes take this type's tokens (`github.com`).
+  public var hosts: [String]
+  /// The username git must send alongside the token.
+  public var username: GitUsername
+
+  public init(hosts: [String], username: GitUsername) {
+    self.hosts = hosts
+    self.username = username
+  }
+}
+
+/// The username a git host expects with an OAuth token as password.
+public enum GitUsername: Sendable, Hashable, CustomStringConvertible {
+  /// A fixed string, such as `oauth2` or `x-token-auth`.
+  case literal(String)
+  /// The account's own display name (its login on the host).
+  case accountName
+
+  public var description: String {
+    switch self {
+    case .literal(let name): return name
+    case .accountName: return "<account name>"
+    }
+  }
+}

@@ -1,0 +1,65 @@
+/// An error from tokenctl's core or one of its stores.
+///
+/// A struct around a private code, as async-http-client does, so that adding a case later
+/// breaks no caller. Every error says what went wrong in `message` and, where the user
+/// can do something about it, what to do next in `recovery`. Neither ever holds a secret.
+public struct TokenKitError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// What kind of failure this is; compare against the static members.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    private enum Raw: String, Hashable, Sendable {
+      case noSuchAccount = "no-such-account"
+      case ambiguousAccount = "ambiguous-account"
+      case unknownAccountType = "unknown-account-type"
+      case duplicateAccountType = "duplicate-account-type"
+      case invalidDescriptor = "invalid-descriptor"
+      case tokenNotValid = "token-not-valid"
+      case keyringLocked = "keyring-locked"
+      case keyringUnavailable = "keyring-unavailable"
+      case corruptItem = "corrupt-item"
+      case storeFailure = "store-failure"
+    }
+    private let raw: Raw
+    private init(_ raw: Raw) { self.raw = raw }
+
+    /// No account matches the name given.
+    public static let noSuchAccount = Code(.noSuchAccount)
+    /// More than one account matches the name given.
+    public static let ambiguousAccount = Code(.ambiguousAccount)
+    /// No account type is registered under that id.
+    public static let unknownAccountType = Code(.unknownAccountType)
+    /// Two sources register the same account type id.
+    public static let duplicateAccountType = Code(.duplicateAccountType)
+    /// An endpoint descriptor is incomplete or contradicts itself.
+    public static let invalidDescriptor = Code(.invalidDescriptor)
+    /// The stored access token is expired or not valid for long enough.
+    public static let tokenNotValid = Code(.tokenNotValid)
+    /// The keyring holding the tokens is locked.
+    public static let keyringLocked = Code(.keyringLocked)
+    /// There is no session bus, no Secret Service, or no default keyring.
+    public static let keyringUnavailable = Code(.keyringUnavailable)
+    /// A stored item cannot be read: unknown format version or malformed content.
+    public static let corruptItem = Code(.corruptItem)
+    /// The store failed for another reason.
+    public static let storeFailure = Code(.storeFailure)
+
+    /// A stable, machine-readable name (used in `--json` error output).
+    public var description: String { raw.rawValue }
+  }
+
+  public let code: Code
+  /// What went wrong, in one sentence.
+  public let message: String
+  /// What the user can do next, if anything.
+  public let recovery: String?
+
+  public init(_ code: Code, _ message: String, recovery: String? = nil) {
+    self.code = code
+    self.message = message
+    self.recovery = recovery
+  }
+
+  public var description: String {
+    guard let recovery else { return message }
+    return "\(message)\n\(recovery)"
+  }
+}

@@ -1,0 +1,67 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// The stored form of a token set: the secret of a keyring item, documented in
+/// tokenctl-keyring(5) so that other tools can read it.
+///
+/// Field names follow the token response (RFC 6749 §5.1), except `expires_at`, an
+/// absolute Unix time, because a relative `expires_in` means nothing once stored.
+extension TokenSet {
+  /// The format version this build writes. Readers refuse newer versions rather than
+  /// guess, and a newer tokenctl keeps reading this one.
+  public static let storageFormatVersion = 1
+
+  private struct Stored: Codable {
+    var version: Int
+    var access_token: String
+    var refresh_token: String?
+    var id_token: String?
+    var expires_at: Int64?
+    var scope: String?
+    var token_type: String
+  }
+
+  private struct VersionOnly: Decodable { var version: Int }
+
+  /// The JSON this build stores.
+  public func storageJSON() throws -> [UInt8] {
+    let stored = Stored(
+      version: Self.storageFormatVersion, access_token: accessToken, refresh_token: refreshToken,
+      id_token: idToken, expires_at: expiresAt.map { Int64($0.timeIntervalSince1970) },
+      scope: scope?.joined(separator: " "), token_type: tokenType)
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    return Array(try encoder.encode(stored))
+  }
+
+  /// Reads a stored token set; `item` names it in errors (never its content).
+  public init(storageJSON bytes: [UInt8], item: String) throws {
+    let data = Data(bytes)
+    let decoder = JSONDecoder()
+    guard let version = try? decoder.decode(VersionOnly.self, from: data).version else {
+      throw TokenKitError(
+        .corruptItem, "the stored tokens of \(item) are not a tokenctl token set",
+        recovery: "Remove the account with `tokenctl revoke --local` and sign in again.")
+    }
+    guard version == Self.storageFormatVersion else {
+      throw TokenKitError(
+        .corruptItem,
+        "the stored tokens of \(item) use format \(version), which this tokenctl cannot read (it reads format \(Self.storageFormatVersion))",
+        recovery: "Use the tokenctl that wrote them, or a newer one.")
+    }
+    guard let stored = try? decoder.decode(Stored.self, from: data) else {
+      throw TokenKitError(
+        .corruptItem, "the stored tokens of \(item) are malformed",
+        recovery: "Remove the account with `tokenctl revoke --local` and sign in again.")
+    }
+    self.init(
+      accessToken: stored.access_token, refreshToken: stored.refresh_token,
+      idToken: stored.id_token,
+      expiresAt: stored.expires_at.map { Date(timeIntervalSince1970: TimeInterval($0)) },
+      scope: stored.scope.map { $0.split(separator: " ").map(String.init) },
+      tokenType: stored.token_type)
+  }
+}

@@ -1,0 +1,66 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// The tokens an authorization server issued for one account (RFC 6749 §5.1, OpenID
+/// Connect Core §3.1.3.3).
+///
+/// Its descriptions redact every token, so that printing or logging a `TokenSet` by
+/// mistake leaks nothing.
+public struct TokenSet: Sendable, Hashable {
+  /// `access_token`.
+  public var accessToken: String
+  /// `refresh_token`, when the server issued one.
+  public var refreshToken: String?
+  /// `id_token` (OpenID Connect), when the server issued one.
+  public var idToken: String?
+  /// The instant the access token expires, computed from `expires_in` when it was
+  /// received. `nil` when the server did not say, which we treat as "does not expire":
+  /// several providers issue such tokens.
+  public var expiresAt: Date?
+  /// `scope`: the scopes granted, which may differ from those requested (§3.3).
+  public var scope: [String]?
+  /// `token_type`, usually `Bearer` (RFC 6750).
+  public var tokenType: String
+
+  public init(
+    accessToken: String, refreshToken: String? = nil, idToken: String? = nil,
+    expiresAt: Date? = nil, scope: [String]? = nil, tokenType: String = "Bearer"
+  ) {
+    self.accessToken = accessToken
+    self.refreshToken = refreshToken
+    self.idToken = idToken
+    self.expiresAt = expiresAt
+    self.scope = scope
+    self.tokenType = tokenType
+  }
+
+  /// Whether the access token is still valid `seconds` from the clock's now.
+  ///
+  /// A token without a known expiry is always valid.
+  public func isValid(forAtLeast seconds: Double, clock: some WallClock) -> Bool {
+    guard let expiresAt else { return true }
+    return expiresAt.timeIntervalSince(clock.now) >= seconds
+  }
+
+  /// What `list` shows without reading the secret: derived here, stored beside it.
+  public var summary: TokenSummary {
+    TokenSummary(expiresAt: expiresAt, refreshable: refreshToken != nil)
+  }
+}
+
+extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+  public var description: String {
+    var parts = ["access_token: <redacted>"]
+    if refreshToken != nil { parts.append("refresh_token: <redacted>") }
+    if idToken != nil { parts.append("id_token: <redacted>") }
+    if let expiresAt { parts.append("expires_at: \(Int(expiresAt.timeIntervalSince1970))") }
+    parts.append("token_type: \(tokenType)")
+    return "TokenSet(\(parts.joined(separator: ", ")))"
+  }
+  public var debugDescription: String { description }
+  // `dump()` and test failure messages go through the mirror: show no tokens there either.
+  public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}

@@ -1,0 +1,41 @@
+/// Where accounts and their tokens are kept.
+///
+/// A store is bound to one group and sees only that group's accounts.
+///
+/// ## Implementation requirements
+/// Every conformance must pass `TokenStoreConformance` (in `TokenStoreTesting`):
+/// - `save` inserts, or replaces the tokens and metadata of the account with the same
+///   key. A replacement is atomic: a concurrent `load` sees the old token set or the new
+///   one whole, never a mix, and never two accounts for one key.
+/// - `list` returns no secret and must not need one; `load` returns the tokens.
+/// - Stores of different groups never see each other's accounts.
+/// - A store that cannot tell "absent" from "unreadable" (a locked keyring) must throw
+///   rather than report the account missing.
+public protocol TokenStore: Sendable {
+  /// The group this store reads and writes.
+  var group: String { get }
+
+  /// The accounts in this group that match `query`, without their tokens.
+  func list(_ query: AccountQuery) throws -> [AccountListing]
+
+  /// The account with this key and its tokens, or `nil` when there is none.
+  func load(_ key: AccountKey) throws -> StoredAccount?
+
+  /// Inserts the account, or atomically replaces the one with the same key.
+  /// Throws when `account.group` is not this store's group.
+  func save(_ account: Account, tokens: TokenSet) throws
+
+  /// Removes the account and its tokens; returns whether there was one.
+  @discardableResult
+  func remove(_ key: AccountKey) throws -> Bool
+}
+
+extension TokenStore {
+  /// The error a store throws when asked to save an account of another group.
+  public func groupMismatch(_ account: Account) -> TokenKitError {
+    TokenKitError(
+      .storeFailure,
+      "account \(account.qualifiedName) belongs to group '\(account.group)', not to this store's group '\(group)'"
+    )
+  }
+}

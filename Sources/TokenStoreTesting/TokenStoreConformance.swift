@@ -1,0 +1,179 @@
+import Synchronization
+import Testing
+import TokenKit
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// The behaviour every `TokenStore` must show, as swift-log ships a test every
+/// `LogHandler` must pass.
+///
+/// Run each check from a parameterized test, giving it a way to make stores:
+///
+/// ```swift
+/// @Test(arguments: TokenStoreConformance.checks)
+/// func conformance(_ check: TokenStoreConformance.Check) throws {
+///   try check.run { group in MyStore(group: group) }
+/// }
+/// ```
+///
+/// Each run asks for fresh group names, so checks never see each other's accounts, and
+/// removes what it saved.
+public enum TokenStoreConformance {
+  /// Makes a store bound to `group`. Stores made for different groups must share their
+  /// backing, as two tools on one keyring do.
+  public typealias Factory = @Sendable (_ group: String) throws -> any TokenStore
+
+  /// One named requirement.
+  public struct Check: Sendable, CustomTestStringConvertible {
+    public let name: String
+    let body: @Sendable (Factory) throws -> Void
+    public var testDescription: String { name }
+
+    /// Runs the check against stores made by `factory`.
+    public func run(_ factory: @escaping Factory) throws { try body(factory) }
+  }
+
+  /// Every check.
+  public static let checks: [Check] = [
+    Check(name: "a saved account loads back with its tokens") { factory in
+      let store = try factory(freshGroup())
+      let saved = sampleAccount(group: store.group)
+      try store.save(saved.account, tokens: saved.tokens)
+      defer { _ = try? store.remove(saved.account.key) }
+      #expect(try store.load(saved.account.key) == saved)
+    },
+    Check(name: "loading an absent account gives nil") { factory in
+      let store = try factory(freshGroup())
+      #expect(try store.load(AccountKey(type: "graph", id: "nobody")) == nil)
+      #expect(try store.list(.all).isEmpty)
+    },
+    Check(name: "list shows the accounts and token summaries that match the query") { factory in
+      let store = try factory(freshGroup())
+      let ada = sampleAccount(group: store.group)
+      let grace = sampleAccount(group: store.group, type: "oidc", id: "grace-id", name: "grace@example.org")
+      for entry in [ada, grace] { try store.save(entry.account, tokens: entry.tokens) }
+      defer { for entry in [ada, grace] { _ = try? store.remove(entry.account.key) } }
+
+      let all = try store.list(.all)
+      #expect(Set(all) == [
+        AccountListing(account: ada.account, tokens: ada.tokens.summary),
+        AccountListing(account: grace.account, tokens: grace.tokens.summary),
+      ])
+      #expect(try store.list(AccountQuery(type: "oidc")).map(\.account) == [grace.account])
+      #expect(try store.list(AccountQuery(name: "ada@contoso.com")).map(\.account) == [ada.account])
+      #expect(try store.list(AccountQuery(id: "grace-id")).map(\.account) == [grace.account])
+      #expect(try store.list(AccountQuery(type: "graph", name: "grace@example.org")).isEmpty)
+    },
+    Check(name: "saving an existing account replaces it, leaving one account") { factory in
+      let store = try factory(freshGroup())
+      let first = sampleAccount(group: store.group)
+      try store.save(first.account, tokens: first.tokens)
+      defer { _ = try? store.remove(first.account.key) }
+
+      var renamed = first.account
+      renamed.name = "ada.lovelace@contoso.com"
+      renamed.updatedAt = first.account.updatedAt.addingTimeInterval(60)
+      let rotated = TokenSet(
+        accessToken: "access-2", refreshToken: "refresh-2", idToken: nil,
+        expiresAt: first.tokens.expiresAt!.addingTimeInterval(3600), scope: ["User.Read"])
+      try store.save(renamed, tokens: rotated)
+
+      #expect(try store.load(first.account.key) == StoredAccount(account: renamed, tokens: rotated))
+      #expect(try store.list(.all).map(\.account) == [renamed])
+    },
+    Check(name: "a concurrent reader sees the old or the new token set whole") { factory in
+      let store = try factory(freshGroup())
+      let base = sampleAccount(group: store.group)
+      try store.save(base.account, tokens: tokens(generation: 0))
+      defer { _ = try? store.remove(base.account.key) }
+
+      let torn = Mutex<[String]>([])
+      let generations = 12
+      ParallelThreads.run(
+        writer: {
+          for generation in 1...generations {
+            try? store.save(base.account, tokens: tokens(generation: generation))
+          }
+        },
+        reader: {
+          for _ in 0..<generations {
+            guard let loaded = try? store.load(base.account.key) else {
+              torn.withLock { $0.append("account vanished during a replace") }
+              continue
+            }
+            let access = loaded.tokens.accessToken.dropFirst("access-".count)
+            let refresh = loaded.tokens.refreshToken?.dropFirst("refresh-".count)
+            if access != refresh { torn.withLock { $0.append("access \(access) with refresh \(refresh ?? "nil")") } }
+          }
+        })
+      #expect(torn.withLock { $0 } == [])
+      #expect(try store.load(base.account.key)?.tokens == tokens(generation: generations))
+      #expect(try store.list(.all).count == 1)
+    },
+    Check(name: "remove deletes the account and says whether there was one") { factory in
+      let store = try factory(freshGroup())
+      let saved = sampleAccount(group: store.group)
+      try store.save(saved.account, tokens: saved.tokens)
+      #expect(try store.remove(saved.account.key))
+      #expect(try store.load(saved.account.key) == nil)
+      #expect(try store.list(.all).isEmpty)
+      #expect(try store.remove(saved.account.key) == false)
+    },
+    Check(name: "stores of two groups do not see each other's accounts") { factory in
+      let work = try factory(freshGroup())
+      let home = try factory(freshGroup())
+      let atWork = sampleAccount(group: work.group)
+      var atHomeAccount = atWork.account
+      atHomeAccount.group = home.group
+      let atHome = StoredAccount(account: atHomeAccount, tokens: tokens(generation: 7))
+      try work.save(atWork.account, tokens: atWork.tokens)
+      defer { _ = try? work.remove(atWork.account.key) }
+
+      #expect(try home.list(.all).isEmpty)
+      #expect(try home.load(atWork.account.key) == nil)
+      #expect(try home.remove(atWork.account.key) == false)
+
+      // The same key in the other group is a separate account.
+      try home.save(atHome.account, tokens: atHome.tokens)
+      defer { _ = try? home.remove(atHome.account.key) }
+      #expect(try work.load(atWork.account.key) == atWork)
+      #expect(try home.load(atHome.account.key) == atHome)
+    },
+    Check(name: "saving an account of another group is refused") { factory in
+      let store = try factory(freshGroup())
+      let other = sampleAccount(group: freshGroup())
+      #expect(throws: TokenKitError.self) { try store.save(other.account, tokens: other.tokens) }
+      #expect(try store.list(.all).isEmpty)
+    },
+  ]
+
+  // MARK: - Fixtures
+
+  /// A group name no other run uses.
+  public static func freshGroup() -> String { "conformance-\(UInt64.random(in: 0...UInt64.max))" }
+
+  /// Dates are whole seconds: stores may keep no finer precision.
+  static let epoch = Date(timeIntervalSince1970: 1_790_000_000)
+
+  static func sampleAccount(
+    group: String, type: String = "graph", id: String = "ada-oid", name: String = "ada@contoso.com"
+  ) -> StoredAccount {
+    StoredAccount(
+      account: Account(
+        type: type, id: id, name: name, group: group, scopes: ["openid", "User.Read"],
+        createdAt: epoch, updatedAt: epoch),
+      tokens: TokenSet(
+        accessToken: "access-\(id)", refreshToken: "refresh-\(id)", idToken: "id-\(id)",
+        expiresAt: epoch.addingTimeInterval(3600), scope: ["openid", "User.Read"]))
+  }
+
+  static func tokens(generation: Int) -> TokenSet {
+    TokenSet(
+      accessToken: "access-\(generation)", refreshToken: "refresh-\(generation)",
+      expiresAt: epoch.addingTimeInterval(Double(generation)))
+  }
+}
