@@ -9,12 +9,12 @@
 /// Holds no secret: its tokens are a separate `TokenSet`, so an `Account` can be listed,
 /// printed and logged freely.
 public struct Account: Sendable, Hashable {
-  /// The account type's id (`graph`).
+  /// The account type's id (`corp`).
   public var type: String
   /// A stable id for the identity, unique within the type: it does not change when the
   /// display name does. The sign-in flow derives it from the issuer and subject.
   public var id: String
-  /// What a person calls the account (`ada@contoso.com`).
+  /// What a person calls the account (`ada@example.org`).
   public var name: String
   /// The group (namespace) the account lives in; tools sharing a group share accounts.
   public var group: String

@@ -7,7 +7,7 @@ public struct AccountTypeRegistry: Sendable {
   /// A registered descriptor and its origin.
   public struct Entry: Sendable, Hashable {
     public var descriptor: EndpointDescriptor
-    /// Where it came from: `plugin MicrosoftGraph`, or a file path.
+    /// Where it came from: `plugin Corp`, or a file path.
     public var source: String
   }
 

@@ -11,9 +11,9 @@
 /// fields, `additionalAuthorizationParameters` above all, and never by a provider name
 /// in the core.
 public struct EndpointDescriptor: Sendable, Hashable {
-  /// The account type's id, as users type it (`graph`). Lowercase letters, digits, `-`.
+  /// The account type's id, as users type it (`corp`). Lowercase letters, digits, `-`.
   public var id: String
-  /// A name for people (`Microsoft Graph`).
+  /// A name for people (`Corp single sign-on`).
   public var displayName: String
   /// Where the endpoints come from.
   public var endpoints: EndpointConfiguration

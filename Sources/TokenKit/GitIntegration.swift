@@ -1,6 +1,6 @@
 /// How an account type's tokens are used by git.
 public struct GitIntegration: Sendable, Hashable {
-  /// Hosts whose git remotes take this type's tokens (`github.com`).
+  /// Hosts whose git remotes take this type's tokens (`git.example.org`).
   public var hosts: [String]
   /// The username git must send alongside the token.
   public var username: GitUsername

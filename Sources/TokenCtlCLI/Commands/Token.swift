@@ -8,7 +8,7 @@ extension TokenCtl {
       abstract: "Print an account's access token, if it is valid for long enough.",
       discussion: """
         Prints the access token alone on standard output, for use as \
-        `curl -H "Authorization: Bearer $(tokenctl token graph:ada@contoso.com)" …`. \
+        `curl -H "Authorization: Bearer $(tokenctl token graph:ada@contoso.com)" URL`. \
         When the token expires within --min-valid seconds nothing is printed and the exit \
         status is 4.
         """)

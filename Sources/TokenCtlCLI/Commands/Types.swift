@@ -23,26 +23,29 @@ extension TokenCtl {
 
     private func describe(_ entry: AccountTypeRegistry.Entry, style: Style) -> String {
       let descriptor = entry.descriptor
-      var lines = ["\(style.bold(descriptor.id))  \(descriptor.displayName)", "  source:          \(entry.source)"]
+      var fields = [("source", entry.source)]
       switch descriptor.endpoints {
       case .fixed(let endpoints):
         for (name, url) in endpoints.named {
-          let label = name.dropLast("_endpoint".count).split(separator: "_").joined(separator: " ") + ":"
-          lines.append("  \(label.padding(17))\(url.absoluteString)")
+          fields.append((name.dropLast("_endpoint".count).split(separator: "_").joined(separator: " "), url.absoluteString))
         }
       case .discovered(let issuer):
-        lines.append("  issuer:          \(issuer.absoluteString) (endpoints discovered)")
+        fields.append(("issuer", "\(issuer.absoluteString) (endpoints discovered)"))
       case .discoveredFromUserIssuer:
-        lines.append("  issuer:          given at sign-in (endpoints discovered)")
+        fields.append(("issuer", "given at sign-in (endpoints discovered)"))
       }
-      lines.append("  scopes:          \(descriptor.defaultScopes.joined(separator: " "))")
-      lines.append("  redirect:        \(descriptor.redirect.summary)")
-      lines.append("  client auth:     \(descriptor.tokenEndpointAuthentication.rawValue)")
-      lines.append("  client id:       \(descriptor.clientID ?? "not configured")")
+      fields += [
+        ("scopes", descriptor.defaultScopes.joined(separator: " ")),
+        ("redirect", descriptor.redirect.summary),
+        ("client auth", descriptor.tokenEndpointAuthentication.rawValue),
+        ("client id", descriptor.clientID ?? "not configured"),
+      ]
       if let git = descriptor.git {
-        lines.append("  git hosts:       \(git.hosts.joined(separator: " ")) (username \(git.username))")
+        fields.append(("git hosts", "\(git.hosts.joined(separator: " ")) (username \(git.username))"))
       }
-      return lines.joined(separator: "\n") + "\n"
+      let width = fields.map(\.0.count).max()! + 2
+      let lines = fields.map { label, value in "  " + (label + ":").padding(width) + value }
+      return (["\(style.bold(descriptor.id))  \(descriptor.displayName)"] + lines).joined(separator: "\n") + "\n"
     }
   }
 }

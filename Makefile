@@ -1,0 +1,63 @@
+# tokenctl: build, test, demo and install. `make test` and `make demo` install what they
+# need on a fresh Debian machine.
+
+PREFIX ?= /usr/local
+SWIFT ?= swift
+# The date stamped into the generated man pages; fixed so that regenerating them is
+# reproducible. Bump it with the version.
+MAN_DATE := 2026-11-21
+KEYRING := Tests/Support/with-private-keyring
+DEBIAN_PACKAGES := libsecret-1-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git
+
+.PHONY: all deps build test demo bench man check-man lint install clean
+
+all: build
+
+# Installs the Debian packages that are missing (as root, or through sudo).
+deps:
+	@missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:" $$missing; \
+	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build --build-tests
+
+# The whole suite runs inside a private session bus with a throw-away, unlocked keyring.
+test: build check-man
+	$(KEYRING) $(SWIFT) test --skip-build
+
+demo: deps
+	$(SWIFT) build
+	$(KEYRING) Tests/Support/demo .build/debug/tokenctl
+
+# `tokenctl token` against `secret-tool lookup` on the same item, release build.
+bench: deps
+	$(SWIFT) build -c release --static-swift-stdlib
+	$(KEYRING) Tests/Support/bench-token .build/release/tokenctl
+
+# Regenerates man/ from the command definitions (the hand-written pages are left alone).
+man: deps
+	Tests/Support/generate-man $(MAN_DATE) man
+
+# Fails when the checked-in pages differ from what the command definitions produce.
+check-man: deps
+	@tmp=$$(mktemp -d) && Tests/Support/generate-man $(MAN_DATE) $$tmp \
+	  && for page in $$tmp/*; do \
+	       diff -u man/$$(basename $$page) $$page || { echo "man/ is out of date: run 'make man'"; rm -rf $$tmp; exit 1; }; \
+	     done; rm -rf $$tmp
+
+lint:
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Plugins Tests
+
+install: deps
+	$(SWIFT) build -c release --static-swift-stdlib --product tokenctl
+	install -D -m 755 .build/release/tokenctl $(DESTDIR)$(PREFIX)/bin/tokenctl
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+
+clean:
+	rm -rf .build

@@ -1,0 +1,135 @@
+import Foundation
+import SecretServiceStore
+import Testing
+import TokenKit
+import TokenStoreTesting
+
+/// The keyring store against a real gnome-keyring on a private session bus.
+@Suite struct SecretServiceTokenStoreTests {
+  init() throws { try TestKeyring.require() }
+
+  @Test(arguments: TokenStoreConformance.checks)
+  func conformance(_ check: TokenStoreConformance.Check) throws {
+    try check.run { group in SecretServiceTokenStore(group: group) }
+  }
+
+  static let epoch = Date(timeIntervalSince1970: 1_790_000_000)
+
+  static func sample(group: String) -> StoredAccount {
+    StoredAccount(
+      account: Account(
+        type: "graph", id: "00000000-ada-oid", name: "ada@contoso.com", group: group,
+        scopes: ["openid", "User.Read"], createdAt: epoch, updatedAt: epoch.addingTimeInterval(5)),
+      tokens: TokenSet(
+        accessToken: "eyJ-ACCESS-\(UUID().uuidString)", refreshToken: "0.REFRESH-\(UUID().uuidString)",
+        idToken: "eyJ-IDTOKEN-\(UUID().uuidString)", expiresAt: epoch.addingTimeInterval(3600), scope: ["openid"]))
+  }
+
+  @Test func secretToolReadsTheItemWithTheDocumentedAttributes() throws {
+    let group = TokenStoreConformance.freshGroup()
+    let store = SecretServiceTokenStore(group: group)
+    let saved = Self.sample(group: group)
+    try store.save(saved.account, tokens: saved.tokens)
+    defer { _ = try? store.remove(saved.account.key) }
+
+    let items = try TestKeyring.items(["xdg:schema": "org.tokenctl.Account", "group": group])
+    try #require(items.count == 1)
+    let item = items[0]
+    #expect(item["label"] == "tokenctl: graph — ada@contoso.com [\(group)]")
+    #expect(item["attribute.type"] == "graph")
+    #expect(item["attribute.account"] == "00000000-ada-oid")
+    #expect(item["attribute.group"] == group)
+    #expect(item["attribute.name"] == "ada@contoso.com")
+    #expect(item["attribute.scopes"] == "openid User.Read")
+    #expect(item["attribute.created"] == "1790000000")
+    #expect(item["attribute.updated"] == "1790000005")
+    #expect(item["attribute.expires"] == "1790003600")
+    #expect(item["attribute.refreshable"] == "true")
+    // secret-tool shows `xdg:schema` as `schema`.
+    #expect(item["schema"] == "org.tokenctl.Account")
+    let attributeNames = Set(item.keys.filter { $0.hasPrefix("attribute.") })
+    #expect(attributeNames == [
+      "attribute.type", "attribute.account", "attribute.group", "attribute.name",
+      "attribute.scopes", "attribute.created", "attribute.updated", "attribute.expires", "attribute.refreshable",
+    ])
+
+    // The secret is the versioned JSON token set, readable by any tool.
+    let lookup = try TestKeyring.secretTool(["lookup", "type", "graph", "account", "00000000-ada-oid", "group", group])
+    let secret = try #require(try JSONSerialization.jsonObject(with: Data(lookup.stdout.utf8)) as? [String: Any])
+    #expect(secret["version"] as? Int == 1)
+    #expect(secret["access_token"] as? String == saved.tokens.accessToken)
+    #expect(secret["refresh_token"] as? String == saved.tokens.refreshToken)
+    #expect(secret["expires_at"] as? Int == 1_790_003_600)
+  }
+
+  @Test func theDefaultGroupsLabelIsTheBareForm() throws {
+    // Only the label format is checked here; the default group's items belong to users.
+    let store = SecretServiceTokenStore(group: Account.defaultGroup)
+    var sample = Self.sample(group: Account.defaultGroup)
+    sample.account.id = "label-\(UUID().uuidString)"
+    try store.save(sample.account, tokens: sample.tokens)
+    defer { _ = try? store.remove(sample.account.key) }
+    let items = try TestKeyring.items(["account": sample.account.id])
+    #expect(items.map { $0["label"] } == ["tokenctl: graph — ada@contoso.com"])
+  }
+
+  @Test func noTokenAppearsInAnyAttributeOrLabel() throws {
+    let group = TokenStoreConformance.freshGroup()
+    let store = SecretServiceTokenStore(group: group)
+    let saved = Self.sample(group: group)
+    try store.save(saved.account, tokens: saved.tokens)
+    var replaced = saved.tokens
+    replaced.accessToken = "eyJ-ROTATED-\(UUID().uuidString)"
+    try store.save(saved.account, tokens: replaced)
+    defer { _ = try? store.remove(saved.account.key) }
+
+    let items = try TestKeyring.items(["group": group])
+    try #require(items.count == 1)
+    let visible = items[0].filter { $0.key != "secret" }.map { "\($0.key)=\($0.value)" }.joined(separator: "\n")
+    for token in [saved.tokens.accessToken, replaced.accessToken, saved.tokens.refreshToken!, saved.tokens.idToken!] {
+      #expect(!visible.contains(token))
+      #expect(items[0]["secret"]?.contains(token) == (token != saved.tokens.accessToken))
+    }
+  }
+
+  @Test func anItemWrittenByAnotherToolIsRead() throws {
+    let group = TokenStoreConformance.freshGroup()
+    let json = #"{"version":1,"access_token":"from-elsewhere","refresh_token":"r","token_type":"Bearer","expires_at":1790003600}"#
+    let stored = try TestKeyring.secretTool(
+      [
+        "store", "--label", "tokenctl: oidc — grace", "xdg:schema", "org.tokenctl.Account", "type", "oidc",
+        "account", "grace-sub", "group", group, "name", "grace", "created", "1790000000", "updated", "1790000000",
+        "expires", "1790003600", "refreshable", "true",
+      ], stdin: json)
+    try #require(stored.status == 0)
+    let store = SecretServiceTokenStore(group: group)
+    defer { _ = try? store.remove(AccountKey(type: "oidc", id: "grace-sub")) }
+
+    let listing = try store.list(.all)
+    #expect(listing.map(\.account.name) == ["grace"])
+    #expect(listing.first?.tokens == TokenSummary(expiresAt: Self.epoch.addingTimeInterval(3600), refreshable: true))
+    #expect(try store.load(AccountKey(type: "oidc", id: "grace-sub"))?.tokens.accessToken == "from-elsewhere")
+  }
+
+  @Test(arguments: [
+    (#"{"version":99,"access_token":"x","token_type":"Bearer"}"#, "format 99"),
+    ("not json at all", "not a tokenctl token set"),
+  ])
+  func anUnreadableSecretIsACorruptItemNotAMissingAccount(secret: String, expected: String) throws {
+    let group = TokenStoreConformance.freshGroup()
+    let stored = try TestKeyring.secretTool(
+      [
+        "store", "--label", "tokenctl: oidc — broken", "xdg:schema", "org.tokenctl.Account", "type", "oidc",
+        "account", "broken", "group", group, "name", "broken", "created", "0", "updated", "0", "refreshable", "false",
+      ], stdin: secret)
+    try #require(stored.status == 0)
+    let store = SecretServiceTokenStore(group: group)
+    defer { _ = try? store.remove(AccountKey(type: "oidc", id: "broken")) }
+
+    let error = #expect(throws: TokenKitError.self) { try store.load(AccountKey(type: "oidc", id: "broken")) }
+    #expect(error?.code == .corruptItem)
+    #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
+    // Listing still works: it reads no secret.
+    #expect(try store.list(.all).map(\.account.id) == ["broken"])
+  }
+}
