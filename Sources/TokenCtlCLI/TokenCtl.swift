@@ -36,13 +36,7 @@ public struct TokenCtl: ParsableCommand {
     do {
       command = try parseAsRoot(arguments)
     } catch {
-      // Help, --version and usage errors: swift-argument-parser words and codes them.
-      let code = exitCode(for: error)
-      let text = fullMessage(for: error)
-      if !text.isEmpty {
-        if code == .success { context.output.write(text + "\n") } else { context.output.writeError(text + "\n") }
-      }
-      return code.rawValue
+      return reportParserOutcome(error, context: context)
     }
     return CLIContext.$current.withValue(context) {
       do {
@@ -52,13 +46,21 @@ public struct TokenCtl: ParsableCommand {
       } catch let error as TokenKitError {
         report(error, context: context, json: (command as? any JSONOutputting)?.json ?? false)
         return ExitStatus(for: error).rawValue
-      } catch let error as ExitCode {
-        return error.rawValue
       } catch {
-        context.output.writeError("tokenctl: \(fullMessage(for: error))\n")
-        return exitCode(for: error).rawValue
+        return reportParserOutcome(error, context: context)
       }
     }
+  }
+
+  /// Help, `--version`, usage errors and `ExitCode`: swift-argument-parser words them and
+  /// chooses their codes; help goes to standard output, the rest to standard error.
+  private static func reportParserOutcome(_ error: any Error, context: CLIContext) -> Int32 {
+    let code = exitCode(for: error)
+    let text = fullMessage(for: error)
+    if !text.isEmpty {
+      if code.isSuccess { context.output.write(text + "\n") } else { context.output.writeError(text + "\n") }
+    }
+    return code.rawValue
   }
 
   private static func report(_ error: TokenKitError, context: CLIContext, json: Bool) {

@@ -13,7 +13,8 @@ final class PrivateSession {
 
   let directory: URL
   let environment: [String: String]
-  private let busPID: Int32
+  private let busPID: pid_t
+  private var stopped = false
 
   init(_ kind: Kind) throws {
     directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-session-\(UUID().uuidString)")
@@ -24,12 +25,13 @@ final class PrivateSession {
     // Our own configuration: like the standard session bus, but with no service
     // directories, so nothing is started behind the test's back.
     let config = directory.appendingPathComponent("bus.conf")
+    let socket = runtime.appendingPathComponent("bus")
     try """
     <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
      "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
     <busconfig>
       <type>session</type>
-      <listen>unix:dir=\(runtime.path)</listen>
+      <listen>unix:path=\(socket.path)</listen>
       <auth>EXTERNAL</auth>
       <policy context="default">
         <allow send_destination="*" eavesdrop="true"/>
@@ -48,15 +50,15 @@ final class PrivateSession {
     base["XDG_DATA_HOME"] = home.appendingPathComponent(".local/share").path
     base["NO_COLOR"] = "1"
 
-    let bus = try ProcessRunner.run(
-      "dbus-daemon", ["--config-file=\(config.path)", "--fork", "--print-address=1", "--print-pid=1"],
-      environment: base)
-    let lines = bus.stdout.split(separator: "\n").map(String.init)
-    guard bus.status == 0, lines.count >= 2, let pid = Int32(lines[1]) else {
-      throw SessionError("dbus-daemon did not start: \(bus.stderr)")
+    // In the foreground, as our child, so that `stop()` can end it; on a socket path we
+    // chose, so there is no output to read.
+    busPID = try ProcessRunner.spawn("dbus-daemon", ["--config-file=\(config.path)", "--nofork"], environment: base)
+    let deadline = Date().addingTimeInterval(10)
+    while !FileManager.default.fileExists(atPath: socket.path) {
+      guard kill(busPID, 0) == 0, Date() < deadline else { throw SessionError("dbus-daemon did not start") }
+      usleep(10_000)
     }
-    busPID = pid
-    base["DBUS_SESSION_BUS_ADDRESS"] = lines[0]
+    base["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(socket.path)"
     if kind == .unlockedKeyring {
       let keyring = try ProcessRunner.run(
         "gnome-keyring-daemon", ["--unlock", "--components=secrets"], environment: base, stdin: "tokenctl-test")
@@ -89,8 +91,12 @@ final class PrivateSession {
     guard result.status == 0 else { throw SessionError("Lock failed: \(result.stderr)") }
   }
 
+  /// Stops the bus (gnome-keyring-daemon leaves when its bus goes) and removes the files.
   func stop() {
+    guard !stopped else { return }
+    stopped = true
     kill(busPID, SIGTERM)
+    _ = ProcessRunner.wait(busPID)
     try? FileManager.default.removeItem(at: directory)
   }
 

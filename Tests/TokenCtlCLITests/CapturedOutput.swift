@@ -1,0 +1,14 @@
+import Synchronization
+import TokenCtlCLI
+
+/// An `OutputSink` that keeps what a command wrote, for in-process tests.
+final class CapturedOutput: OutputSink {
+  private let streams = Mutex<(out: String, err: String)>(("", ""))
+  let isTerminal: Bool
+  init(isTerminal: Bool = false) { self.isTerminal = isTerminal }
+
+  func write(_ text: String) { streams.withLock { $0.out += text } }
+  func writeError(_ text: String) { streams.withLock { $0.err += text } }
+  var stdout: String { streams.withLock { $0.out } }
+  var stderr: String { streams.withLock { $0.err } }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+import TokenCtlCLI
+import TokenKit
+import TokenStoreTesting
+
+/// The commands in-process, with an in-memory store and a fixed clock, so that output can
+/// be checked to the character.
+@Suite struct CommandTests {
+  static let now = Date(timeIntervalSince1970: 1_800_000_000)
+  let backing = InMemoryTokenStore.Backing()
+
+  func store(_ group: String = "default") -> InMemoryTokenStore { InMemoryTokenStore(group: group, backing: backing) }
+
+  func seed(
+    _ type: String, _ id: String, _ name: String, group: String = "default", expiresIn: Double?,
+    refresh: Bool = true, access: String = "ACCESS"
+  ) throws {
+    try store(group).save(
+      Account(type: type, id: id, name: name, group: group, scopes: ["openid"], createdAt: Self.now, updatedAt: Self.now),
+      tokens: TokenSet(
+        accessToken: access, refreshToken: refresh ? "REFRESH" : nil, expiresAt: expiresIn.map { Self.now.addingTimeInterval($0) }))
+  }
+
+  func run(_ arguments: String..., environment: [String: String] = [:], terminal: Bool = false) throws
+    -> (status: Int32, stdout: String, stderr: String)
+  {
+    let output = CapturedOutput(isTerminal: terminal)
+    let backing = backing
+    let context = CLIContext(
+      registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0, backing: backing) },
+      clock: FixedClock(Self.now), environment: environment, output: output)
+    let status = TokenCtl.main(arguments: arguments, context: context)
+    return (status, output.stdout, output.stderr)
+  }
+
+  @Test func listShowsATableOfStatusesAndNoTokens() throws {
+    try seed("graph", "oid-1", "ada@contoso.com", expiresIn: 42 * 60, access: "SECRET-A")
+    try seed("oidc", "sub-1", "grace", expiresIn: -10, access: "SECRET-B")
+    try seed("oidc", "sub-2", "linus", expiresIn: -10, refresh: false, access: "SECRET-C")
+    try seed("graph", "oid-9", "other", group: "work", expiresIn: nil)
+    let result = try run("list")
+    #expect(result.status == 0)
+    #expect(result.stdout == """
+      TYPE   ACCOUNT          GROUP    STATUS
+      graph  ada@contoso.com  default  valid for 42 min, refreshable
+      oidc   grace            default  expired, refreshable
+      oidc   linus            default  expired, needs sign-in
+
+      """)
+    #expect(!result.stdout.contains("SECRET"))
+  }
+
+  @Test func listColoursOnlyATerminalWithoutNO_COLOR() throws {
+    try seed("graph", "oid-1", "ada", expiresIn: 60)
+    #expect(try run("list", terminal: true).stdout.contains("\u{1B}[32m"))
+    #expect(try !run("list", environment: ["NO_COLOR": "1"], terminal: true).stdout.contains("\u{1B}["))
+    #expect(try !run("list", terminal: false).stdout.contains("\u{1B}["))
+  }
+
+  @Test func listFiltersByTypeAndGroup() throws {
+    try seed("graph", "oid-1", "ada", expiresIn: 60)
+    try seed("oidc", "sub-1", "grace", expiresIn: 60)
+    try seed("graph", "oid-2", "work-ada", group: "work", expiresIn: nil)
+    #expect(try run("list", "--type", "oidc").stdout.contains("grace"))
+    #expect(try !run("list", "--type", "oidc").stdout.contains("ada"))
+    let work = try run("list", "--group", "work")
+    #expect(work.stdout.contains("work-ada") && !work.stdout.contains("grace"))
+    #expect(try run("list", environment: ["TOKENCTL_GROUP": "work"]).stdout.contains("valid (no expiry)"))
+    let empty = try run("list", "--group", "nobody")
+    #expect(empty.status == 0 && empty.stdout.isEmpty && empty.stderr == "No accounts in group 'nobody'.\n")
+  }
+
+  @Test func listJSONCarriesAFormatVersionAndNoTokens() throws {
+    try seed("graph", "oid-1", "ada", expiresIn: 2520, access: "SECRET-A")
+    let result = try run("list", "--json")
+    #expect(result.status == 0)
+    #expect(!result.stdout.contains("SECRET") && !result.stdout.contains("REFRESH"))
+    let document = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    #expect(document["format"] as? Int == 1)
+    let account = try #require((document["accounts"] as? [[String: Any]])?.first)
+    #expect(account["type"] as? String == "graph")
+    #expect(account["id"] as? String == "oid-1")
+    #expect(account["expires_in"] as? Int == 2520)
+    #expect(account["expires_at"] as? String == "2027-01-15T08:42:00Z")
+    #expect(account["valid"] as? Bool == true)
+    #expect(account["refreshable"] as? Bool == true)
+  }
+
+  @Test func tokenPrintsTheAccessTokenAlone() throws {
+    try seed("graph", "oid-1", "ada@contoso.com", expiresIn: 3600, access: "eyJ-the-token")
+    for name in ["graph:ada@contoso.com", "ada@contoso.com", "oid-1", "graph:oid-1"] {
+      let result = try run("token", name)
+      #expect(result.status == 0 && result.stdout == "eyJ-the-token\n" && result.stderr.isEmpty)
+    }
+  }
+
+  @Test(arguments: [
+    (120.0, [String](), Int32(0)), (59, [], 4), (59, ["--min-valid", "30"], 0), (-5, ["--min-valid", "0"], 4),
+    (3600, ["--min-valid", "3601"], 4),
+  ])
+  func tokenHonoursMinValid(expiresIn: Double, options: [String], status: Int32) throws {
+    try seed("graph", "oid-1", "ada", expiresIn: expiresIn, access: "SECRET")
+    let output = CapturedOutput()
+    let backing = backing
+    let context = CLIContext(
+      registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0, backing: backing) },
+      clock: FixedClock(Self.now), environment: [:], output: output)
+    #expect(TokenCtl.main(arguments: ["token", "ada"] + options, context: context) == status)
+    #expect(output.stdout == (status == 0 ? "SECRET\n" : ""))
+    #expect(!output.stderr.contains("SECRET"))
+  }
+
+  @Test func anExpiredTokenSaysWhenItExpired() throws {
+    try seed("graph", "oid-1", "ada", expiresIn: -300)
+    let result = try run("token", "graph:ada")
+    #expect(result.status == 4)
+    #expect(result.stderr.hasPrefix("tokenctl: the access token of graph:ada expired 5 min ago\nhint: "))
+  }
+
+  @Test func accountErrorsHaveTheirExitCodes() throws {
+    try seed("graph", "oid-1", "ada", expiresIn: 60)
+    try seed("oidc", "sub-1", "ada", expiresIn: 60)
+    let ambiguous = try run("token", "ada")
+    #expect(ambiguous.status == 3)
+    #expect(ambiguous.stderr.contains("graph:oid-1") && ambiguous.stderr.contains("oidc:sub-1"))
+    let missing = try run("token", "graph:grace")
+    #expect(missing.status == 2)
+    #expect(missing.stderr == """
+      tokenctl: no account 'graph:grace' in group 'default'
+      hint: Run `tokenctl list --group default` to see the accounts there.
+
+      """)
+    #expect(try run("list", "--type", "nope").status == 6)
+    #expect(try run("token", "ada", "--min-valid", "-1").status == 64)
+    #expect(try run("frobnicate").status == 64)
+  }
+
+  @Test func errorsAreJSONTooWhenJSONWasAskedFor() throws {
+    let result = try run("list", "--type", "nope", "--json")
+    #expect(result.status == 6)
+    let document = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    let error = try #require(document["error"] as? [String: Any])
+    #expect(document["format"] as? Int == 1)
+    #expect(error["code"] as? String == "unknown-account-type")
+    #expect(error["exit"] as? Int == 6)
+  }
+
+  @Test func revokeRemovesOnlyThatAccount() throws {
+    try seed("graph", "oid-1", "ada", expiresIn: 60)
+    try seed("graph", "oid-2", "grace", expiresIn: 60)
+    let result = try run("revoke", "graph:ada")
+    #expect(result.status == 0)
+    #expect(result.stderr.contains("Removed graph:ada from group 'default'"))
+    #expect(try store().list(.all).map(\.account.name) == ["grace"])
+    #expect(try run("revoke", "graph:ada").status == 2)
+  }
+
+  @Test func typesListsTheBuiltInTypesWithTheirEndpoints() throws {
+    let text = try run("types")
+    #expect(text.status == 0)
+    #expect(text.stdout.contains("graph  Microsoft Graph"))
+    #expect(text.stdout.contains("https://login.microsoftonline.com/common/oauth2/v2.0/token"))
+    #expect(text.stdout.contains("oidc  OpenID Connect"))
+    let json = try run("types", "--json")
+    let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+    #expect(document["format"] as? Int == 1)
+    let types = try #require(document["types"] as? [[String: Any]])
+    #expect(types.map { $0["id"] as? String } == ["graph", "oidc"])
+    let endpoints = try #require(types[0]["endpoints"] as? [String: String])
+    #expect(endpoints["device_authorization_endpoint"] == "https://login.microsoftonline.com/common/oauth2/v2.0/devicecode")
+    #expect(types[1]["issuer_from_user"] as? Bool == true)
+  }
+
+  @Test func versionAndHelpNeedNoKeyring() throws {
+    let version = try run("--version")
+    #expect(version.status == 0 && version.stdout == "tokenctl \(TokenCtl.version)\n")
+    let help = try run("--help")
+    #expect(help.status == 0 && help.stdout.contains("Exit status:") && help.stdout.contains("  7   The keyring is locked."))
+  }
+}

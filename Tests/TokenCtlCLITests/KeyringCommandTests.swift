@@ -1,0 +1,93 @@
+import Foundation
+import SecretServiceStore
+import Testing
+import TokenKit
+import TokenStoreTesting
+
+/// The real `tokenctl` binary against real gnome-keyrings: the shared test keyring, a
+/// locked one, none at all, and no session bus.
+@Suite struct KeyringCommandTests {
+  static let far = Date().addingTimeInterval(3600)
+
+  /// The shared test keyring (from `make test`), with a group of the test's own.
+  @Test func theBinaryWorksAgainstTheKeyring() throws {
+    try #require(
+      ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
+    let group = TokenStoreConformance.freshGroup()
+    let store = SecretServiceTokenStore(group: group)
+    let access = "eyJ-\(UUID().uuidString)"
+    try store.save(
+      Account(type: "graph", id: "oid-ada", name: "ada@contoso.com", group: group, createdAt: Date(), updatedAt: Date()),
+      tokens: TokenSet(accessToken: access, refreshToken: "r-\(UUID().uuidString)", expiresAt: Self.far))
+    defer { _ = try? store.remove(AccountKey(type: "graph", id: "oid-ada")) }
+    var environment = ProcessInfo.processInfo.environment
+    environment["TOKENCTL_GROUP"] = group
+    func tokenctl(_ arguments: String...) throws -> ProcessResult {
+      try ProcessRunner.run(ProcessRunner.tokenctl, arguments, environment: environment)
+    }
+
+    let token = try tokenctl("token", "ada@contoso.com")
+    #expect(token.status == 0 && token.stdout == access + "\n")
+    let list = try tokenctl("list")
+    #expect(list.status == 0 && list.stdout.contains("ada@contoso.com") && list.stdout.contains("valid for"))
+    let json = try tokenctl("list", "--json")
+    #expect(json.status == 0 && json.stdout.contains("\"oid-ada\"") && !json.stdout.contains(access))
+    #expect(try tokenctl("revoke", "graph:ada@contoso.com").status == 0)
+    let gone = try tokenctl("token", "graph:ada@contoso.com")
+    #expect(gone.status == 2 && gone.stderr.contains("no account 'graph:ada@contoso.com'"))
+  }
+
+  static let seededItem = [
+    "store", "--label", "tokenctl: graph — ada@contoso.com", "xdg:schema", "org.tokenctl.Account", "type", "graph",
+    "account", "oid-ada", "group", "default", "name", "ada@contoso.com", "created", "1790000000",
+    "updated", "1790000000", "refreshable", "true",
+  ]
+
+  @Test func aLockedKeyringIsReportedAsLockedNotAsAMissingAccount() throws {
+    let session = try PrivateSession(.unlockedKeyring)
+    defer { session.stop() }
+    let stored = try session.run(
+      "secret-tool", Self.seededItem, stdin: #"{"version":1,"access_token":"SECRET-TOKEN","token_type":"Bearer"}"#)
+    try #require(stored.status == 0, "\(stored.stderr)")
+    let before = try session.tokenctl("token", "graph:ada@contoso.com")
+    try #require(before.status == 0 && before.stdout == "SECRET-TOKEN\n", "\(before.stderr)")
+
+    try session.lockLoginKeyring()
+    // libsecret's own lookup says nothing at all about a locked keyring:
+    let silent = try session.run("secret-tool", ["lookup", "type", "graph"])
+    #expect(silent.status != 0 && silent.stdout.isEmpty)
+
+    for arguments in [["token", "graph:ada@contoso.com"], ["token", "graph:nobody"], ["list"], ["revoke", "ada@contoso.com"]] {
+      let result = try ProcessRunner.run(ProcessRunner.tokenctl, arguments, environment: session.environment)
+      #expect(result.status == 7, "\(arguments): \(result.stderr)")
+      #expect(result.stderr.contains("is locked"), "\(arguments)")
+      #expect(result.stderr.contains("hint: Unlock it"), "\(arguments)")
+      #expect(!result.stderr.contains("no account"), "\(arguments)")
+      #expect(result.stdout.isEmpty)
+    }
+  }
+
+  @Test func noSecretServiceOnTheBusIsUnavailable() throws {
+    let session = try PrivateSession(.busWithoutSecretService)
+    defer { session.stop() }
+    let result = try session.tokenctl("list")
+    #expect(result.status == 8)
+    #expect(result.stderr.contains("no Secret Service is running on the session bus"))
+    #expect(result.stderr.contains("hint: Install and start gnome-keyring"))
+  }
+
+  @Test func noSessionBusIsUnavailable() throws {
+    let session = try PrivateSession(.busWithoutSecretService)
+    defer { session.stop() }
+    var environment = session.environment
+    environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+    // GLib would find the bus's socket at $XDG_RUNTIME_DIR/bus; point it elsewhere.
+    environment["XDG_RUNTIME_DIR"] = session.directory.path
+    for arguments in [["token", "graph:ada"], ["list", "--json"]] {
+      let result = try ProcessRunner.run(ProcessRunner.tokenctl, arguments, environment: environment)
+      #expect(result.status == 8, "\(result.stderr)")
+      #expect(result.stderr.contains("cannot reach the D-Bus session bus"))
+      #expect(result.stderr.contains("never falls back"))
+    }
+  }
+}
