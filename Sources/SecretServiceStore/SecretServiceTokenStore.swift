@@ -24,38 +24,44 @@ public struct SecretServiceTokenStore: TokenStore {
       let items = try search(service, KeyringSchema.searchAttributes(query, group: group), loadSecrets: false)
       defer { items.forEach(GLibBridge.unref) }
       try requireUnlocked(service, items)
-      return items.compactMap { item in
-        let attributes = self.attributes(of: item)
-        // The search matched our schema and group, so an incomplete item was damaged or
-        // written by something else: skip it rather than fail the whole listing.
-        return KeyringSchema.listing(from: attributes)
-      }
-      .filter { query.matches($0.account) }
-      .sorted { ($0.account.type, $0.account.name) < ($1.account.type, $1.account.name) }
+      // The search matched our schema and group, so an item with incomplete attributes was
+      // damaged or written by something else: skip it rather than fail the whole listing.
+      return newestPerAccount(items).compactMap { KeyringSchema.listing(from: attributes(of: $0)) }
+        .filter { query.matches($0.account) }
+        .sorted { ($0.account.type, $0.account.name) < ($1.account.type, $1.account.name) }
     }
   }
 
   public func load(_ key: AccountKey) throws -> StoredAccount? {
+    try loadAll(AccountQuery(type: key.type, id: key.id)).first
+  }
+
+  /// One search that also fetches the secrets: `tokenctl token` makes no other call.
+  public func loadAll(_ query: AccountQuery) throws -> [StoredAccount] {
     try withService { service in
-      let items = try search(service, KeyringSchema.keyAttributes(key, group: group), loadSecrets: true)
+      let items = try search(service, KeyringSchema.searchAttributes(query, group: group), loadSecrets: true)
       defer { items.forEach(GLibBridge.unref) }
       try requireUnlocked(service, items)
-      guard let item = newest(items) else { return nil }
-      guard let listing = KeyringSchema.listing(from: attributes(of: item)) else {
-        throw TokenKitError(
-          .corruptItem, "the keyring item of \(key) has incomplete attributes",
-          recovery: "Remove it with `tokenctl revoke --local \(key)` and sign in again.")
-      }
-      guard let value = secret_item_get_secret(item) else {
-        throw TokenKitError(.storeFailure, "the keyring returned no secret for \(key)")
-      }
-      defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
-      var length = 0
-      let bytes = secret_value_get(value, &length)!
-      let json = Array(UnsafeRawBufferPointer(start: bytes, count: length))
-      let tokens = try TokenSet(storageJSON: json, item: key.description)
-      return StoredAccount(account: listing.account, tokens: tokens)
+      return try newestPerAccount(items).map(storedAccount).filter { query.matches($0.account) }
     }
+  }
+
+  private func storedAccount(_ item: UnsafeMutablePointer<SecretItem>) throws -> StoredAccount {
+    let attributes = attributes(of: item)
+    let name = "\(attributes[KeyringSchema.Attribute.type] ?? "?"):\(attributes[KeyringSchema.Attribute.account] ?? "?")"
+    guard let listing = KeyringSchema.listing(from: attributes) else {
+      throw TokenKitError(
+        .corruptItem, "the keyring item of \(name) has incomplete attributes",
+        recovery: "Remove it with Seahorse or `secret-tool clear`, then sign in again.")
+    }
+    guard let value = secret_item_get_secret(item) else {
+      throw TokenKitError(.storeFailure, "the keyring returned no secret for \(name)")
+    }
+    defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+    var length = 0
+    let bytes = secret_value_get(value, &length)!
+    let json = Array(UnsafeRawBufferPointer(start: bytes, count: length))
+    return StoredAccount(account: listing.account, tokens: try TokenSet(storageJSON: json, item: name))
   }
 
   public func save(_ account: Account, tokens: TokenSet) throws {
@@ -124,14 +130,15 @@ public struct SecretServiceTokenStore: TokenStore {
 
   private func withService<R>(_ body: (UnsafeMutablePointer<SecretService>) throws -> R) throws -> R {
     // Ask for the bus first so that "no session bus" and "no Secret Service on it" get
-    // different messages. GLib caches the connection, so libsecret reuses it.
+    // different messages. GLib holds the shared connection only weakly: keep our reference
+    // until the work is done, or libsecret would open and authenticate a second one.
     var error: UnsafeMutablePointer<GError>? = nil
     guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
       let detail = error.flatMap { $0.pointee.message.map { String(cString: $0) } } ?? "unknown error"
       if let error { g_error_free(error) }
       throw SecretServiceError.noSessionBus(detail)
     }
-    g_object_unref(UnsafeMutableRawPointer(bus))
+    defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
     guard
       let service = try GLibBridge.call("connecting to the Secret Service", {
         secret_service_get_sync(SECRET_SERVICE_NONE, nil, $0)
@@ -207,6 +214,19 @@ public struct SecretServiceTokenStore: TokenStore {
     guard let table = secret_item_get_attributes(item) else { return [:] }
     defer { g_hash_table_unref(table) }
     return GLibBridge.dictionary(table)
+  }
+
+  /// For each account among `items`, the most recently modified item: two processes that
+  /// created one account at once leave two items until the next save removes one.
+  private func newestPerAccount(_ items: [UnsafeMutablePointer<SecretItem>]) -> [UnsafeMutablePointer<SecretItem>] {
+    var newest: [String: UnsafeMutablePointer<SecretItem>] = [:]
+    for item in items {
+      let attributes = attributes(of: item)
+      let key = "\(attributes[KeyringSchema.Attribute.type] ?? "")\u{0}\(attributes[KeyringSchema.Attribute.account] ?? "")"
+      if let current = newest[key], secret_item_get_modified(current) >= secret_item_get_modified(item) { continue }
+      newest[key] = item
+    }
+    return Array(newest.values)
   }
 
   /// The most recently modified of the items found for one key.

@@ -21,15 +21,25 @@ public struct AccountReference: Sendable, Hashable, CustomStringConvertible {
 
   public var description: String { type.map { "\($0):\(account)" } ?? account }
 
-  /// Finds the one account this reference names in `store`.
+  /// Finds the one account this reference names in `store`, without its tokens.
   ///
   /// The display name is tried first, then the stable id. Throws `noSuchAccount` or
   /// `ambiguousAccount`, whose message lists the candidates.
   public func resolve(in store: some TokenStore) throws -> AccountListing {
-    for query in [
-      AccountQuery(type: type, name: account), AccountQuery(type: type, id: account),
-    ] {
-      let found = try store.list(query)
+    try resolve(store) { try store.list($0).map { ($0.account, $0) } }.value
+  }
+
+  /// Finds the one account this reference names in `store` and loads its tokens, in as
+  /// few round trips as the store allows (this is `tokenctl token`'s path).
+  public func load(from store: some TokenStore) throws -> StoredAccount {
+    try resolve(store) { try store.loadAll($0).map { ($0.account, $0) } }.value
+  }
+
+  private func resolve<Value>(
+    _ store: some TokenStore, using find: (AccountQuery) throws -> [(account: Account, value: Value)]
+  ) throws -> (account: Account, value: Value) {
+    for query in [AccountQuery(type: type, name: account), AccountQuery(type: type, id: account)] {
+      let found = try find(query)
       if found.count == 1 { return found[0] }
       if found.count > 1 {
         let names = found.map { "  \($0.account.type):\($0.account.id)  (\($0.account.name))" }

@@ -21,6 +21,10 @@ public protocol TokenStore: Sendable {
   /// The account with this key and its tokens, or `nil` when there is none.
   func load(_ key: AccountKey) throws -> StoredAccount?
 
+  /// The accounts in this group that match `query`, with their tokens. A store that can
+  /// fetch both in one round trip should; the default lists, then loads each.
+  func loadAll(_ query: AccountQuery) throws -> [StoredAccount]
+
   /// Inserts the account, or atomically replaces the one with the same key.
   /// Throws when `account.group` is not this store's group.
   func save(_ account: Account, tokens: TokenSet) throws
@@ -31,6 +35,10 @@ public protocol TokenStore: Sendable {
 }
 
 extension TokenStore {
+  public func loadAll(_ query: AccountQuery) throws -> [StoredAccount] {
+    try list(query).compactMap { try load($0.account.key) }
+  }
+
   /// The error a store throws when asked to save an account of another group.
   public func groupMismatch(_ account: Account) -> TokenKitError {
     TokenKitError(

@@ -68,6 +68,17 @@ public enum TokenStoreConformance {
       #expect(try store.list(AccountQuery(id: "grace-id")).map(\.account) == [grace.account])
       #expect(try store.list(AccountQuery(type: "graph", name: "grace@example.org")).isEmpty)
     },
+    Check(name: "loadAll returns the matching accounts with their tokens") { factory in
+      let store = try factory(freshGroup())
+      let ada = sampleAccount(group: store.group)
+      let grace = sampleAccount(group: store.group, type: "oidc", id: "grace-id", name: "ada@contoso.com")
+      for entry in [ada, grace] { try store.save(entry.account, tokens: entry.tokens) }
+      defer { for entry in [ada, grace] { _ = try? store.remove(entry.account.key) } }
+
+      #expect(Set(try store.loadAll(AccountQuery(name: "ada@contoso.com"))) == [ada, grace])
+      #expect(try store.loadAll(AccountQuery(type: "oidc")) == [grace])
+      #expect(try store.loadAll(AccountQuery(id: "nobody")).isEmpty)
+    },
     Check(name: "saving an existing account replaces it, leaving one account") { factory in
       let store = try factory(freshGroup())
       let first = sampleAccount(group: store.group)

@@ -68,6 +68,20 @@ final class PrivateSession {
       }
     }
     environment = base
+    if kind == .unlockedKeyring {
+      // gnome-keyring-daemon --unlock returns before the daemon owns its name on the bus.
+      let deadline = Date().addingTimeInterval(10)
+      while try !run(
+        "gdbus",
+        [
+          "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+          "--method", "org.freedesktop.DBus.NameHasOwner", "org.freedesktop.secrets",
+        ]
+      ).stdout.contains("true") {
+        guard Date() < deadline else { throw SessionError("gnome-keyring-daemon did not join the bus") }
+        usleep(20_000)
+      }
+    }
   }
 
   /// Runs `tokenctl` with `arguments` on this bus.

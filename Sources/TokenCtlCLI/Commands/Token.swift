@@ -31,11 +31,7 @@ extension TokenCtl {
       let context = CLIContext.required
       let store = try groupOption.store(in: context)
       let reference = AccountReference(parsing: account, knownTypes: Set(context.registry.ids))
-      let listing = try reference.resolve(in: store)
-      guard let stored = try store.load(listing.account.key) else {
-        // Removed between the two reads: say so as if it had never been there.
-        throw TokenKitError(.noSuchAccount, "no account '\(reference)' in group '\(store.group)'")
-      }
+      let stored = try reference.load(from: store)
       let tokens = stored.tokens
       guard tokens.isValid(forAtLeast: Double(minValid), clock: context.clock) else {
         throw notValid(stored, clock: context.clock)
