@@ -47,16 +47,19 @@ let package = Package(
     ),
     .executableTarget(name: "tokenctl", dependencies: ["TokenCtlCLI"]),
 
-    .testTarget(name: "TokenKitTests", dependencies: ["TokenKit", "TokenStoreTesting", "OpenIDConnectAccount", "MicrosoftGraphAccount"]),
+    .testTarget(
+      name: "TokenKitTests",
+      dependencies: ["TokenKit", "TokenStoreTesting", "OpenIDConnectAccount", "MicrosoftGraphAccount"]),
     .testTarget(name: "SecretServiceStoreTests", dependencies: ["SecretServiceStore", "TokenStoreTesting"]),
     .testTarget(name: "TokenCtlCLITests", dependencies: ["TokenCtlCLI", "TokenStoreTesting"]),
   ]
 )
 
 for target in package.targets where target.type != .system {
-  target.swiftSettings = (target.swiftSettings ?? []) + [
-    .swiftLanguageMode(.v6),
-    .enableUpcomingFeature("ExistentialAny"),
-    .treatAllWarnings(as: .error),
-  ]
+  target.swiftSettings =
+    (target.swiftSettings ?? []) + [
+      .swiftLanguageMode(.v6),
+      .enableUpcomingFeature("ExistentialAny"),
+      .treatAllWarnings(as: .error),
+    ]
 }

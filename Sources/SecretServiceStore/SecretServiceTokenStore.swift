@@ -48,7 +48,8 @@ public struct SecretServiceTokenStore: TokenStore {
 
   private func storedAccount(_ item: UnsafeMutablePointer<SecretItem>) throws -> StoredAccount {
     let attributes = attributes(of: item)
-    let name = "\(attributes[KeyringSchema.Attribute.type] ?? "?"):\(attributes[KeyringSchema.Attribute.account] ?? "?")"
+    let name =
+      "\(attributes[KeyringSchema.Attribute.type] ?? "?"):\(attributes[KeyringSchema.Attribute.account] ?? "?")"
     guard let listing = KeyringSchema.listing(from: attributes) else {
       throw TokenKitError(
         .corruptItem, "the keyring item of \(name) has incomplete attributes",
@@ -140,9 +141,11 @@ public struct SecretServiceTokenStore: TokenStore {
     }
     defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
     guard
-      let service = try GLibBridge.call("connecting to the Secret Service", {
-        secret_service_get_sync(SECRET_SERVICE_NONE, nil, $0)
-      })
+      let service = try GLibBridge.call(
+        "connecting to the Secret Service",
+        {
+          secret_service_get_sync(SECRET_SERVICE_NONE, nil, $0)
+        })
     else { throw SecretServiceError.noSecretService("libsecret returned no service") }
     defer { GLibBridge.unref(service) }
     return try body(service)
@@ -178,13 +181,17 @@ public struct SecretServiceTokenStore: TokenStore {
   }
 
   /// The default collection, checked to be unlocked.
-  private func defaultCollection(_ service: UnsafeMutablePointer<SecretService>) throws
+  private func defaultCollection(
+    _ service: UnsafeMutablePointer<SecretService>
+  ) throws
     -> UnsafeMutablePointer<SecretCollection>
   {
     guard
-      let collection = try GLibBridge.call("opening the default keyring", {
-        secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, nil, $0)
-      })
+      let collection = try GLibBridge.call(
+        "opening the default keyring",
+        {
+          secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, nil, $0)
+        })
     else { throw SecretServiceError.noDefaultKeyring }
     if secret_collection_get_locked(collection) != 0 {
       let label = Self.label(of: collection)
@@ -196,9 +203,11 @@ public struct SecretServiceTokenStore: TokenStore {
 
   private func collectionLabel(_ service: UnsafeMutablePointer<SecretService>) throws -> String {
     guard
-      let collection = try GLibBridge.call("opening the default keyring", {
-        secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, nil, $0)
-      })
+      let collection = try GLibBridge.call(
+        "opening the default keyring",
+        {
+          secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, nil, $0)
+        })
     else { return "default" }
     defer { GLibBridge.unref(collection) }
     return Self.label(of: collection)
@@ -222,7 +231,8 @@ public struct SecretServiceTokenStore: TokenStore {
     var newest: [String: UnsafeMutablePointer<SecretItem>] = [:]
     for item in items {
       let attributes = attributes(of: item)
-      let key = "\(attributes[KeyringSchema.Attribute.type] ?? "")\u{0}\(attributes[KeyringSchema.Attribute.account] ?? "")"
+      let key =
+        "\(attributes[KeyringSchema.Attribute.type] ?? "")\u{0}\(attributes[KeyringSchema.Attribute.account] ?? "")"
       if let current = newest[key], secret_item_get_modified(current) >= secret_item_get_modified(item) { continue }
       newest[key] = item
     }

@@ -72,7 +72,8 @@ public struct TokenCtl: ParsableCommand {
       context.output.write(
         JSONOutput.render(
           ErrorDocument(
-            error: .init(code: error.code.description, message: error.message, recovery: error.recovery, exit: status.rawValue))))
+            error: .init(
+              code: error.code.description, message: error.message, recovery: error.recovery, exit: status.rawValue))))
     }
   }
 }

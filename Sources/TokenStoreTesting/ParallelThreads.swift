@@ -11,11 +11,13 @@ enum ParallelThreads {
     let threads = [writer, reader].map { body -> pthread_t in
       let box = Unmanaged.passRetained(Box(body)).toOpaque()
       var thread = pthread_t()
-      let status = pthread_create(&thread, nil, { raw in
-        let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-        box.body()
-        return nil
-      }, box)
+      let status = pthread_create(
+        &thread, nil,
+        { raw in
+          let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+          box.body()
+          return nil
+        }, box)
       precondition(status == 0, "pthread_create failed: \(status)")
       return thread
     }

@@ -59,10 +59,11 @@ public enum TokenStoreConformance {
       defer { for entry in [ada, grace] { _ = try? store.remove(entry.account.key) } }
 
       let all = try store.list(.all)
-      #expect(Set(all) == [
-        AccountListing(account: ada.account, tokens: ada.tokens.summary),
-        AccountListing(account: grace.account, tokens: grace.tokens.summary),
-      ])
+      #expect(
+        Set(all) == [
+          AccountListing(account: ada.account, tokens: ada.tokens.summary),
+          AccountListing(account: grace.account, tokens: grace.tokens.summary),
+        ])
       #expect(try store.list(AccountQuery(type: "oidc")).map(\.account) == [grace.account])
       #expect(try store.list(AccountQuery(name: "ada@contoso.com")).map(\.account) == [ada.account])
       #expect(try store.list(AccountQuery(id: "grace-id")).map(\.account) == [grace.account])

@@ -48,10 +48,11 @@ import TokenStoreTesting
     // secret-tool shows `xdg:schema` as `schema`.
     #expect(item["schema"] == "org.tokenctl.Account")
     let attributeNames = Set(item.keys.filter { $0.hasPrefix("attribute.") })
-    #expect(attributeNames == [
-      "attribute.type", "attribute.account", "attribute.group", "attribute.name",
-      "attribute.scopes", "attribute.created", "attribute.updated", "attribute.expires", "attribute.refreshable",
-    ])
+    #expect(
+      attributeNames == [
+        "attribute.type", "attribute.account", "attribute.group", "attribute.name",
+        "attribute.scopes", "attribute.created", "attribute.updated", "attribute.expires", "attribute.refreshable",
+      ])
 
     // The secret is the versioned JSON token set, readable by any tool.
     let lookup = try TestKeyring.secretTool(["lookup", "type", "graph", "account", "00000000-ada-oid", "group", group])
@@ -94,7 +95,8 @@ import TokenStoreTesting
 
   @Test func anItemWrittenByAnotherToolIsRead() throws {
     let group = TokenStoreConformance.freshGroup()
-    let json = #"{"version":1,"access_token":"from-elsewhere","refresh_token":"r","token_type":"Bearer","expires_at":1790003600}"#
+    let json =
+      #"{"version":1,"access_token":"from-elsewhere","refresh_token":"r","token_type":"Bearer","expires_at":1790003600}"#
     let stored = try TestKeyring.secretTool(
       [
         "store", "--label", "tokenctl: oidc — grace", "xdg:schema", "org.tokenctl.Account", "type", "oidc",

@@ -35,7 +35,8 @@ enum TestKeyring {
   /// The items `secret-tool search --all` finds for `attributes`, each as its printed
   /// fields (`label`, `attribute.type`, `secret`, …).
   static func items(_ attributes: [String: String]) throws -> [[String: String]] {
-    let arguments = ["search", "--all", "--unlock"] + attributes.sorted { $0.key < $1.key }.flatMap { [$0.key, $0.value] }
+    let arguments =
+      ["search", "--all", "--unlock"] + attributes.sorted { $0.key < $1.key }.flatMap { [$0.key, $0.value] }
     let output = try secretTool(arguments).stdout
     var items: [[String: String]] = []
     for line in output.split(separator: "\n") {

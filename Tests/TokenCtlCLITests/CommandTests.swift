@@ -17,12 +17,16 @@ import TokenStoreTesting
     refresh: Bool = true, access: String = "ACCESS"
   ) throws {
     try store(group).save(
-      Account(type: type, id: id, name: name, group: group, scopes: ["openid"], createdAt: Self.now, updatedAt: Self.now),
+      Account(
+        type: type, id: id, name: name, group: group, scopes: ["openid"], createdAt: Self.now, updatedAt: Self.now),
       tokens: TokenSet(
-        accessToken: access, refreshToken: refresh ? "REFRESH" : nil, expiresAt: expiresIn.map { Self.now.addingTimeInterval($0) }))
+        accessToken: access, refreshToken: refresh ? "REFRESH" : nil,
+        expiresAt: expiresIn.map { Self.now.addingTimeInterval($0) }))
   }
 
-  func run(_ arguments: String..., environment: [String: String] = [:], terminal: Bool = false) throws
+  func run(
+    _ arguments: String..., environment: [String: String] = [:], terminal: Bool = false
+  ) throws
     -> (status: Int32, stdout: String, stderr: String)
   {
     let output = CapturedOutput(isTerminal: terminal)
@@ -41,13 +45,14 @@ import TokenStoreTesting
     try seed("graph", "oid-9", "other", group: "work", expiresIn: nil)
     let result = try run("list")
     #expect(result.status == 0)
-    #expect(result.stdout == """
-      TYPE   ACCOUNT          GROUP    STATUS
-      graph  ada@contoso.com  default  valid for 42 min, refreshable
-      oidc   grace            default  expired, refreshable
-      oidc   linus            default  expired, needs sign-in
+    #expect(
+      result.stdout == """
+        TYPE   ACCOUNT          GROUP    STATUS
+        graph  ada@contoso.com  default  valid for 42 min, refreshable
+        oidc   grace            default  expired, refreshable
+        oidc   linus            default  expired, needs sign-in
 
-      """)
+        """)
     #expect(!result.stdout.contains("SECRET"))
   }
 
@@ -126,11 +131,12 @@ import TokenStoreTesting
     #expect(ambiguous.stderr.contains("graph:oid-1") && ambiguous.stderr.contains("oidc:sub-1"))
     let missing = try run("token", "graph:grace")
     #expect(missing.status == 2)
-    #expect(missing.stderr == """
-      tokenctl: no account 'graph:grace' in group 'default'
-      hint: Run `tokenctl list --group default` to see the accounts there.
+    #expect(
+      missing.stderr == """
+        tokenctl: no account 'graph:grace' in group 'default'
+        hint: Run `tokenctl list --group default` to see the accounts there.
 
-      """)
+        """)
     #expect(try run("list", "--type", "nope").status == 6)
     #expect(try run("token", "ada", "--min-valid", "-1").status == 64)
     #expect(try run("frobnicate").status == 64)
@@ -168,7 +174,8 @@ import TokenStoreTesting
     let types = try #require(document["types"] as? [[String: Any]])
     #expect(types.map { $0["id"] as? String } == ["graph", "oidc"])
     let endpoints = try #require(types[0]["endpoints"] as? [String: String])
-    #expect(endpoints["device_authorization_endpoint"] == "https://login.microsoftonline.com/common/oauth2/v2.0/devicecode")
+    #expect(
+      endpoints["device_authorization_endpoint"] == "https://login.microsoftonline.com/common/oauth2/v2.0/devicecode")
     #expect(types[1]["issuer_from_user"] as? Bool == true)
   }
 
@@ -176,6 +183,7 @@ import TokenStoreTesting
     let version = try run("--version")
     #expect(version.status == 0 && version.stdout == "tokenctl \(TokenCtl.version)\n")
     let help = try run("--help")
-    #expect(help.status == 0 && help.stdout.contains("Exit status:") && help.stdout.contains("  7   The keyring is locked."))
+    #expect(
+      help.status == 0 && help.stdout.contains("Exit status:") && help.stdout.contains("  7   The keyring is locked."))
   }
 }

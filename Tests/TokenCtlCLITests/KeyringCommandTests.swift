@@ -17,7 +17,8 @@ import TokenStoreTesting
     let store = SecretServiceTokenStore(group: group)
     let access = "eyJ-\(UUID().uuidString)"
     try store.save(
-      Account(type: "graph", id: "oid-ada", name: "ada@contoso.com", group: group, createdAt: Date(), updatedAt: Date()),
+      Account(
+        type: "graph", id: "oid-ada", name: "ada@contoso.com", group: group, createdAt: Date(), updatedAt: Date()),
       tokens: TokenSet(accessToken: access, refreshToken: "r-\(UUID().uuidString)", expiresAt: Self.far))
     defer { _ = try? store.remove(AccountKey(type: "graph", id: "oid-ada")) }
     var environment = ProcessInfo.processInfo.environment
@@ -57,7 +58,9 @@ import TokenStoreTesting
     let silent = try session.run("secret-tool", ["lookup", "type", "graph"])
     #expect(silent.status != 0 && silent.stdout.isEmpty)
 
-    for arguments in [["token", "graph:ada@contoso.com"], ["token", "graph:nobody"], ["list"], ["revoke", "ada@contoso.com"]] {
+    for arguments in [
+      ["token", "graph:ada@contoso.com"], ["token", "graph:nobody"], ["list"], ["revoke", "ada@contoso.com"],
+    ] {
       let result = try ProcessRunner.run(ProcessRunner.tokenctl, arguments, environment: session.environment)
       #expect(result.status == 7, "\(arguments): \(result.stderr)")
       #expect(result.stderr.contains("is locked"), "\(arguments)")

@@ -20,7 +20,8 @@ final class PrivateSession {
     directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-session-\(UUID().uuidString)")
     let home = directory.appendingPathComponent("home"), runtime = directory.appendingPathComponent("runtime")
     for folder in [home, runtime] {
-      try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+      try FileManager.default.createDirectory(
+        at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
     // Our own configuration: like the standard session bus, but with no service
     // directories, so nothing is started behind the test's back.

@@ -28,7 +28,8 @@ enum ProcessRunner {
     defer { try? FileManager.default.removeItem(at: scratch) }
     let paths = ["in", "out", "err"].map { scratch.appendingPathComponent($0).path }
     try Data(stdin.utf8).write(to: URL(fileURLWithPath: paths[0]))
-    let pid = try spawn(executable, arguments, environment: environment, stdin: paths[0], stdout: paths[1], stderr: paths[2])
+    let pid = try spawn(
+      executable, arguments, environment: environment, stdin: paths[0], stdout: paths[1], stderr: paths[2])
     let status = wait(pid)
     return ProcessResult(
       status: status, stdout: try String(contentsOfFile: paths[1], encoding: .utf8),

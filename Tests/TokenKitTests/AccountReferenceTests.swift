@@ -4,13 +4,14 @@ import TokenKit
 import TokenStoreTesting
 
 @Suite struct AccountReferenceTests {
-  @Test(arguments: [
-    ("graph:ada@contoso.com", "graph", "ada@contoso.com"),
-    ("ada@contoso.com", nil, "ada@contoso.com"),
-    ("oidc:https://issuer.example:sub", "oidc", "https://issuer.example:sub"),
-    ("weird:name", nil, "weird:name"),
-    ("graph:", "graph", ""),
-  ] as [(String, String?, String)])
+  @Test(
+    arguments: [
+      ("graph:ada@contoso.com", "graph", "ada@contoso.com"),
+      ("ada@contoso.com", nil, "ada@contoso.com"),
+      ("oidc:https://issuer.example:sub", "oidc", "https://issuer.example:sub"),
+      ("weird:name", nil, "weird:name"),
+      ("graph:", "graph", ""),
+    ] as [(String, String?, String)])
   func parsesATypePrefixOnlyWhenItIsAKnownType(text: String, type: String?, account: String) {
     let reference = AccountReference(parsing: text, knownTypes: ["graph", "oidc"])
     #expect(reference.type == type)
@@ -21,7 +22,8 @@ import TokenStoreTesting
     let store = InMemoryTokenStore(group: "work")
     let date = Date(timeIntervalSince1970: 0)
     for (type, id, name) in [
-      ("graph", "oid-1", "ada@contoso.com"), ("oidc", "sub-1", "ada@contoso.com"), ("graph", "oid-2", "grace@contoso.com"),
+      ("graph", "oid-1", "ada@contoso.com"), ("oidc", "sub-1", "ada@contoso.com"),
+      ("graph", "oid-2", "grace@contoso.com"),
     ] {
       try store.save(
         Account(type: type, id: id, name: name, group: "work", createdAt: date, updatedAt: date),

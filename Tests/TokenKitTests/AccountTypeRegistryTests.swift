@@ -8,7 +8,8 @@ import TokenKit
   static func descriptor(_ id: String, token: String = "https://auth.example.org/token") -> EndpointDescriptor {
     EndpointDescriptor(
       id: id, displayName: "Example \(id)",
-      endpoints: .fixed(Endpoints(authorization: URL(string: "https://auth.example.org/authorize")!, token: URL(string: token)!)))
+      endpoints: .fixed(
+        Endpoints(authorization: URL(string: "https://auth.example.org/authorize")!, token: URL(string: token)!)))
   }
 
   @Test func registersLooksUpAndListsInIdOrder() throws {
@@ -77,7 +78,9 @@ import TokenKit
     }
     #expect(endpoints.authorization?.absoluteString == "https://login.microsoftonline.com/common/oauth2/v2.0/authorize")
     #expect(endpoints.token.absoluteString == "https://login.microsoftonline.com/common/oauth2/v2.0/token")
-    #expect(endpoints.deviceAuthorization?.absoluteString == "https://login.microsoftonline.com/common/oauth2/v2.0/devicecode")
+    #expect(
+      endpoints.deviceAuthorization?.absoluteString == "https://login.microsoftonline.com/common/oauth2/v2.0/devicecode"
+    )
     #expect(endpoints.revocation == nil)
     #expect(graph.defaultScopes.contains("offline_access"))
     #expect(graph.redirect == .loopback(host: "localhost"))
@@ -90,7 +93,9 @@ import TokenKit
       .appendingPathComponent("../../Sources/TokenKit").standardizedFileURL
     let files = try FileManager.default.contentsOfDirectory(at: core, includingPropertiesForKeys: nil)
     #expect(files.count > 5)
-    let providers = ["microsoft", "azure", "contoso", "github", "gitlab", "google", "bitbucket", "gitea", "forgejo", "keycloak"]
+    let providers = [
+      "microsoft", "azure", "contoso", "github", "gitlab", "google", "bitbucket", "gitea", "forgejo", "keycloak",
+    ]
     for file in files where file.pathExtension == "swift" {
       let text = try String(contentsOf: file, encoding: .utf8).lowercased()
       for provider in providers {

@@ -25,7 +25,8 @@ extension TokenCtl {
         throw TokenKitError(.noSuchAccount, "no account '\(reference)' in group '\(store.group)'")
       }
       context.output.writeError(
-        "Removed \(listing.account.qualifiedName) from group '\(store.group)'. Its tokens were not revoked at the provider.\n")
+        "Removed \(listing.account.qualifiedName) from group '\(store.group)'. Its tokens were not revoked at the provider.\n"
+      )
     }
   }
 }

@@ -27,7 +27,8 @@ extension TokenCtl {
       switch descriptor.endpoints {
       case .fixed(let endpoints):
         for (name, url) in endpoints.named {
-          fields.append((name.dropLast("_endpoint".count).split(separator: "_").joined(separator: " "), url.absoluteString))
+          fields.append(
+            (name.dropLast("_endpoint".count).split(separator: "_").joined(separator: " "), url.absoluteString))
         }
       case .discovered(let issuer):
         fields.append(("issuer", "\(issuer.absoluteString) (endpoints discovered)"))
