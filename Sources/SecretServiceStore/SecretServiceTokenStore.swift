@@ -82,7 +82,7 @@ public struct SecretServiceTokenStore: TokenStore {
       let existing = try search(service, KeyringSchema.keyAttributes(account.key, group: group), loadSecrets: false)
       defer { existing.forEach(GLibBridge.unref) }
       try requireUnlocked(service, existing)
-      if let item = newest(existing) {
+      if let item = newestPerAccount(existing).first {
         // Replace in place. The secret goes first and in one call, so the tokens are
         // swapped atomically; the attributes then catch up. Creating with "replace" would
         // not do: the Secret Service replaces only an item whose attributes are all equal,
@@ -237,10 +237,5 @@ public struct SecretServiceTokenStore: TokenStore {
       newest[key] = item
     }
     return Array(newest.values)
-  }
-
-  /// The most recently modified of the items found for one key.
-  private func newest(_ items: [UnsafeMutablePointer<SecretItem>]) -> UnsafeMutablePointer<SecretItem>? {
-    items.max { secret_item_get_modified($0) < secret_item_get_modified($1) }
   }
 }
