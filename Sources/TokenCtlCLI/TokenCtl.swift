@@ -64,8 +64,13 @@ public struct TokenCtl: ParsableCommand {
   }
 
   private static func report(_ error: TokenKitError, context: CLIContext, json: Bool) {
-    var text = "tokenctl: \(error.message)\n"
-    if let recovery = error.recovery { text += "hint: \(recovery)\n" }
+    // Messages quote names from the keyring and the command line; keep their control
+    // characters off the terminal. Line breaks of our own are kept.
+    let lines = error.message.split(separator: "\n", omittingEmptySubsequences: false).map {
+      TerminalSafe.text(String($0))
+    }
+    var text = "tokenctl: \(lines.joined(separator: "\n"))\n"
+    if let recovery = error.recovery { text += "hint: \(TerminalSafe.text(recovery))\n" }
     context.output.writeError(text)
     if json {
       let status = ExitStatus(for: error)

@@ -56,6 +56,26 @@ import TokenStoreTesting
     #expect(!result.stdout.contains("SECRET"))
   }
 
+  @Test func hostileNamesFromTheKeyringCannotReachTheTerminal() throws {
+    // Another program of the user's wrote this item; its name tries to clear the screen.
+    try seed("graph", "oid-1", "evil\u{1B}[2J\u{9B}31m\rname", expiresIn: 60)
+    let list = try run("list")
+    #expect(list.stdout.contains(#"evil\u{1b}[2J\u{9b}31m\u{d}name"#))
+    let missing = try run("token", "x\u{1B}]0;pwned\u{7}")
+    #expect(missing.status == 2)
+    for output in [list.stdout, list.stderr, missing.stdout, missing.stderr] {
+      #expect(
+        !output.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x9B || $0.value == 0x07 || $0.value == 0x0D }
+      )
+    }
+    // JSON keeps the exact name (escaped by the encoder) for programs to judge.
+    let json = try run("list", "--json")
+    #expect(!json.stdout.unicodeScalars.contains { $0.value == 0x1B })
+    let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+    let accounts = try #require(document["accounts"] as? [[String: Any]])
+    #expect(accounts.first?["name"] as? String == "evil\u{1B}[2J\u{9B}31m\rname")
+  }
+
   @Test func listColoursOnlyATerminalWithoutNO_COLOR() throws {
     try seed("graph", "oid-1", "ada", expiresIn: 60)
     #expect(try run("list", terminal: true).stdout.contains("\u{1B}[32m"))

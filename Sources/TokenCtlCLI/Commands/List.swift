@@ -34,7 +34,8 @@ extension TokenCtl {
       var usable: [Bool] = []
       for listing in listings {
         let status = AccountStatusText(listing.tokens, clock: context.clock)
-        table.rows.append([listing.account.type, listing.account.name, listing.account.group, status.text])
+        let account = listing.account
+        table.rows.append([account.type, account.name, account.group, status.text].map(TerminalSafe.text))
         usable.append(status.usable)
       }
       context.output.write(

@@ -25,8 +25,9 @@ extension TokenCtl {
         throw TokenKitError(.noSuchAccount, "no account '\(reference)' in group '\(store.group)'")
       }
       context.output.writeError(
-        "Removed \(listing.account.qualifiedName) from group '\(store.group)'. Its tokens were not revoked at the provider.\n"
-      )
+        TerminalSafe.text(
+          "Removed \(listing.account.qualifiedName) from group '\(store.group)'. Its tokens were not revoked at the provider."
+        ) + "\n")
     }
   }
 }
