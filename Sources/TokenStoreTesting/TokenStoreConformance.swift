@@ -54,8 +54,8 @@ public enum TokenStoreConformance {
       let store = try factory(freshGroup())
       let ada = sampleAccount(group: store.group)
       let grace = sampleAccount(group: store.group, type: "oidc", id: "grace-id", name: "grace@example.org")
-      for entry in [ada, grace] { try store.save(entry.account, tokens: entry.tokens) }
-      defer { for entry in [ada, grace] { _ = try? store.remove(entry.account.key) } }
+      try save([ada, grace], in: store)
+      defer { removeQuietly([ada, grace], from: store) }
 
       let all = try store.list(.all)
       try expectEqual(
@@ -75,8 +75,8 @@ public enum TokenStoreConformance {
       let store = try factory(freshGroup())
       let ada = sampleAccount(group: store.group)
       let grace = sampleAccount(group: store.group, type: "oidc", id: "grace-id", name: "ada@contoso.com")
-      for entry in [ada, grace] { try store.save(entry.account, tokens: entry.tokens) }
-      defer { for entry in [ada, grace] { _ = try? store.remove(entry.account.key) } }
+      try save([ada, grace], in: store)
+      defer { removeQuietly([ada, grace], from: store) }
 
       try expectEqual(Set(try store.loadAll(AccountQuery(name: "ada@contoso.com"))), [ada, grace])
       try expectEqual(try store.loadAll(AccountQuery(type: "oidc")), [grace])
@@ -186,6 +186,15 @@ public enum TokenStoreConformance {
   }
 
   // MARK: - Fixtures
+
+  static func save(_ entries: [StoredAccount], in store: any TokenStore) throws {
+    for entry in entries { try store.save(entry.account, tokens: entry.tokens) }
+  }
+
+  /// Cleans up after a check; a failure here must not hide the check's own result.
+  static func removeQuietly(_ entries: [StoredAccount], from store: any TokenStore) {
+    for entry in entries { _ = try? store.remove(entry.account.key) }
+  }
 
   /// A group name no other run uses.
   public static func freshGroup() -> String { "conformance-\(UInt64.random(in: 0...UInt64.max))" }
