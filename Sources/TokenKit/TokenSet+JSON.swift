@@ -44,7 +44,7 @@ extension TokenSet {
     guard let version = try? decoder.decode(VersionOnly.self, from: data).version else {
       throw TokenKitError(
         .corruptItem, "the stored tokens of \(item) are not a tokenctl token set",
-        recovery: "Remove the account with `tokenctl revoke --local` and sign in again.")
+        recovery: "Remove the account with `tokenctl revoke` (which reads no token) and sign in again.")
     }
     guard version == Self.storageFormatVersion else {
       throw TokenKitError(
@@ -55,7 +55,7 @@ extension TokenSet {
     guard let stored = try? decoder.decode(Stored.self, from: data) else {
       throw TokenKitError(
         .corruptItem, "the stored tokens of \(item) are malformed",
-        recovery: "Remove the account with `tokenctl revoke --local` and sign in again.")
+        recovery: "Remove the account with `tokenctl revoke` (which reads no token) and sign in again.")
     }
     self.init(
       accessToken: stored.access_token, refreshToken: stored.refresh_token,
