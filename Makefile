@@ -7,7 +7,7 @@ SWIFT ?= swift
 # reproducible. Bump it with the version.
 MAN_DATE := 2026-11-21
 KEYRING := Tests/Support/with-private-keyring
-DEBIAN_PACKAGES := libsecret-1-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3
+DEBIAN_PACKAGES := libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3
 
 .PHONY: all deps build test demo bench man check-man lint install clean
 

@@ -17,12 +17,27 @@ let package = Package(
     .library(name: "TokenStoreTesting", targets: ["TokenStoreTesting"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
   ],
   targets: [
     // The core: the OAuth model, the registry, the store protocol. No libsecret, no HTTP,
     // no provider names.
-    .target(name: "TokenKit"),
+    .target(
+      name: "TokenKit",
+      dependencies: [
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "CryptoExtras", package: "swift-crypto"),
+      ]),
+
+    // The Linux side of a native app (RFC 8252): the HTTP transport over libcurl, the
+    // loopback redirect listener, the browser launcher, lock files and XDG directories.
+    .systemLibrary(
+      name: "CCurl",
+      pkgConfig: "libcurl",
+      providers: [.apt(["libcurl4-openssl-dev"])]
+    ),
+    .target(name: "NativeAppSupport", dependencies: ["TokenKit", "CCurl"]),
 
     .systemLibrary(
       name: "CLibSecret",
@@ -41,7 +56,8 @@ let package = Package(
     .target(
       name: "TokenCtlCLI",
       dependencies: [
-        "TokenKit", "SecretServiceStore", "OpenIDConnectAccount", "MicrosoftGraphAccount",
+        "TokenKit", "SecretServiceStore", "NativeAppSupport", "OpenIDConnectAccount",
+        "MicrosoftGraphAccount",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -51,6 +67,7 @@ let package = Package(
       name: "TokenKitTests",
       dependencies: ["TokenKit", "TokenStoreTesting", "OpenIDConnectAccount", "MicrosoftGraphAccount"]),
     .testTarget(name: "SecretServiceStoreTests", dependencies: ["SecretServiceStore", "TokenStoreTesting"]),
+    .testTarget(name: "NativeAppSupportTests", dependencies: ["NativeAppSupport"]),
     .testTarget(name: "TokenCtlCLITests", dependencies: ["TokenCtlCLI", "TokenStoreTesting"]),
   ]
 )

@@ -17,6 +17,16 @@ public struct TokenKitError: Error, Sendable, Hashable, CustomStringConvertible 
       case keyringUnavailable = "keyring-unavailable"
       case corruptItem = "corrupt-item"
       case storeFailure = "store-failure"
+      case notConfigured = "not-configured"
+      case signInFailed = "sign-in-failed"
+      case signInTimedOut = "sign-in-timed-out"
+      case accessDenied = "access-denied"
+      case needsSignIn = "needs-sign-in"
+      case serverError = "server-error"
+      case networkFailure = "network-failure"
+      case invalidIDToken = "invalid-id-token"
+      case revocationFailed = "revocation-failed"
+      case hookFailed = "hook-failed"
     }
     private let raw: Raw
     private init(_ raw: Raw) { self.raw = raw }
@@ -41,6 +51,26 @@ public struct TokenKitError: Error, Sendable, Hashable, CustomStringConvertible 
     public static let corruptItem = Code(.corruptItem)
     /// The store failed for another reason.
     public static let storeFailure = Code(.storeFailure)
+    /// The account type lacks something to sign in with: a client id, an issuer.
+    public static let notConfigured = Code(.notConfigured)
+    /// The authorization response was unusable: wrong `iss`, no code, a malformed answer.
+    public static let signInFailed = Code(.signInFailed)
+    /// The user did not finish signing in before the timeout.
+    public static let signInTimedOut = Code(.signInTimedOut)
+    /// The user or the server refused the authorization (`access_denied`).
+    public static let accessDenied = Code(.accessDenied)
+    /// The refresh token was rejected (`invalid_grant`): only a new sign-in helps.
+    public static let needsSignIn = Code(.needsSignIn)
+    /// The server answered with an OAuth error or a response that is not one.
+    public static let serverError = Code(.serverError)
+    /// No response: DNS, connection, timeout, TLS.
+    public static let networkFailure = Code(.networkFailure)
+    /// The ID token failed a check of OpenID Connect Core §3.1.3.7.
+    public static let invalidIDToken = Code(.invalidIDToken)
+    /// The revocation endpoint refused or could not be reached.
+    public static let revocationFailed = Code(.revocationFailed)
+    /// The configured hook command could not run.
+    public static let hookFailed = Code(.hookFailed)
 
     /// A stable, machine-readable name (used in `--json` error output).
     public var description: String { raw.rawValue }
