@@ -23,7 +23,9 @@ public struct HTTPRequest: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// A form POST (`application/x-www-form-urlencoded`, RFC 6749 Appendix B).
-  public static func form(_ url: URL, _ fields: [(String, String)], headers: [HTTPHeader] = [])
+  public static func form(
+    _ url: URL, _ fields: [(String, String)], headers: [HTTPHeader] = []
+  )
     -> HTTPRequest
   {
     HTTPRequest(
