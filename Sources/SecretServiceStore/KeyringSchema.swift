@@ -29,7 +29,13 @@ public enum KeyringSchema {
     public static let updated = "updated"
     public static let expires = "expires"
     public static let refreshable = "refreshable"
+    public static let issuer = "issuer"
+    public static let clientID = "client-id"
+    public static let state = "state"
   }
+
+  /// The `state` attribute's value for an account whose refresh token was rejected.
+  public static let needsSignInState = "needs-sign-in"
 
   /// The attributes to search for `query` in `group`.
   static func searchAttributes(_ query: AccountQuery, group: String) -> [String: String] {
@@ -54,6 +60,9 @@ public enum KeyringSchema {
     attributes[Attribute.updated] = String(Int64(account.updatedAt.timeIntervalSince1970))
     attributes[Attribute.expires] = tokens.expiresAt.map { String(Int64($0.timeIntervalSince1970)) }
     attributes[Attribute.refreshable] = tokens.refreshable ? "true" : "false"
+    attributes[Attribute.issuer] = account.issuer
+    attributes[Attribute.clientID] = account.clientID
+    attributes[Attribute.state] = account.needsSignIn ? needsSignInState : "ok"
     return attributes
   }
 
@@ -76,7 +85,9 @@ public enum KeyringSchema {
       type: type, id: id, name: displayName, group: group,
       scopes: (attributes[Attribute.scopes] ?? "").split(separator: " ").map(String.init),
       createdAt: Date(timeIntervalSince1970: TimeInterval(created)),
-      updatedAt: Date(timeIntervalSince1970: TimeInterval(updated)))
+      updatedAt: Date(timeIntervalSince1970: TimeInterval(updated)),
+      issuer: attributes[Attribute.issuer], clientID: attributes[Attribute.clientID],
+      needsSignIn: attributes[Attribute.state] == needsSignInState)
     return AccountListing(
       account: account,
       tokens: TokenSummary(expiresAt: expires, refreshable: attributes[Attribute.refreshable] == "true"))

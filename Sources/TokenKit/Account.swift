@@ -22,10 +22,20 @@ public struct Account: Sendable, Hashable {
   public var scopes: [String]
   public var createdAt: Date
   public var updatedAt: Date
+  /// The issuer that vouched for the identity (`iss`), when known: refreshes of an account
+  /// whose type discovers its endpoints go back to this issuer.
+  public var issuer: String?
+  /// The `client_id` the tokens were issued to. A refresh must present the same client
+  /// (RFC 6749 §6), even after the account type's default client id changes.
+  public var clientID: String?
+  /// Set when the authorization server rejected the refresh token (`invalid_grant`): the
+  /// account is kept, so the user sees it and signs in again, but no refresh is tried.
+  public var needsSignIn: Bool
 
   public init(
     type: String, id: String, name: String, group: String, scopes: [String] = [],
-    createdAt: Date, updatedAt: Date
+    createdAt: Date, updatedAt: Date, issuer: String? = nil, clientID: String? = nil,
+    needsSignIn: Bool = false
   ) {
     self.type = type
     self.id = id
@@ -34,6 +44,9 @@ public struct Account: Sendable, Hashable {
     self.scopes = scopes
     self.createdAt = createdAt
     self.updatedAt = updatedAt
+    self.issuer = issuer
+    self.clientID = clientID
+    self.needsSignIn = needsSignIn
   }
 
   /// The group used when none is given: tools that want to share sign-ins with each other

@@ -36,16 +36,23 @@ public struct Endpoints: Sendable, Hashable {
   public var revocation: URL?
   /// `userinfo_endpoint` (OpenID Connect Core §5.3).
   public var userinfo: URL?
+  /// `jwks_uri`: the keys that sign ID tokens (RFC 7517).
+  public var jwks: URL?
+  /// `issuer`: what the ID token's `iss` and the authorization response's `iss` must be.
+  /// Nil for servers that are not OpenID providers, or whose issuer varies per tenant.
+  public var issuer: String?
 
   public init(
     authorization: URL?, token: URL, deviceAuthorization: URL? = nil, revocation: URL? = nil,
-    userinfo: URL? = nil
+    userinfo: URL? = nil, jwks: URL? = nil, issuer: String? = nil
   ) {
     self.authorization = authorization
     self.token = token
     self.deviceAuthorization = deviceAuthorization
     self.revocation = revocation
     self.userinfo = userinfo
+    self.jwks = jwks
+    self.issuer = issuer
   }
 
   /// Each endpoint by its RFC 8414 metadata name, in a stable order.
@@ -53,7 +60,7 @@ public struct Endpoints: Sendable, Hashable {
     let all: [(String, URL?)] = [
       ("authorization_endpoint", authorization), ("token_endpoint", token),
       ("device_authorization_endpoint", deviceAuthorization),
-      ("revocation_endpoint", revocation), ("userinfo_endpoint", userinfo),
+      ("revocation_endpoint", revocation), ("userinfo_endpoint", userinfo), ("jwks_uri", jwks),
     ]
     return all.compactMap { name, url in url.map { (name, $0) } }
   }

@@ -33,14 +33,19 @@ public struct EndpointDescriptor: Sendable, Hashable {
   public var additionalAuthorizationParameters: [String: String]
   /// Which git hosts this type's tokens are for, and the username git must send.
   public var git: GitIntegration?
+  /// Provider-specific device-grant errors and the RFC 8628 §3.5 error each means
+  /// (`authorization_declined` → `access_denied`).
+  public var deviceGrantErrorAliases: [String: String]
 
   public init(
     id: String, displayName: String, endpoints: EndpointConfiguration,
     defaultScopes: [String] = [], clientID: String? = nil, clientSecret: String? = nil,
     redirect: RedirectPolicy = .loopback(),
     tokenEndpointAuthentication: ClientAuthenticationMethod = .none,
-    additionalAuthorizationParameters: [String: String] = [:], git: GitIntegration? = nil
+    additionalAuthorizationParameters: [String: String] = [:], git: GitIntegration? = nil,
+    deviceGrantErrorAliases: [String: String] = [:]
   ) {
+    self.deviceGrantErrorAliases = deviceGrantErrorAliases
     self.id = id
     self.displayName = displayName
     self.endpoints = endpoints

@@ -22,6 +22,8 @@ extension TokenSet {
     var expires_at: Int64?
     var scope: String?
     var token_type: String
+    // Added within format 1: older readers ignore it, and it is optional here.
+    var issued_at: Int64?
   }
 
   private struct VersionOnly: Decodable { var version: Int }
@@ -31,7 +33,8 @@ extension TokenSet {
     let stored = Stored(
       version: Self.storageFormatVersion, access_token: accessToken, refresh_token: refreshToken,
       id_token: idToken, expires_at: expiresAt.map { Int64($0.timeIntervalSince1970) },
-      scope: scope?.joined(separator: " "), token_type: tokenType)
+      scope: scope?.joined(separator: " "), token_type: tokenType,
+      issued_at: issuedAt.map { Int64($0.timeIntervalSince1970) })
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     return Array(try encoder.encode(stored))
@@ -62,6 +65,7 @@ extension TokenSet {
       idToken: stored.id_token,
       expiresAt: stored.expires_at.map { Date(timeIntervalSince1970: TimeInterval($0)) },
       scope: stored.scope.map { $0.split(separator: " ").map(String.init) },
-      tokenType: stored.token_type)
+      tokenType: stored.token_type,
+      issuedAt: stored.issued_at.map { Date(timeIntervalSince1970: TimeInterval($0)) })
   }
 }

@@ -24,11 +24,16 @@ public struct TokenSet: Sendable, Hashable {
   public var scope: [String]?
   /// `token_type`, usually `Bearer` (RFC 6750).
   public var tokenType: String
+  /// When the token response arrived: with `expiresAt` it gives the token's lifetime, from
+  /// which the refresh margin is derived.
+  public var issuedAt: Date?
 
   public init(
     accessToken: String, refreshToken: String? = nil, idToken: String? = nil,
-    expiresAt: Date? = nil, scope: [String]? = nil, tokenType: String = "Bearer"
+    expiresAt: Date? = nil, scope: [String]? = nil, tokenType: String = "Bearer",
+    issuedAt: Date? = nil
   ) {
+    self.issuedAt = issuedAt
     self.accessToken = accessToken
     self.refreshToken = refreshToken
     self.idToken = idToken
@@ -44,6 +49,23 @@ public struct TokenSet: Sendable, Hashable {
     guard let expiresAt else { return true }
     return expiresAt.timeIntervalSince(clock.now) >= seconds
   }
+
+  /// How long the access token lived when issued, if known.
+  public var lifetime: Double? {
+    guard let expiresAt, let issuedAt else { return nil }
+    return expiresAt.timeIntervalSince(issuedAt)
+  }
+
+  /// How long before expiry a token counts as due for refresh when the caller names no
+  /// margin: one minute, or a tenth of the lifetime for tokens shorter than ten minutes,
+  /// so that a token issued for two minutes is not refreshed on every call.
+  public var defaultRefreshMargin: Double {
+    guard let lifetime, lifetime > 0 else { return Self.standardRefreshMargin }
+    return min(Self.standardRefreshMargin, lifetime / 10)
+  }
+
+  /// One minute covers a request's round trip and ordinary clock skew.
+  public static let standardRefreshMargin: Double = 60
 
   /// What `list` shows without reading the secret: derived here, stored beside it.
   public var summary: TokenSummary {

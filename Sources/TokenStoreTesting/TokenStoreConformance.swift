@@ -92,6 +92,8 @@ public enum TokenStoreConformance {
       var renamed = first.account
       renamed.name = "ada.lovelace@contoso.com"
       renamed.updatedAt = first.account.updatedAt.addingTimeInterval(60)
+      // A rejected refresh token is recorded on the account, and survives the round trip.
+      renamed.needsSignIn = true
       let rotated = TokenSet(
         accessToken: "access-2", refreshToken: "refresh-2", idToken: nil,
         expiresAt: first.tokens.expiresAt!.addingTimeInterval(3600), scope: ["User.Read"])
@@ -208,10 +210,12 @@ public enum TokenStoreConformance {
     StoredAccount(
       account: Account(
         type: type, id: id, name: name, group: group, scopes: ["openid", "User.Read"],
-        createdAt: epoch, updatedAt: epoch),
+        createdAt: epoch, updatedAt: epoch, issuer: "https://login.example.org/\(type)",
+        clientID: "client-\(type)"),
       tokens: TokenSet(
         accessToken: "access-\(id)", refreshToken: "refresh-\(id)", idToken: "id-\(id)",
-        expiresAt: epoch.addingTimeInterval(3600), scope: ["openid", "User.Read"]))
+        expiresAt: epoch.addingTimeInterval(3600), scope: ["openid", "User.Read"],
+        issuedAt: epoch))
   }
 
   static func tokens(generation: Int) -> TokenSet {

@@ -1,0 +1,280 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// The account store of a desktop tool: sign in to an account type, list the accounts,
+/// get fresh tokens, sign out. NXOAuth2AccountStore's role, for Swift on Linux.
+///
+/// The walkthrough's flow — configure the type, request access, use the token — reads:
+///
+/// ```swift
+/// import TokenKit
+/// import NativeAppSupport
+/// import SecretServiceStore
+///
+/// var registry = AccountTypeRegistry()
+/// try registry.register(MicrosoftGraphPlugin.self)          // the "account type"
+/// let manager = AccountManager.live(registry: registry,     // NativeAppSupport
+///                                   store: SecretServiceTokenStore(group: "default"))
+///
+/// // requestAccessToAccountWithType: the browser opens, the user signs in.
+/// let listener = try LoopbackRedirectListener(host: "localhost")
+/// let account = try await manager.signIn(
+///   type: "graph", method: .browser(receiver: listener) { url in
+///     _ = BrowserLauncher().open(url, environment: [:])
+///   })
+///
+/// // Later, in any process sharing the group: a token valid for at least a minute,
+/// // refreshed first if needed, with one refresh across all processes.
+/// let tokens = try await manager.freshTokens(for: account.key, minimumValidity: 60)
+/// request.setValue("Bearer \(tokens.accessToken)", forHTTPHeaderField: "Authorization")
+///
+/// // Watch what happens to accounts, as NXOAuth2AccountStore's notifications did.
+/// for await event in manager.events.events() { print(event) }
+///
+/// // Sign out: revoke at the server (RFC 7009) when the type can, then forget it.
+/// try await manager.signOut(account.key)
+/// ```
+public struct AccountManager: Sendable {
+  public var registry: AccountTypeRegistry
+  public var store: any TokenStore
+  public var transport: any HTTPTransport
+  public var clock: any WallClock
+  public var locks: any AccountLocking
+  public var discovery: MetadataDiscovery
+  public var events: AccountEventCenter
+
+  public init(
+    registry: AccountTypeRegistry, store: any TokenStore, transport: any HTTPTransport,
+    clock: any WallClock, locks: any AccountLocking, discoveryCache: (any DiscoveryCache)?,
+    events: AccountEventCenter = AccountEventCenter()
+  ) {
+    self.registry = registry
+    self.store = store
+    self.transport = transport
+    self.clock = clock
+    self.locks = locks
+    self.discovery = MetadataDiscovery(transport: transport, cache: discoveryCache, clock: clock)
+    self.events = events
+  }
+
+  var refresher: TokenRefresher {
+    TokenRefresher(
+      registry: registry, store: store, transport: transport, clock: clock, locks: locks, discovery: discovery,
+      events: events)
+  }
+
+  // MARK: Signing in
+
+  /// Signs in to an account type and stores the account; signing in again as the same
+  /// user updates that account rather than adding another.
+  @discardableResult
+  public func signIn(
+    type: String, options: SignInOptions = SignInOptions(), method: SignInMethod
+  )
+    async throws -> Account
+  {
+    let descriptor = try registry.descriptor(type)
+    let configuration = try await ServiceConfiguration.resolve(
+      descriptor, issuer: options.issuer, clientID: options.clientID, discovery: discovery)
+    let scopes = options.scopes ?? descriptor.defaultScopes
+    let response: TokenResponse
+    var nonce: String?
+    switch method {
+    case .browser(let receiver, let bareCodeAllowed, let presentURL):
+      let flow = AuthorizationCodeFlow(
+        configuration: configuration, scopes: scopes, receiver: receiver, transport: transport,
+        timeout: options.timeout, bareCodeAllowed: bareCodeAllowed, presentURL: presentURL)
+      let (tokens, request) = try await flow.run()
+      response = tokens
+      nonce = request.nonce
+    case .device(let present, let sleep):
+      guard configuration.endpoints.deviceAuthorization != nil else {
+        throw TokenKitError(
+          .notConfigured, "account type '\(type)' does not support the device authorization grant",
+          recovery: "Sign in with the browser, or with --paste over SSH.")
+      }
+      response = try await DeviceAuthorizationFlow(
+        configuration: configuration, scopes: scopes, transport: transport, clock: clock, sleep: sleep,
+        present: present
+      ).run()
+    case .clientCredentials:
+      guard configuration.client.secret != nil else {
+        throw TokenKitError(
+          .notConfigured, "account type '\(type)' has no client secret, which the client credentials grant needs",
+          recovery: "Set client_secret in the [types.\(type)] table of config.toml.")
+      }
+      do {
+        response = try await configuration.service(transport: transport).token(.clientCredentials(scope: scopes))
+      } catch {
+        throw TokenKitError(error, while: "get a token for client \(configuration.client.id)")
+      }
+    }
+    let identity: AccountIdentity
+    if case .clientCredentials = method {
+      identity = AccountIdentity(
+        id: configuration.client.id, name: configuration.client.id, issuer: configuration.issuer)
+    } else {
+      identity = try await self.identity(of: response, nonce: nonce, configuration: configuration)
+    }
+    return try save(response, identity: identity, scopes: scopes, configuration: configuration)
+  }
+
+  private func save(
+    _ response: TokenResponse, identity: AccountIdentity, scopes: [String], configuration: ServiceConfiguration
+  ) throws -> Account {
+    let now = clock.now
+    let key = AccountKey(type: configuration.descriptor.id, id: identity.id)
+    let existing = try store.load(key)
+    let account = Account(
+      type: key.type, id: key.id, name: identity.name, group: store.group, scopes: response.scope ?? scopes,
+      createdAt: existing?.account.createdAt ?? now, updatedAt: now, issuer: identity.issuer,
+      clientID: configuration.client.id)
+    try store.save(account, tokens: response.tokenSet(receivedAt: now, requestedScope: scopes))
+    events.publish(AccountEvent(.added, account))
+    return account
+  }
+
+  /// The identity from the ID token, checked per OpenID Connect Core §3.1.3.7, or from the
+  /// userinfo endpoint (§5.3) when the server issued no ID token.
+  private func identity(
+    of response: TokenResponse, nonce: String?, configuration: ServiceConfiguration
+  )
+    async throws -> AccountIdentity
+  {
+    let perAccountIssuer = configuration.descriptor.endpoints == .discoveredFromUserIssuer
+    if let idToken = response.idToken {
+      let unverified = try IDTokenClaims(unverified: idToken)
+      // A type with fixed endpoints may leave the issuer open (one per tenant); the token's
+      // own `iss` is then checked for consistency and recorded, the signature still is.
+      let validator = IDTokenValidator(
+        issuer: configuration.issuer ?? unverified.issuer, clientID: configuration.client.id,
+        keys: try await keys(configuration))
+      let claims = try validator.validate(idToken, nonce: nonce, clock: clock)
+      return AccountIdentity(claims: claims, issuerIsPerAccount: perAccountIssuer)
+    }
+    if let userinfo = configuration.endpoints.userinfo {
+      return try await self.userinfo(userinfo, accessToken: response.accessToken, configuration: configuration)
+    }
+    throw TokenKitError(
+      .signInFailed,
+      "the server issued no ID token and has no userinfo endpoint, so tokenctl cannot tell who signed in",
+      recovery:
+        "Request the openid scope (--scope openid …), or use an account type that knows how to look up the user.")
+  }
+
+  private func keys(_ configuration: ServiceConfiguration) async throws -> JSONWebKeySet? {
+    guard let jwks = configuration.endpoints.jwks else { return nil }
+    let action = "fetch the signing keys from \(jwks.absoluteString)"
+    do {
+      let response = try await transport.send(
+        HTTPRequest(method: "GET", url: jwks, headers: [HTTPHeader("Accept", "application/json")]))
+      let body = try AuthorizationService.body(of: response, document: "key set", bodyRequired: true)
+      return try JSONWebKeySet(json: body)
+    } catch let error as TransportError {
+      throw TokenKitError(.transport(error), while: action)
+    } catch let error as AuthorizationServiceError {
+      throw TokenKitError(error, while: action)
+    }
+  }
+
+  private func userinfo(
+    _ endpoint: URL, accessToken: String, configuration: ServiceConfiguration
+  ) async throws
+    -> AccountIdentity
+  {
+    let action = "ask \(endpoint.absoluteString) who signed in"
+    do {
+      let response = try await transport.send(
+        HTTPRequest(
+          method: "GET", url: endpoint,
+          headers: [HTTPHeader("Authorization", "Bearer \(accessToken)"), HTTPHeader("Accept", "application/json")]))
+      let body = try AuthorizationService.body(of: response, document: "userinfo response", bodyRequired: true)
+      let object = try JSONObject(body, what: "userinfo response")
+      guard let subject = object.string("sub") else {
+        throw AuthorizationServiceError.malformedResponse("the userinfo response has no sub")
+      }
+      let issuer = configuration.issuer
+      let perAccount = configuration.descriptor.endpoints == .discoveredFromUserIssuer
+      return AccountIdentity(
+        id: perAccount ? "\(AccountIdentity.shortIssuer(issuer ?? endpoint.absoluteString))|\(subject)" : subject,
+        name: object.string("preferred_username") ?? object.string("email") ?? subject, issuer: issuer)
+    } catch let error as TransportError {
+      throw TokenKitError(.transport(error), while: action)
+    } catch let error as AuthorizationServiceError {
+      throw TokenKitError(error, while: action)
+    }
+  }
+
+  // MARK: Using accounts
+
+  /// The accounts of this manager's group.
+  public func accounts(_ query: AccountQuery = .all) throws -> [AccountListing] { try store.list(query) }
+
+  /// Tokens valid for at least `minimumValidity` seconds (the token's own margin when
+  /// nil), refreshed first when needed.
+  public func freshTokens(for key: AccountKey, minimumValidity: Double? = nil) async throws -> TokenSet {
+    try await refresher.freshTokens(for: key, minimumValidity: minimumValidity).tokens
+  }
+
+  /// Refreshes now, whatever the expiry.
+  @discardableResult
+  public func refresh(_ key: AccountKey) async throws -> StoredAccount { try await refresher.refresh(key) }
+
+  // MARK: Signing out
+
+  /// What `signOut` did.
+  public struct SignOut: Sendable, Hashable {
+    public var account: Account
+    /// Whether the server was told (RFC 7009).
+    public var revokedAtServer: Bool
+    /// Why not, when it was not.
+    public var note: String?
+  }
+
+  /// Revokes the account's tokens at the server when its type has a revocation endpoint
+  /// (RFC 7009), then removes the account. If the server cannot be told, the account is
+  /// kept and the error thrown, unless `localOnly`, which skips the server entirely.
+  @discardableResult
+  public func signOut(_ key: AccountKey, localOnly: Bool = false) async throws -> SignOut {
+    guard let stored = try store.load(key) else {
+      throw TokenKitError(.noSuchAccount, "no account \(key) in group '\(store.group)'")
+    }
+    let account = stored.account
+    var result = SignOut(account: account, revokedAtServer: false, note: nil)
+    if localOnly {
+      result.note = "removed from this computer only (--local); the server was not told"
+    } else {
+      let descriptor = try registry.descriptor(account.type)
+      let configuration = try await ServiceConfiguration.resolve(
+        descriptor, issuer: account.issuer, clientID: account.clientID, discovery: discovery)
+      if configuration.endpoints.revocation == nil {
+        result.note =
+          "account type '\(account.type)' has no revocation endpoint; its tokens stay valid at the server until they expire"
+      } else {
+        let service = configuration.service(transport: transport)
+        do {
+          // Revoking the refresh token ends the grant (RFC 7009 §2.1); the access token is
+          // revoked too, for servers that keep it alive until expiry otherwise.
+          if let refreshToken = stored.tokens.refreshToken {
+            try await service.revoke(refreshToken, hint: "refresh_token")
+          }
+          try await service.revoke(stored.tokens.accessToken, hint: "access_token")
+        } catch {
+          let failure = TokenKitError(error, while: "revoke the tokens of \(account.qualifiedName)")
+          events.publish(AccountEvent(.failed, account, message: failure.message))
+          throw TokenKitError(
+            .revocationFailed, failure.message + "; the account is kept",
+            recovery:
+              "Try again later, or run `tokenctl revoke --local \(account.qualifiedName)` to forget it here only.")
+        }
+        result.revokedAtServer = true
+      }
+    }
+    try store.remove(key)
+    events.publish(AccountEvent(.revoked, account, message: result.note))
+    return result
+  }
+}

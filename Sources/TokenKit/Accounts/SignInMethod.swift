@@ -1,0 +1,44 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// How a sign-in obtains its grant.
+public enum SignInMethod: Sendable {
+  /// The authorization code grant with PKCE (RFC 6749 §4.1, RFC 7636): `receiver` catches
+  /// the redirect (a loopback listener, or the user pasting it with `bareCodeAllowed`),
+  /// `presentURL` prints the URL and opens the browser.
+  case browser(
+    receiver: any RedirectReceiver, bareCodeAllowed: Bool = false,
+    presentURL: @Sendable (URL) async -> Void)
+  /// The device authorization grant (RFC 8628): `present` shows the code and the time
+  /// left before each poll; `sleep` waits between polls.
+  case device(
+    present: @Sendable (DeviceAuthorizationResponse, Int) async -> Void,
+    sleep: @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) })
+  /// The client credentials grant (RFC 6749 §4.4), for a confidential client acting as
+  /// itself: the account is the client.
+  case clientCredentials
+}
+
+/// What a sign-in asks for beyond the account type's defaults.
+public struct SignInOptions: Sendable {
+  /// Scopes to request instead of the type's default scopes.
+  public var scopes: [String]?
+  /// A client id to use instead of the type's.
+  public var clientID: String?
+  /// The issuer, for types that discover their endpoints from one the user names.
+  public var issuer: String?
+  /// How long the user has to finish in the browser.
+  public var timeout: Duration
+
+  public init(
+    scopes: [String]? = nil, clientID: String? = nil, issuer: String? = nil, timeout: Duration = .seconds(300)
+  ) {
+    self.scopes = scopes
+    self.clientID = clientID
+    self.issuer = issuer
+    self.timeout = timeout
+  }
+}

@@ -1,0 +1,149 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// Hands out access tokens that are valid for long enough, refreshing them first when
+/// needed (RFC 6749 §6), with at most one refresh of an account in flight across every
+/// process that shares the lock directory.
+public struct TokenRefresher: Sendable {
+  public var registry: AccountTypeRegistry
+  public var store: any TokenStore
+  public var transport: any HTTPTransport
+  public var clock: any WallClock
+  public var locks: any AccountLocking
+  public var discovery: MetadataDiscovery
+  public var events: AccountEventCenter
+  /// How long to wait for another process's refresh: two full HTTP timeouts, so that a
+  /// refresh stuck on a dead network times out before its waiters give up.
+  public var lockTimeout: Duration = .seconds(2 * HTTPTransportLimits.totalTimeoutSeconds + 5)
+
+  public init(
+    registry: AccountTypeRegistry, store: any TokenStore, transport: any HTTPTransport,
+    clock: any WallClock, locks: any AccountLocking, discovery: MetadataDiscovery,
+    events: AccountEventCenter
+  ) {
+    self.registry = registry
+    self.store = store
+    self.transport = transport
+    self.clock = clock
+    self.locks = locks
+    self.discovery = discovery
+    self.events = events
+  }
+
+  /// The account with an access token valid for at least `minimumValidity` seconds, or
+  /// the token's own margin (`TokenSet.defaultRefreshMargin`) when nil.
+  ///
+  /// When another process refreshed while this one waited for the lock, its new token is
+  /// accepted even if shorter-lived than asked: refreshing again would only burn a
+  /// rotation and return a token of the same lifetime.
+  public func freshTokens(for key: AccountKey, minimumValidity: Double? = nil) async throws -> StoredAccount {
+    let stored = try load(key)
+    if stored.tokens.isValid(forAtLeast: minimumValidity ?? stored.tokens.defaultRefreshMargin, clock: clock) {
+      return stored
+    }
+    return try await refresh(stored, minimumValidity: minimumValidity, force: false)
+  }
+
+  /// Refreshes the account now, whatever its token's expiry; `tokenctl refresh`.
+  public func refresh(_ key: AccountKey) async throws -> StoredAccount {
+    try await refresh(try load(key), minimumValidity: nil, force: true)
+  }
+
+  private func refresh(_ stored: StoredAccount, minimumValidity: Double?, force: Bool) async throws -> StoredAccount {
+    let account = stored.account
+    let signIn = "`tokenctl login \(account.type)`"
+    guard !account.needsSignIn else {
+      throw TokenKitError(
+        .needsSignIn, "\(account.qualifiedName) needs a new sign-in: its refresh token was rejected",
+        recovery: "Run \(signIn).")
+    }
+    guard stored.tokens.refreshToken != nil else {
+      throw TokenKitError(
+        .tokenNotValid, "the access token of \(account.qualifiedName) has expired and there is no refresh token",
+        recovery: "Run \(signIn) to get a new one.")
+    }
+    let lock: any AccountLockHandle
+    do {
+      lock = try await locks.acquire(account.key, group: account.group, timeout: lockTimeout)
+    } catch let error as TokenKitError {
+      throw error
+    } catch {
+      throw TokenKitError(.storeFailure, "could not lock \(account.qualifiedName) for refreshing: \(error)")
+    }
+    defer { lock.release() }
+
+    // Another process may have refreshed while we waited: its tokens are the current ones,
+    // and the refresh token we read before is now spent.
+    let current = try load(account.key)
+    if current.tokens != stored.tokens {
+      if current.account.needsSignIn {
+        throw TokenKitError(.needsSignIn, "\(account.qualifiedName) needs a new sign-in", recovery: "Run \(signIn).")
+      }
+      let margin =
+        force ? 0 : min(minimumValidity ?? current.tokens.defaultRefreshMargin, current.tokens.defaultRefreshMargin)
+      if current.tokens.isValid(forAtLeast: margin, clock: clock) { return current }
+    } else if !force,
+      current.tokens.isValid(forAtLeast: minimumValidity ?? current.tokens.defaultRefreshMargin, clock: clock)
+    {
+      return current
+    }
+    return try await performRefresh(current)
+  }
+
+  private func performRefresh(_ current: StoredAccount) async throws -> StoredAccount {
+    let account = current.account
+    let action = "refresh the tokens of \(account.qualifiedName)"
+    let descriptor = try registry.descriptor(account.type)
+    let configuration: ServiceConfiguration
+    do {
+      configuration = try await ServiceConfiguration.resolve(
+        descriptor, issuer: account.issuer, clientID: account.clientID, discovery: discovery)
+    } catch let error as TokenKitError {
+      events.publish(AccountEvent(.failed, account, message: error.message))
+      throw error
+    }
+    guard let refreshToken = current.tokens.refreshToken else {
+      throw TokenKitError(.tokenNotValid, "\(account.qualifiedName) has no refresh token")
+    }
+    let response: TokenResponse
+    do {
+      response = try await configuration.service(transport: transport).token(.refreshToken(refreshToken))
+    } catch {
+      let failure = TokenKitError(error, while: action, signInHint: "`tokenctl login \(account.type)`")
+      if failure.code == .needsSignIn {
+        // Keep the account, so the user sees which one to sign in to again, but stop
+        // sending a refresh token the server has declared dead.
+        var marked = account
+        marked.needsSignIn = true
+        marked.updatedAt = clock.now
+        try store.save(marked, tokens: current.tokens)
+        events.publish(AccountEvent(.needsSignIn, marked, message: failure.message))
+      } else {
+        events.publish(AccountEvent(.failed, account, message: failure.message))
+      }
+      throw failure
+    }
+    let tokens = response.tokenSet(receivedAt: clock.now, previous: current.tokens)
+    var updated = account
+    updated.updatedAt = clock.now
+    if let granted = response.scope { updated.scopes = granted }
+    // The server has rotated the refresh token by now: store the new set before anything
+    // else can fail, or the only valid refresh token would be lost.
+    try store.save(updated, tokens: tokens)
+    let refreshed = StoredAccount(account: updated, tokens: tokens)
+    events.publish(AccountEvent(.refreshed, updated))
+    return refreshed
+  }
+
+  private func load(_ key: AccountKey) throws -> StoredAccount {
+    guard let stored = try store.load(key) else {
+      throw TokenKitError(
+        .noSuchAccount, "no account \(key) in group '\(store.group)'",
+        recovery: "It may have been signed out. Run `tokenctl list` to see the accounts.")
+    }
+    return stored
+  }
+}

@@ -1,0 +1,108 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// Talks to one authorization server's endpoints through an injected transport, and
+/// sorts every answer into a result or an `AuthorizationServiceError`.
+///
+/// The analogue of AppAuth's `OIDAuthorizationService`: requests are values that build
+/// their own HTTP request; this type only sends them and reads the answers.
+public struct AuthorizationService: Sendable {
+  public var endpoints: Endpoints
+  public var client: ClientIdentity
+  public var transport: any HTTPTransport
+
+  public init(endpoints: Endpoints, client: ClientIdentity, transport: any HTTPTransport) {
+    self.endpoints = endpoints
+    self.client = client
+    self.transport = transport
+  }
+
+  /// Exchanges a grant at the token endpoint (RFC 6749 §3.2).
+  public func token(
+    _ grant: TokenRequest.Grant, additionalParameters: [String: String] = [:]
+  )
+    async throws(AuthorizationServiceError) -> TokenResponse
+  {
+    let request = TokenRequest(
+      endpoint: endpoints.token, grant: grant, client: client, additionalParameters: additionalParameters)
+    let body = try await exchange(request.httpRequest, document: "token response")
+    return try TokenResponse(json: body)
+  }
+
+  /// Starts a device authorization (RFC 8628 §3.1). Nil endpoint is the caller's error to
+  /// report: check `endpoints.deviceAuthorization` first.
+  public func deviceAuthorization(
+    scopes: [String]
+  ) async throws(AuthorizationServiceError)
+    -> DeviceAuthorizationResponse
+  {
+    guard let endpoint = endpoints.deviceAuthorization else {
+      throw .malformedResponse("the server has no device authorization endpoint")
+    }
+    var fields: [(String, String)] = []
+    if !scopes.isEmpty { fields.append(("scope", scopes.joined(separator: " "))) }
+    var headers: [HTTPHeader] = []
+    client.authenticate(fields: &fields, headers: &headers)
+    let body = try await exchange(.form(endpoint, fields, headers: headers), document: "device authorization response")
+    return try DeviceAuthorizationResponse(json: body)
+  }
+
+  /// Revokes a token (RFC 7009 §2.1). The server answers 200 also for tokens it does not
+  /// know (§2.2), so success means "this token no longer works".
+  public func revoke(_ token: String, hint: String) async throws(AuthorizationServiceError) {
+    guard let endpoint = endpoints.revocation else {
+      throw .malformedResponse("the server has no revocation endpoint")
+    }
+    var fields: [(String, String)] = [("token", token), ("token_type_hint", hint)]
+    var headers: [HTTPHeader] = []
+    client.authenticate(fields: &fields, headers: &headers)
+    _ = try await exchange(
+      .form(endpoint, fields, headers: headers), document: "revocation response", bodyRequired: false)
+  }
+
+  /// Sends `request` and returns the body of a 2xx answer that carries no OAuth error.
+  func exchange(
+    _ request: HTTPRequest, document: String, bodyRequired: Bool = true
+  )
+    async throws(AuthorizationServiceError) -> [UInt8]
+  {
+    let response: HTTPResponse
+    do {
+      response = try await transport.send(request)
+    } catch {
+      throw .transport(error)
+    }
+    return try Self.body(of: response, document: document, bodyRequired: bodyRequired)
+  }
+
+  /// Sorts a response: an OAuth error body wins whatever the status (some servers send
+  /// errors with 200), then the status, then the media type.
+  static func body(
+    of response: HTTPResponse, document: String, bodyRequired: Bool
+  ) throws(AuthorizationServiceError)
+    -> [UInt8]
+  {
+    let isJSON = response.mediaType.map { $0 == "application/json" || $0.hasSuffix("+json") } ?? false
+    if let object = try? JSONObject(response.body, what: document), let code = object.string("error") {
+      throw .oauth(
+        OAuthError(
+          code: code, errorDescription: object.string("error_description"), errorURI: object.string("error_uri")),
+        status: response.status)
+    }
+    guard (200..<300).contains(response.status) else {
+      throw .httpStatus(
+        response.status, retryAfter: response.header("Retry-After").flatMap { Int($0) }, mediaType: response.mediaType)
+    }
+    if !bodyRequired { return response.body }
+    // RFC 6749 §5.1 requires application/json. Servers that mislabel JSON as text/plain
+    // still send JSON, so only a body that does not parse is refused, below; but an HTML
+    // page is named as such, because it usually means a proxy or login portal answered.
+    if !isJSON, response.mediaType == "text/html" {
+      throw .malformedResponse("the server sent an HTML page instead of a \(document)")
+    }
+    return response.body
+  }
+}

@@ -1,0 +1,40 @@
+extension TokenKitError {
+  /// The user-facing error for a failed exchange while doing `action` ("refresh the
+  /// tokens of graph:ada@contoso.com").
+  ///
+  /// Only a rejected grant says anything about the stored tokens; every other failure
+  /// says they are unchanged, because they are.
+  public init(_ error: AuthorizationServiceError, while action: String, signInHint: String? = nil) {
+    let unchanged = "The stored tokens are unchanged."
+    switch error {
+    case .transport(let transport):
+      self.init(
+        .networkFailure, "could not \(action): \(transport.message)",
+        recovery: "Check the network connection and try again. \(unchanged)")
+    case .oauth(let oauth, _) where oauth.code == OAuthError.invalidGrant:
+      self.init(
+        .needsSignIn, "the authorization server no longer accepts the grant (\(oauth)) while trying to \(action)",
+        recovery: signInHint.map { "Sign in again: \($0)" } ?? "Sign in again.")
+    case .oauth(let oauth, _) where oauth.code == OAuthError.accessDenied:
+      self.init(.accessDenied, "access was denied while trying to \(action) (\(oauth))")
+    case .oauth(let oauth, _) where oauth.code == "invalid_client" || oauth.code == "unauthorized_client":
+      self.init(
+        .serverError, "the authorization server does not accept this client (\(oauth)) while trying to \(action)",
+        recovery: "Check the client id and secret configured for this account type. \(unchanged)")
+    case .oauth(let oauth, let status):
+      self.init(
+        .serverError, "the authorization server refused to \(action): \(oauth) (HTTP \(status))",
+        recovery: unchanged)
+    case .httpStatus(let status, let retryAfter, let mediaType):
+      let what = mediaType.map { " with \($0)" } ?? ""
+      let wait = retryAfter.map { "Try again in \($0) s. " } ?? "Try again later. "
+      self.init(
+        .serverError, "the authorization server answered HTTP \(status)\(what) while trying to \(action)",
+        recovery: (status >= 500 ? wait : "") + unchanged)
+    case .malformedResponse(let problem):
+      self.init(
+        .serverError, "could not \(action): \(problem)",
+        recovery: "The server misbehaved; try again later. \(unchanged)")
+    }
+  }
+}

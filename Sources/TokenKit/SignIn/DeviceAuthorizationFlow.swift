@@ -1,0 +1,80 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// The device authorization grant (RFC 8628): the user approves on another device while
+/// we poll the token endpoint.
+public struct DeviceAuthorizationFlow: Sendable {
+  public var configuration: ServiceConfiguration
+  public var scopes: [String]
+  public var transport: any HTTPTransport
+  public var clock: any WallClock
+  /// Shows the verification URI, the user code and the time left; called before each poll.
+  public var present: @Sendable (DeviceAuthorizationResponse, _ secondsLeft: Int) async -> Void
+  /// Waits between polls; injected so tests need not wait.
+  public var sleep: @Sendable (Double) async throws -> Void
+
+  public init(
+    configuration: ServiceConfiguration, scopes: [String], transport: any HTTPTransport,
+    clock: any WallClock,
+    sleep: @escaping @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) },
+    present: @escaping @Sendable (DeviceAuthorizationResponse, Int) async -> Void
+  ) {
+    self.configuration = configuration
+    self.scopes = scopes
+    self.transport = transport
+    self.clock = clock
+    self.sleep = sleep
+    self.present = present
+  }
+
+  /// §3.5: `slow_down` adds five seconds to the interval, for this and later polls.
+  static let slowDownIncrement: Double = 5
+
+  public func run() async throws -> TokenResponse {
+    let service = configuration.service(transport: transport)
+    let type = configuration.descriptor.id
+    let authorization: DeviceAuthorizationResponse
+    do {
+      authorization = try await service.deviceAuthorization(scopes: scopes)
+    } catch {
+      throw TokenKitError(error, while: "start a device sign-in for \(type)")
+    }
+    let deadline = clock.now.addingTimeInterval(authorization.expiresIn)
+    var interval = max(authorization.interval, 1)
+    while true {
+      let left = deadline.timeIntervalSince(clock.now)
+      guard left > 0 else { throw expired() }
+      await present(authorization, Int(left.rounded(.up)))
+      try await sleep(min(interval, left))
+      do {
+        return try await service.token(.deviceCode(authorization.deviceCode))
+      } catch .oauth(let oauth, let status) {
+        switch configuration.descriptor.deviceGrantErrorAliases[oauth.code] ?? oauth.code {
+        case OAuthError.authorizationPending:
+          continue
+        case OAuthError.slowDown:
+          interval += Self.slowDownIncrement
+        case OAuthError.accessDenied:
+          throw TokenKitError(
+            .accessDenied, "the sign-in was declined (\(oauth))",
+            recovery: "Run `tokenctl login \(type) --device` again and approve the request.")
+        case OAuthError.expiredToken:
+          throw expired()
+        default:
+          throw TokenKitError(.oauth(oauth, status: status), while: "finish the device sign-in for \(type)")
+        }
+      } catch {
+        throw TokenKitError(error, while: "finish the device sign-in for \(type)")
+      }
+    }
+  }
+
+  private func expired() -> TokenKitError {
+    TokenKitError(
+      .signInTimedOut, "the device code expired before the sign-in was approved",
+      recovery: "Run `tokenctl login \(configuration.descriptor.id) --device` again, and enter the new code sooner.")
+  }
+}
