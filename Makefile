@@ -59,5 +59,20 @@ install: deps
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 
+# The Python environment of the test authorization server (Tests/AuthServer). Re-created
+# only when requirements.txt or the Python version changes.
+PYTHON_VENV := .build-python/venv
+
+.PHONY: auth-server-deps
+auth-server-deps:
+	@key="$$(python3 -c 'import sys; print(sys.version)' | tr -d '\n') $$(sha256sum Tests/AuthServer/requirements.txt | cut -d' ' -f1)"; \
+	if [ -x $(PYTHON_VENV)/bin/python ] && [ "$$(cat $(PYTHON_VENV)/.requirements-stamp 2>/dev/null)" = "$$key" ]; then exit 0; fi; \
+	echo "Creating $(PYTHON_VENV) from Tests/AuthServer/requirements.txt"; \
+	rm -f $(PYTHON_VENV)/.requirements-stamp; \
+	python3 -m venv --clear $(PYTHON_VENV) \
+	  || { echo "python3 -m venv failed (on Debian: apt-get install python3-venv)"; exit 1; }; \
+	$(PYTHON_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-input -r Tests/AuthServer/requirements.txt \
+	  && echo "$$key" > $(PYTHON_VENV)/.requirements-stamp
+
 clean:
 	rm -rf .build

@@ -1,0 +1,92 @@
+import json
+
+from django.db import transaction
+from django.http import HttpResponse, JsonResponse
+from oauth2_provider.compat import login_not_required
+from oauth2_provider.models import get_device_grant_model
+from oauth2_provider.views import ConnectDiscoveryInfoView, OAuthServerMetadataView
+from oauth2_provider.views import TokenView as DOTTokenView
+
+# What this server really serves, beyond what DOT's discovery views list.
+GRANT_TYPES = [
+    "authorization_code",
+    "refresh_token",
+    "client_credentials",
+    "urn:ietf:params:oauth:grant-type:device_code",
+]
+
+
+def _extend(view, request, response, oidc):
+    data = json.loads(response.content)
+    url = view._get_endpoint_url
+    data["revocation_endpoint"] = url(request, "revoke-token", required=True)
+    data["device_authorization_endpoint"] = url(request, "device-authorization", required=True)
+    data["introspection_endpoint"] = url(request, "introspect", required=True)
+    if oidc:
+        data.setdefault("userinfo_endpoint", url(request, "user-info", required=True))
+    data.setdefault("jwks_uri", url(request, "jwks-info", required=True))
+    data["grant_types_supported"] = GRANT_TYPES
+    data["response_types_supported"] = ["code"]
+    data["response_modes_supported"] = ["query"]
+    data["code_challenge_methods_supported"] = ["S256"]
+    methods = ["client_secret_basic", "client_secret_post", "none"]
+    data["token_endpoint_auth_methods_supported"] = methods
+    data["revocation_endpoint_auth_methods_supported"] = methods
+    data["introspection_endpoint_auth_methods_supported"] = ["client_secret_basic", "client_secret_post"]
+    data["id_token_signing_alg_values_supported"] = ["RS256"]
+    if "claims_supported" in data:
+        data["claims_supported"] = sorted(data["claims_supported"])
+    data["authorization_response_iss_parameter_supported"] = True
+    data.pop("client_id_metadata_document_supported", None)
+    extended = JsonResponse(data)
+    extended["Access-Control-Allow-Origin"] = "*"
+    return extended
+
+
+class DiscoveryView(ConnectDiscoveryInfoView):
+    """OpenID Connect Discovery 1.0 §3, plus RFC 8414 / RFC 8628 §4 / RFC 7009 fields."""
+
+    def get(self, request, *args, **kwargs):
+        return _extend(self, request, super().get(request, *args, **kwargs), oidc=True)
+
+
+class ServerMetadataView(OAuthServerMetadataView):
+    """RFC 8414 authorization server metadata with the same additions."""
+
+    def get(self, request, *args, **kwargs):
+        return _extend(self, request, super().get(request, *args, **kwargs), oidc=False)
+
+
+@login_not_required
+def healthz(request):
+    return HttpResponse("ok\n", content_type="text/plain")
+
+
+def signed_in(request):
+    return HttpResponse("Signed in.\n", content_type="text/plain")
+
+
+class TokenView(DOTTokenView):
+    """DOT's token endpoint with three fixes to device-code polling (RFC 8628 §3.5):
+
+    - a device_code is good for one token response (DOT would hand out tokens again);
+    - an unknown, redeemed or other client's device_code gives `invalid_grant` (RFC 6749
+      §5.2) instead of DOT's 404 `device_not_found`;
+    - past its expiry a device_code gives `expired_token`, not `authorization_pending`.
+    """
+
+    def device_flow_token_response(self, request, device_code, *args, **kwargs):
+        model = get_device_grant_model()
+        with transaction.atomic():
+            device = model.objects.filter(device_code=device_code).first()
+            client_id = request.POST.get("client_id")
+            if device is None or (client_id and client_id != device.client_id):
+                return JsonResponse(
+                    {"error": "invalid_grant", "error_description": "Unknown or already used device_code."},
+                    status=400,
+                )
+            device.is_expired()  # marks it expired when past its deadline
+            response = super().device_flow_token_response(request, device_code, *args, **kwargs)
+            if response.status_code == 200:
+                device.delete()
+        return response

@@ -1,0 +1,409 @@
+"""A scripted "user with a browser" for the test authorization server.
+
+    scripted-browser URL
+        What tokenctl runs as $BROWSER: open the authorization URL, sign in, answer the
+        consent page, then load the final redirect (tokenctl's loopback listener). Detaches
+        and returns at once (SCRIPTED_BROWSER_FOREGROUND=1 to stay in the foreground).
+    scripted-browser --device VERIFICATION_URI [USER_CODE]
+        Sign in at the RFC 8628 verification page and approve (or deny) USER_CODE; runs in
+        the foreground; exits 0 when the server shows the expected outcome. Without
+        USER_CODE the code must be in the URI (verification_uri_complete).
+
+Environment:
+    SCRIPTED_BROWSER_ACTION    allow (default) | deny | print | forge-state | ignore
+                               (device mode: allow | deny)
+    SCRIPTED_BROWSER_USER      user name (default: ada)
+    SCRIPTED_BROWSER_PASSWORD  password (default: that user's in SCRIPTED_BROWSER_SERVER_JSON)
+    SCRIPTED_BROWSER_SERVER_JSON  path to the server.json written by auth-server start
+    SCRIPTED_BROWSER_OUTPUT    `print`: file that receives the final redirect URL (mode 0600);
+                               `forge-state`: receives the forged callback's HTTP status
+    SCRIPTED_BROWSER_LOG       file to append one line per step to
+    SCRIPTED_BROWSER_TIMEOUT   give up after this many seconds (default and maximum 55)
+    SCRIPTED_BROWSER_FOREGROUND  1: do not detach in URL mode
+
+Nothing secret (codes, tokens, passwords, query strings) is written to the log, stdout or
+stderr: request lines are logged as method, path and status only.
+
+Exit status (foreground): 0 done, 1 failed (see the log), 2 usage, 3 timed out.
+"""
+import html.parser
+import json
+import os
+import re
+import signal
+import sys
+import time
+from urllib.parse import parse_qs, urlencode, urljoin, urlsplit, urlunsplit
+
+MAX_SECONDS = 55
+ACTIONS = ("allow", "deny", "print", "forge-state", "ignore")
+
+_log_path = os.environ.get("SCRIPTED_BROWSER_LOG")
+
+
+def log(line):
+    if not _log_path:
+        return
+    try:
+        with open(_log_path, "a", encoding="utf-8") as f:
+            f.write(f"scripted-browser[{os.getpid()}] {line}\n")
+    except OSError:
+        pass
+
+
+def redact(text):
+    """Drops query strings and fragments from anything that may quote a URL."""
+    return re.sub(r"[?#][^\s'\"<>)]*", "?...", str(text))
+
+
+class Failure(Exception):
+    pass
+
+
+def origin(url):
+    parts = urlsplit(url)
+    return (parts.scheme, parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+
+
+# --- HTML forms ------------------------------------------------------------------------
+
+
+class Form:
+    def __init__(self, attrs):
+        self.attrs = attrs
+        self.fields = []  # (name, value, type) of inputs, buttons, textareas, selects
+
+    def has(self, name):
+        return any(n == name for n, _, _ in self.fields)
+
+    def value(self, name):
+        return next((v for n, v, _ in self.fields if n == name), None)
+
+    def data(self, overrides=None, submit=None):
+        """What a browser sends: non-submit fields, plus the one submit button pressed."""
+        overrides = overrides or {}
+        data = []
+        for name, value, kind in self.fields:
+            if not name or kind in ("submit", "button", "image", "reset"):
+                continue
+            if kind in ("checkbox", "radio"):
+                continue
+            data.append((name, overrides.pop(name, value)))
+        data.extend(overrides.items())
+        if submit:
+            data.append(submit)
+        return data
+
+
+class FormParser(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.forms = []
+        self.text = []
+        self._form = None
+        self._textarea = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = {k: (v if v is not None else "") for k, v in attrs}
+        if tag == "form":
+            self._form = Form(attrs)
+            self.forms.append(self._form)
+        elif self._form is not None and tag == "input":
+            self._form.fields.append((attrs.get("name"), attrs.get("value", ""), attrs.get("type", "text").lower()))
+        elif self._form is not None and tag == "button":
+            self._form.fields.append((attrs.get("name"), attrs.get("value", ""), attrs.get("type", "submit").lower()))
+        elif self._form is not None and tag == "textarea":
+            self._textarea = [attrs.get("name"), ""]
+
+    def handle_endtag(self, tag):
+        if tag == "form":
+            self._form = None
+        elif tag == "textarea" and self._textarea and self._form is not None:
+            self._form.fields.append((self._textarea[0], self._textarea[1], "textarea"))
+            self._textarea = None
+
+    def handle_data(self, data):
+        if self._textarea is not None:
+            self._textarea[1] += data
+        self.text.append(data)
+
+
+def parse_page(body):
+    parser = FormParser()
+    parser.feed(body)
+    parser.close()
+    return parser.forms, " ".join(" ".join(parser.text).split())
+
+
+# --- the browser -----------------------------------------------------------------------
+
+
+class Browser:
+    def __init__(self, deadline):
+        import requests
+
+        self.requests = requests
+        self.session = requests.Session()
+        self.session.trust_env = False  # no proxies, no .netrc: everything is on 127.0.0.1
+        self.session.headers["User-Agent"] = "tokenctl-scripted-browser/1"
+        self.deadline = deadline
+
+    def timeout(self):
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise Failure("out of time")
+        return min(10.0, remaining)
+
+    def request(self, method, url, data=None, label=None):
+        try:
+            response = self.session.request(
+                method, url, data=data, allow_redirects=False, timeout=self.timeout()
+            )
+        except self.requests.RequestException as error:
+            log(f"{label or method + ' ' + urlsplit(url).path} error {type(error).__name__}")
+            raise Failure(f"{type(error).__name__} on {redact(url)}") from None
+        log(f"{label or method + ' ' + urlsplit(url).path} {response.status_code}")
+        return response
+
+    def credentials(self):
+        user = os.environ.get("SCRIPTED_BROWSER_USER") or "ada"
+        password = os.environ.get("SCRIPTED_BROWSER_PASSWORD")
+        if password is None:
+            path = os.environ.get("SCRIPTED_BROWSER_SERVER_JSON")
+            if not path:
+                raise Failure("set SCRIPTED_BROWSER_PASSWORD or SCRIPTED_BROWSER_SERVER_JSON")
+            with open(path, encoding="utf-8") as f:
+                users = json.load(f)["users"]
+            match = [u for u in users if u["username"] == user]
+            if not match:
+                raise Failure(f"no user {user!r} in {path}")
+            password = match[0]["password"]
+        return user, password
+
+    def browse(self, url, handle_page, is_final):
+        """Follows redirects on the server's origin and fills in the server's forms with
+        `handle_page(url, response, forms, text)` (which returns the next request, or None
+        when the page is the end), until a redirect leaves the server's origin or
+        `is_final(url, response)` says so. Returns (kind, url_or_response)."""
+        server = origin(url)
+        method, data = "GET", None
+        for _ in range(25):
+            response = self.request(method, url, data=data)
+            if response.is_redirect or response.status_code in (301, 302, 303, 307, 308):
+                location = response.headers.get("Location")
+                if not location:
+                    raise Failure(f"redirect without Location from {urlsplit(url).path}")
+                url = urljoin(url, location)
+                if origin(url) != server:
+                    return "redirect", url
+                method, data = "GET", None
+                continue
+            if is_final(url, response):
+                return "page", response
+            forms, text = parse_page(response.text)
+            step = handle_page(url, response, forms, text)
+            if step is None:
+                return "page", response
+            method, url, data = step
+        raise Failure("too many steps")
+
+    def login_step(self, url, forms):
+        form = next((f for f in forms if f.has("password")), None)
+        if form is None:
+            return None
+        user, password = self.credentials()
+        log(f"signing in as {user}")
+        action = urljoin(url, form.attrs.get("action") or url)
+        return "POST", action, form.data({"username": user, "password": password})
+
+
+def check_signed_in(url, response, text):
+    if urlsplit(url).path.rstrip("/").endswith("/accounts/login") and "didn't match" in text:
+        raise Failure("sign-in refused (wrong user name or password)")
+
+
+def run_authorization(url, action):
+    deadline = time.monotonic() + timeout_seconds()
+    browser = Browser(deadline)
+    query = parse_qs(urlsplit(url).query)
+    redirect_uri = (query.get("redirect_uri") or [None])[0]
+
+    if action == "forge-state":
+        # What another local process could do: hit the loopback listener first, with a
+        # made-up code and state.
+        if not redirect_uri:
+            raise Failure("forge-state: the authorization URL has no redirect_uri")
+        forged = add_query(redirect_uri, {"code": "forged-code", "state": "forged-state"})
+        try:
+            response = browser.session.get(forged, allow_redirects=False, timeout=browser.timeout())
+            outcome = str(response.status_code)
+            log(f"forged callback status {outcome}")
+        except browser.requests.RequestException as error:
+            outcome = f"error {type(error).__name__}"
+            log(f"forged callback {outcome}")
+        if os.environ.get("SCRIPTED_BROWSER_OUTPUT"):
+            write_output(outcome)
+        action = "allow"
+
+    def handle_page(page_url, response, forms, text):
+        check_signed_in(page_url, response, text)
+        step = browser.login_step(page_url, forms)
+        if step:
+            return step
+        consent = next((f for f in forms if f.has("allow") or f.attrs.get("id") == "authorizationForm"), None)
+        if consent is not None:
+            allow = action != "deny"
+            log("consent: allow" if allow else "consent: deny")
+            submit = ("allow", consent.value("allow") or "Authorize") if allow else None
+            return "POST", urljoin(page_url, consent.attrs.get("action") or page_url), consent.data(submit=submit)
+        error = re.search(r"Error:\s*([a-z_]+)", text)
+        raise Failure(
+            f"unexpected page {urlsplit(page_url).path} (HTTP {response.status_code})"
+            + (f": {error.group(1)}" if error else "")
+        )
+
+    kind, result = browser.browse(url, handle_page, lambda u, r: False)
+    if kind != "redirect":
+        raise Failure("the server did not redirect back to the client")
+    final = result
+    params = parse_qs(urlsplit(final).query)
+    if "error" in params:
+        log(f"redirect carries error={params['error'][0]}")
+    else:
+        log("redirect carries " + ("a code" if "code" in params else "no code"))
+
+    if action == "print":
+        if not os.environ.get("SCRIPTED_BROWSER_OUTPUT"):
+            raise Failure("print: set SCRIPTED_BROWSER_OUTPUT")
+        write_output(final)
+        log("wrote the redirect URL to the output file")
+        return 0
+
+    response = browser.request("GET", final, label="callback status")
+    return 0 if response.status_code < 400 or action == "deny" else 1
+
+
+def run_device(verification_uri, user_code, action):
+    if action not in ("allow", "deny"):
+        raise Failure(f"--device supports SCRIPTED_BROWSER_ACTION allow or deny, not {action!r}")
+    deadline = time.monotonic() + timeout_seconds()
+    browser = Browser(deadline)
+    decided = []
+
+    def handle_page(page_url, response, forms, text):
+        check_signed_in(page_url, response, text)
+        step = browser.login_step(page_url, forms)
+        if step:
+            return step
+        code_form = next((f for f in forms if f.has("user_code")), None)
+        if code_form is not None:
+            if "Incorrect user code" in text or "Expired user code" in text or "already been used" in text:
+                raise Failure("the server refused the user code: " + re.search(
+                    r"(Incorrect user code|Expired user code|User code has already been used)", text).group(1))
+            code = user_code or code_form.value("user_code")
+            if not code:
+                raise Failure("no user code given and none in the verification URI")
+            log("entering the user code")
+            return "POST", urljoin(page_url, code_form.attrs.get("action") or page_url), code_form.data({"user_code": code})
+        decision = next((f for f in forms if f.has("action")), None)
+        if decision is not None:
+            choice = "accept" if action == "allow" else "deny"
+            log(f"device: {choice}")
+            decided.append(choice)
+            return "POST", urljoin(page_url, decision.attrs.get("action") or page_url), decision.data(submit=("action", choice))
+        return None
+
+    kind, result = browser.browse(verification_uri, handle_page, lambda u, r: False)
+    if kind != "page":
+        raise Failure("the verification page redirected away from the server")
+    _, text = parse_page(result.text)
+    status = re.search(r"Device (Authorized|Denied|Authorization pending|Expired)", text, re.I)
+    log(f"device status page: {status.group(0) if status else 'unknown (HTTP %d)' % result.status_code}")
+    expected = "authorized" if action == "allow" else "denied"
+    return 0 if decided and status and status.group(1).lower() == expected else 1
+
+
+def write_output(line):
+    """Replaces SCRIPTED_BROWSER_OUTPUT atomically (mode 0600) with `line`."""
+    output = os.environ["SCRIPTED_BROWSER_OUTPUT"]
+    tmp = f"{output}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(line + "\n")
+    os.replace(tmp, output)
+
+
+def add_query(url, params):
+    parts = urlsplit(url)
+    query = parts.query + ("&" if parts.query else "") + urlencode(params)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+
+
+def timeout_seconds():
+    try:
+        return max(1.0, min(float(os.environ.get("SCRIPTED_BROWSER_TIMEOUT") or MAX_SECONDS), MAX_SECONDS))
+    except ValueError:
+        return MAX_SECONDS
+
+
+def detach():
+    """Returns in a background child; the parent exits 0 at once."""
+    if os.fork() > 0:
+        os._exit(0)
+    os.setsid()
+    if os.fork() > 0:
+        os._exit(0)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def main(argv):
+    action = (os.environ.get("SCRIPTED_BROWSER_ACTION") or "allow").strip().lower()
+    usage = "usage: scripted-browser URL | scripted-browser --device VERIFICATION_URI [USER_CODE]"
+    if argv[:1] == ["--device"] and len(argv) in (2, 3):
+        mode = "device"
+    elif len(argv) == 1 and not argv[0].startswith("-"):
+        mode = "url"
+    else:
+        print(usage, file=sys.stderr)
+        return 2
+    if action not in ACTIONS:
+        print(f"scripted-browser: unknown SCRIPTED_BROWSER_ACTION {action!r}", file=sys.stderr)
+        return 2
+
+    if mode == "url" and os.environ.get("SCRIPTED_BROWSER_FOREGROUND") != "1":
+        detach()
+
+    # A hard stop whatever happens (the request timeouts should come first).
+    def on_alarm(*_):
+        log("timed out")
+        os._exit(3)
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(int(timeout_seconds()) + 2)
+
+    url = argv[1] if mode == "device" else argv[0]
+    log(f"start: {mode} mode, action {action}, {urlsplit(url).scheme}://{urlsplit(url).netloc}{urlsplit(url).path}")
+    try:
+        if action == "ignore":
+            status = 0
+        elif mode == "device":
+            status = run_device(url, argv[2] if len(argv) == 3 else None, action)
+        else:
+            status = run_authorization(url, action)
+    except Failure as failure:
+        log(f"failed: {redact(failure)}")
+        print(f"scripted-browser: {redact(failure)}", file=sys.stderr)
+        status = 1
+    except Exception as error:  # never a traceback: it could quote a URL with a code
+        log(f"failed: {type(error).__name__}: {redact(error)}")
+        print(f"scripted-browser: {type(error).__name__}: {redact(error)}", file=sys.stderr)
+        status = 1
+    log(f"done: exit {status}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
