@@ -1,8 +1,15 @@
+import NativeAppSupport
 import SecretServiceStore
 import TokenKit
 
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
 /// What the commands need from the outside world, injected so tests can drive them with
-/// an in-memory store, a fixed clock and captured output.
+/// an in-memory store, a fixed clock, a scripted server and captured output.
 ///
 /// Commands read it from `CLIContext.current`, a task-local, because swift-argument-parser
 /// creates commands by parsing and offers no way to hand them dependencies.
@@ -12,20 +19,37 @@ public struct CLIContext: Sendable {
   public var clock: any WallClock
   public var environment: [String: String]
   public var output: any OutputSink
+  public var transport: any HTTPTransport
+  /// Opens a URL in the user's browser; returns the command used, or nil.
+  public var openBrowser: @Sendable (_ url: String, _ environment: [String: String]) -> String?
+  /// Reads a line the user types (pasted redirects); nil at end of input.
+  public var readLine: @Sendable () -> String?
+  /// Waits between device-grant polls.
+  public var sleep: @Sendable (Double) async throws -> Void
 
   public init(
     registry: AccountTypeRegistry, makeStore: @escaping @Sendable (String) -> any TokenStore,
-    clock: any WallClock, environment: [String: String], output: any OutputSink
+    clock: any WallClock, environment: [String: String], output: any OutputSink,
+    transport: any HTTPTransport = CurlHTTPTransport(),
+    openBrowser: @escaping @Sendable (String, [String: String]) -> String? = { url, environment in
+      BrowserLauncher(environment: environment).open(url)
+    },
+    readLine: @escaping @Sendable () -> String? = ManualPasteReceiver.readStandardInputLine,
+    sleep: @escaping @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }
   ) {
     self.registry = registry
     self.makeStore = makeStore
     self.clock = clock
     self.environment = environment
     self.output = output
+    self.transport = transport
+    self.openBrowser = openBrowser
+    self.readLine = readLine
+    self.sleep = sleep
   }
 
   /// The real world: the built-in plugins, the Secret Service, the system clock, the
-  /// process's environment and standard streams.
+  /// process's environment and standard streams, libcurl.
   public static func live(environment: [String: String]) throws -> CLIContext {
     CLIContext(
       registry: try BuiltinPlugins.registry(),
@@ -39,5 +63,29 @@ public struct CLIContext: Sendable {
   static var required: CLIContext {
     guard let current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
     return current
+  }
+
+  var directories: XDGDirectories { XDGDirectories(environment: environment) }
+
+  /// The configuration file, read when a command needs it (never before parsing).
+  func configuration() throws -> Configuration { try Configuration.load(environment: environment) }
+
+  /// The registry with the configuration's settings applied.
+  func effectiveRegistry(_ configuration: Configuration) throws -> AccountTypeRegistry {
+    try registry.applying(configuration.types)
+  }
+
+  /// The account manager of `store`'s group, with the configured hook observing events.
+  func manager(store: any TokenStore) throws -> AccountManager {
+    let configuration = try configuration()
+    let manager = AccountManager(
+      registry: try effectiveRegistry(configuration), store: store, transport: transport, clock: clock,
+      locks: FileAccountLocks(directory: directories.runtime + "/locks"),
+      discoveryCache: FileDiscoveryCache(directory: directories.cache + "/discovery"))
+    if let hook = configuration.hook, !hook.isEmpty {
+      let command = HookCommand(command: hook, environment: environment)
+      manager.events.observe { command.run($0) }
+    }
+    return manager
   }
 }

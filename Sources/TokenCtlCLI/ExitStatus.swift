@@ -8,10 +8,17 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
   case noSuchAccount = 2
   case ambiguousAccount = 3
   case tokenNotValid = 4
+  case needsSignIn = 5
   case unknownAccountType = 6
   case keyringLocked = 7
   case keyringUnavailable = 8
   case corruptItem = 9
+  case networkFailure = 10
+  case serverError = 11
+  case signInRefused = 12
+  case signInTimedOut = 13
+  case notConfigured = 14
+  case revocationFailed = 15
   /// swift-argument-parser's code for a usage error (sysexits' EX_USAGE).
   case usage = 64
 
@@ -21,12 +28,19 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case .failure: return "A failure not listed below."
     case .noSuchAccount: return "No account matches the name given."
     case .ambiguousAccount: return "The name matches several accounts (listed on standard error)."
-    case .tokenNotValid: return "The access token expires within --min-valid seconds."
+    case .tokenNotValid: return "The access token is expired or too short-lived, and cannot be refreshed."
+    case .needsSignIn: return "The refresh token was rejected: sign in again (the account is kept)."
     case .unknownAccountType: return "No account type has that id."
     case .keyringLocked: return "The keyring is locked."
     case .keyringUnavailable:
       return "No session bus, no Secret Service, or no default keyring."
     case .corruptItem: return "A stored item is damaged or from a newer tokenctl."
+    case .networkFailure: return "The server could not be reached (DNS, connection, timeout, TLS); nothing changed."
+    case .serverError: return "The server answered with an error or a malformed response; nothing changed."
+    case .signInRefused: return "The sign-in was denied, or its response failed a check (state, issuer, ID token)."
+    case .signInTimedOut: return "The sign-in was not finished in time."
+    case .notConfigured: return "The account type lacks a client id, an issuer, or another setting."
+    case .revocationFailed: return "The server could not revoke the tokens; the account is kept."
     case .usage: return "The command line is wrong."
     }
   }
@@ -41,6 +55,13 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case .keyringLocked: self = .keyringLocked
     case .keyringUnavailable: self = .keyringUnavailable
     case .corruptItem: self = .corruptItem
+    case .needsSignIn: self = .needsSignIn
+    case .networkFailure: self = .networkFailure
+    case .serverError: self = .serverError
+    case .accessDenied, .signInFailed, .invalidIDToken: self = .signInRefused
+    case .signInTimedOut: self = .signInTimedOut
+    case .notConfigured, .invalidDescriptor: self = .notConfigured
+    case .revocationFailed: self = .revocationFailed
     default: self = .failure
     }
   }

@@ -24,24 +24,28 @@ public struct TokenCtl: ParsableCommand {
       \(ExitStatus.documentation)
       """,
     version: "tokenctl \(version)",
-    subcommands: [Types.self, List.self, Token.self, Revoke.self]
+    subcommands: [Types.self, Login.self, List.self, Token.self, Refresh.self, Revoke.self]
   )
 
   public init() {}
 
   /// Parses `arguments`, runs the command in `context`, reports any error, and returns the
   /// exit status. The executable and the tests both come through here.
-  public static func main(arguments: [String], context: CLIContext) -> Int32 {
+  public static func main(arguments: [String], context: CLIContext) async -> Int32 {
     let command: any ParsableCommand
     do {
       command = try parseAsRoot(arguments)
     } catch {
       return reportParserOutcome(error, context: context)
     }
-    return CLIContext.$current.withValue(context) {
+    return await CLIContext.$current.withValue(context) {
       do {
-        var command = command
-        try command.run()
+        if var command = command as? any AsyncParsableCommand {
+          try await command.run()
+        } else {
+          var command = command
+          try command.run()
+        }
         return ExitStatus.success.rawValue
       } catch let error as TokenKitError {
         report(error, context: context, json: (command as? any JSONOutputting)?.json ?? false)

@@ -18,7 +18,9 @@ public enum EndpointConfiguration: Sendable, Hashable {
     switch self {
     case .fixed(let endpoints): return endpoints.problems
     case .discovered(let issuer):
-      return issuer.scheme == "https" ? [] : ["issuer \(issuer.absoluteString) is not https"]
+      if issuer.scheme == "https" { return [] }
+      if issuer.scheme == "http", Endpoints.isLoopback(issuer.host() ?? "") { return [] }
+      return ["issuer \(issuer.absoluteString) must be https (http only on a loopback host)"]
     case .discoveredFromUserIssuer: return []
     }
   }

@@ -18,7 +18,7 @@ while let pointer = entry.pointee {
 }
 do {
   let context = try CLIContext.live(environment: environment)
-  exit(TokenCtl.main(arguments: Array(CommandLine.arguments.dropFirst()), context: context))
+  exit(await TokenCtl.main(arguments: Array(CommandLine.arguments.dropFirst()), context: context))
 } catch {
   // The built-in plugins are checked by the tests; reaching this is a broken build.
   StandardOutput().writeError("tokenctl: \(error)\n")

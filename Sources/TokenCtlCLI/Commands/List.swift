@@ -33,7 +33,7 @@ extension TokenCtl {
       var table = Table(header: ["TYPE", "ACCOUNT", "GROUP", "STATUS"])
       var usable: [Bool] = []
       for listing in listings {
-        let status = AccountStatusText(listing.tokens, clock: context.clock)
+        let status = AccountStatusText(listing, clock: context.clock)
         let account = listing.account
         table.rows.append([account.type, account.name, account.group, status.text].map(TerminalSafe.text))
         usable.append(status.usable)
@@ -51,8 +51,14 @@ struct AccountStatusText {
   let text: String
   let usable: Bool
 
-  init(_ summary: TokenSummary, clock: some WallClock) {
+  init(_ listing: AccountListing, clock: some WallClock) {
+    let summary = listing.tokens
     let refresh = summary.refreshable ? "refreshable" : "needs sign-in when expired"
+    if listing.account.needsSignIn {
+      text = "needs sign-in (refresh token rejected)"
+      usable = false
+      return
+    }
     switch summary.status(clock: clock) {
     case .valid(let seconds):
       text = "valid for \(DurationText.format(seconds: seconds)), \(refresh)"
@@ -85,6 +91,8 @@ struct AccountDocument: Encodable {
   var expires_in: Int?
   var valid: Bool
   var refreshable: Bool
+  var needs_sign_in: Bool
+  var issuer: String?
 
   init(_ listing: AccountListing, clock: some WallClock) {
     let account = listing.account
@@ -107,5 +115,7 @@ struct AccountDocument: Encodable {
       valid = false
     }
     refreshable = listing.tokens.refreshable
+    needs_sign_in = account.needsSignIn
+    issuer = account.issuer
   }
 }

@@ -68,6 +68,17 @@ public struct AccountManager: Sendable {
 
   // MARK: Signing in
 
+  /// The account type's configuration as a sign-in with `options` would use it: its
+  /// endpoints (discovered if need be) and client.
+  public func configuration(
+    type: String, options: SignInOptions = SignInOptions()
+  ) async throws
+    -> ServiceConfiguration
+  {
+    try await ServiceConfiguration.resolve(
+      try registry.descriptor(type), issuer: options.issuer, clientID: options.clientID, discovery: discovery)
+  }
+
   /// Signs in to an account type and stores the account; signing in again as the same
   /// user updates that account rather than adding another.
   @discardableResult
@@ -225,8 +236,25 @@ public struct AccountManager: Sendable {
 
   // MARK: Signing out
 
+  /// The service to revoke `account`'s tokens with, or nil when its type has no
+  /// revocation endpoint. A type with fixed endpoints and none for revocation needs no
+  /// client configuration to sign out.
+  private func revocationService(for account: Account) async throws -> AuthorizationService? {
+    let descriptor = try registry.descriptor(account.type)
+    if case .fixed(let endpoints) = descriptor.endpoints, endpoints.revocation == nil { return nil }
+    let configuration = try await ServiceConfiguration.resolve(
+      descriptor, issuer: account.issuer, clientID: account.clientID, discovery: discovery)
+    guard configuration.endpoints.revocation != nil else { return nil }
+    return configuration.service(transport: transport)
+  }
+
   /// What `signOut` did.
   public struct SignOut: Sendable, Hashable {
+    public init(account: Account, revokedAtServer: Bool, note: String?) {
+      self.account = account
+      self.revokedAtServer = revokedAtServer
+      self.note = note
+    }
     public var account: Account
     /// Whether the server was told (RFC 7009).
     public var revokedAtServer: Bool
@@ -246,32 +274,26 @@ public struct AccountManager: Sendable {
     var result = SignOut(account: account, revokedAtServer: false, note: nil)
     if localOnly {
       result.note = "removed from this computer only (--local); the server was not told"
-    } else {
-      let descriptor = try registry.descriptor(account.type)
-      let configuration = try await ServiceConfiguration.resolve(
-        descriptor, issuer: account.issuer, clientID: account.clientID, discovery: discovery)
-      if configuration.endpoints.revocation == nil {
-        result.note =
-          "account type '\(account.type)' has no revocation endpoint; its tokens stay valid at the server until they expire"
-      } else {
-        let service = configuration.service(transport: transport)
-        do {
-          // Revoking the refresh token ends the grant (RFC 7009 §2.1); the access token is
-          // revoked too, for servers that keep it alive until expiry otherwise.
-          if let refreshToken = stored.tokens.refreshToken {
-            try await service.revoke(refreshToken, hint: "refresh_token")
-          }
-          try await service.revoke(stored.tokens.accessToken, hint: "access_token")
-        } catch {
-          let failure = TokenKitError(error, while: "revoke the tokens of \(account.qualifiedName)")
-          events.publish(AccountEvent(.failed, account, message: failure.message))
-          throw TokenKitError(
-            .revocationFailed, failure.message + "; the account is kept",
-            recovery:
-              "Try again later, or run `tokenctl revoke --local \(account.qualifiedName)` to forget it here only.")
+    } else if let service = try await revocationService(for: account) {
+      do {
+        // Revoking the refresh token ends the grant (RFC 7009 §2.1); the access token is
+        // revoked too, for servers that keep it alive until expiry otherwise.
+        if let refreshToken = stored.tokens.refreshToken {
+          try await service.revoke(refreshToken, hint: "refresh_token")
         }
-        result.revokedAtServer = true
+        try await service.revoke(stored.tokens.accessToken, hint: "access_token")
+      } catch {
+        let failure = TokenKitError(error, while: "revoke the tokens of \(account.qualifiedName)")
+        events.publish(AccountEvent(.failed, account, message: failure.message))
+        throw TokenKitError(
+          .revocationFailed, failure.message + "; the account is kept",
+          recovery: "Try again later, or run `tokenctl revoke --local \(account.qualifiedName)` to forget it here only."
+        )
       }
+      result.revokedAtServer = true
+    } else {
+      result.note =
+        "account type '\(account.type)' has no revocation endpoint; its tokens stay valid at the server until they expire"
     }
     try store.remove(key)
     events.publish(AccountEvent(.revoked, account, message: result.note))

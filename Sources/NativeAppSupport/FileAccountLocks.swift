@@ -1,0 +1,78 @@
+import Crypto
+import Synchronization
+import TokenKit
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Account locks as `flock(2)` locks on files in a private directory: they hold across
+/// processes, are released by the kernel when a process dies (no stale lock after a
+/// crash or SIGKILL), and cost no daemon.
+public struct FileAccountLocks: AccountLocking {
+  public var directory: String
+
+  public init(directory: String) { self.directory = directory }
+
+  /// How often a waiter tries again. Short next to a refresh's round trip (100 ms and
+  /// more), long enough that 32 waiters cost nothing measurable.
+  static let pollInterval: Duration = .milliseconds(10)
+
+  public func acquire(_ key: AccountKey, group: String, timeout: Duration) async throws -> any AccountLockHandle {
+    try XDGDirectories.ensurePrivateDirectory(directory)
+    // The file name must not leak who signs in where to other users of a shared /tmp-like
+    // place, nor break on odd characters in ids: a hash of group, type and id.
+    let digest = SHA256.hash(data: Array("\(group)\u{0}\(key.type)\u{0}\(key.id)".utf8))
+    let name = digest.prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    let path = "\(directory)/\(name).lock"
+    // O_CLOEXEC: a hook or browser started while we hold the lock must not inherit it,
+    // or the lock would outlive us in that child.
+    let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    guard fd >= 0 else { throw TokenKitErrorFactory.io("open the lock file \(path)", errno: errno) }
+    let clock = ContinuousClock()
+    let deadline = clock.now.advanced(by: timeout)
+    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+      let reason = errno
+      guard reason == EWOULDBLOCK || reason == EINTR else {
+        close(fd)
+        throw TokenKitErrorFactory.io("lock \(path)", errno: reason)
+      }
+      guard clock.now < deadline else {
+        close(fd)
+        throw TokenKitError(
+          .storeFailure, "another tokenctl has been refreshing \(key) for more than \(timeout.components.seconds) s",
+          recovery: "Try again; if it persists, look for a hung tokenctl process.")
+      }
+      do { try await Task.sleep(for: Self.pollInterval) } catch {
+        close(fd)
+        throw error
+      }
+    }
+    return FileLockHandle(fd: fd)
+  }
+}
+
+/// A held `flock`; closing the descriptor releases it.
+final class FileLockHandle: AccountLockHandle {
+  // A mutex, because `release` may be called again, from another task.
+  private let fd: Mutex<Int32>
+
+  init(fd: Int32) { self.fd = Mutex(fd) }
+
+  func release() {
+    fd.withLock { fd in
+      if fd >= 0 {
+        close(fd)
+        fd = -1
+      }
+    }
+  }
+
+  deinit { release() }
+}
+
+extension String {
+  fileprivate func leftPadded(to width: Int) -> String {
+    count >= width ? self : String(repeating: "0", count: width - count) + self
+  }
+}

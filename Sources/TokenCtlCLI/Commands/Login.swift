@@ -1,0 +1,178 @@
+import ArgumentParser
+import NativeAppSupport
+import TokenKit
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+extension TokenCtl {
+  /// `tokenctl login`: sign in to an account type and store the account.
+  struct Login: AsyncParsableCommand, JSONOutputting {
+    static let configuration = CommandConfiguration(
+      abstract: "Sign in to an account type and keep the account's tokens.",
+      discussion: """
+        With --browser (the default when a display is available) tokenctl opens the \
+        sign-in page through $BROWSER, else xdg-open, prints the address too, and waits \
+        for the browser to come back to a listener on 127.0.0.1 (RFC 8252). The request \
+        uses PKCE, state and, for OpenID Connect, a nonce.
+
+        With --paste, for SSH sessions or types whose redirect is out of band, tokenctl \
+        prints the address and reads the address the browser ended on (or the code) from \
+        the terminal.
+
+        With --device (the default when neither DISPLAY nor WAYLAND_DISPLAY is set and \
+        the type supports it) tokenctl shows a code to enter on another device (RFC 8628).
+
+        With --client-credentials a confidential client signs in as itself (RFC 6749 §4.4).
+
+        Signing in again as the same user updates that account; it never adds a second one.
+        """)
+
+    @Argument(help: ArgumentHelp("The account type (see `tokenctl types`).", valueName: "type"))
+    var type: String
+
+    @Option(help: ArgumentHelp("The client id to use instead of the type's.", valueName: "id"))
+    var clientID: String?
+
+    @Option(
+      name: .customLong("scope"),
+      help: ArgumentHelp("A scope to request instead of the type's defaults (repeatable).", valueName: "scope"))
+    var scopes: [String] = []
+
+    @Option(help: ArgumentHelp("The issuer, for types that discover their endpoints from one.", valueName: "url"))
+    var issuer: String?
+
+    @Flag(help: "How to sign in (default: the browser, or the device grant without a display).")
+    var method: Method?
+
+    @Flag(help: "Print the address but do not open a browser.")
+    var noBrowser = false
+
+    @Option(help: ArgumentHelp("Seconds to wait for the sign-in to finish.", valueName: "seconds"))
+    var timeout: Int = 300
+
+    @OptionGroup var groupOption: GroupOption
+
+    @Flag(help: "Print the account as JSON.")
+    var json = false
+
+    enum Method: String, EnumerableFlag {
+      case browser, paste, device, clientCredentials
+      static func help(for value: Method) -> ArgumentHelp? {
+        switch value {
+        case .browser: return "Sign in through the browser, redirected to a loopback listener."
+        case .paste: return "Sign in through a browser anywhere, and paste where it ended."
+        case .device: return "Sign in with a code entered on another device."
+        case .clientCredentials: return "Sign in as the client itself (confidential clients)."
+        }
+      }
+    }
+
+    func validate() throws {
+      guard timeout > 0 else { throw ValidationError("--timeout must be at least 1 second.") }
+    }
+
+    func run() async throws {
+      let context = CLIContext.required
+      let store = try groupOption.store(in: context)
+      let manager = try context.manager(store: store)
+      let options = SignInOptions(
+        scopes: scopes.isEmpty ? nil : scopes, clientID: clientID, issuer: issuer, timeout: .seconds(timeout))
+      let descriptor = try manager.registry.descriptor(type)
+      let chosen = try await choose(descriptor, manager: manager, options: options, context: context)
+      let account = try await manager.signIn(
+        type: type, options: options, method: try signInMethod(chosen, descriptor, context: context))
+      if json {
+        let listing = try store.list(AccountQuery(type: account.type, id: account.id)).first
+        context.output.write(
+          JSONOutput.render(
+            AccountsDocument(accounts: listing.map { [AccountDocument($0, clock: context.clock)] } ?? [])))
+      } else {
+        context.output.write(
+          TerminalSafe.text("Signed in to \(account.type) as \(account.name) (group '\(account.group)').") + "\n")
+      }
+    }
+
+    /// The method the user asked for, else the device grant when no display can show a
+    /// browser and the type offers it, else the browser (or paste for out-of-band types).
+    private func choose(
+      _ descriptor: EndpointDescriptor, manager: AccountManager, options: SignInOptions, context: CLIContext
+    ) async throws -> Method {
+      if let method { return method }
+      if case .manualPaste = descriptor.redirect { return .paste }
+      let display = [context.environment["DISPLAY"], context.environment["WAYLAND_DISPLAY"]]
+        .contains { !($0 ?? "").isEmpty }
+      if display { return .browser }
+      let configuration = try await manager.configuration(type: type, options: options)
+      if configuration.endpoints.deviceAuthorization != nil { return .device }
+      if configuration.endpoints.authorization == nil, configuration.client.secret != nil { return .clientCredentials }
+      return .paste
+    }
+
+    private func signInMethod(
+      _ method: Method, _ descriptor: EndpointDescriptor, context: CLIContext
+    ) throws
+      -> SignInMethod
+    {
+      let output = context.output
+      switch method {
+      case .browser:
+        guard case .loopback(let host, let port, let path) = descriptor.redirect else {
+          throw ValidationError("Account type '\(type)' has an out-of-band redirect: use --paste.")
+        }
+        let listener = try LoopbackRedirectListener(host: host, port: port, path: path)
+        let environment = context.environment
+        let open = context.openBrowser
+        let noBrowser = self.noBrowser
+        let timeout = self.timeout
+        return .browser(receiver: listener) { url in
+          output.writeError("Open this address to sign in:\n\n  \(url.absoluteString)\n\n")
+          if !noBrowser {
+            if let used = open(url.absoluteString, environment) {
+              output.writeError(TerminalSafe.text("Opened your browser with \(used).") + " ")
+            } else {
+              output.writeError("Could not start a browser (set BROWSER, or install xdg-utils). ")
+            }
+          }
+          output.writeError("Waiting up to \(DurationText.format(seconds: timeout)) for the sign-in to finish…\n")
+        }
+      case .paste:
+        let redirectURI: String
+        switch descriptor.redirect {
+        case .manualPaste(let uri): redirectURI = uri
+        case .loopback(let host, let port, let path):
+          redirectURI = "http://\(host)\(port.map { ":\($0)" } ?? "")\(path)"
+        }
+        let receiver = ManualPasteReceiver(redirectURI: redirectURI, readLine: context.readLine) {
+          output.writeError($0)
+        }
+        return .browser(receiver: receiver, bareCodeAllowed: true) { url in
+          output.writeError(
+            "Open this address in a browser on any machine and sign in:\n\n  \(url.absoluteString)\n\n"
+              + "The browser then shows an error page or a code: that is expected.\n")
+        }
+      case .device:
+        let terminal = output.isTerminal
+        let shown = SendableFlag()
+        return .device(
+          present: { authorization, secondsLeft in
+            if !shown.testAndSet() {
+              var text =
+                "To sign in, open \(authorization.verificationURI)\nand enter the code \(authorization.userCode)"
+                + " (it expires in \(DurationText.format(seconds: secondsLeft))).\n"
+              if let message = authorization.message { text += message + "\n" }
+              if let complete = authorization.verificationURIComplete { text += "(or open \(complete))\n" }
+              output.writeError(TerminalSafe.text(text))
+            }
+            let left = "Waiting for approval: the code expires in \(DurationText.format(seconds: secondsLeft)). "
+            output.writeError(terminal ? "\r\u{1B}[K" + left : "")
+          }, sleep: context.sleep)
+      case .clientCredentials:
+        return .clientCredentials
+      }
+    }
+  }
+}

@@ -1,0 +1,14 @@
+import Synchronization
+
+/// A flag set once, shared by callbacks that may run on any task.
+final class SendableFlag: Sendable {
+  private let value = Mutex(false)
+
+  /// Sets the flag and returns whether it was already set.
+  func testAndSet() -> Bool {
+    value.withLock { value in
+      defer { value = true }
+      return value
+    }
+  }
+}

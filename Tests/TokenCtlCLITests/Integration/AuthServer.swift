@@ -1,0 +1,63 @@
+import Foundation
+
+/// The real authorization server of the tests (django-oauth-toolkit, `Tests/AuthServer`),
+/// started once per test process on 127.0.0.1 and stopped by itself when we exit.
+struct AuthServer: Sendable {
+  let issuer: String
+  let baseURL: String
+  let nativeClientID: String
+  let deviceClientID: String
+  let serviceClientID: String
+  let serviceClientSecret: String
+  let users: [String: String]  // username → password
+  /// The server.json the scripted browser reads passwords from.
+  let serverJSON: String
+
+  static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent()
+
+  static func path(_ relative: String) -> String { repository.appendingPathComponent(relative).path }
+
+  /// Nil (with the reason) when the Python environment is missing: `make test` installs it.
+  static let shared: Result<AuthServer, TestSetupError> = {
+    let state = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-auth-\(getpid())")
+    try? FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+    do {
+      let result = try ProcessRunner.run(
+        path("Tests/Support/auth-server"), ["start", state.path, "--watch-pid", String(getpid())],
+        environment: ProcessInfo.processInfo.environment)
+      guard result.status == 0 else {
+        return .failure(TestSetupError("auth-server start failed: \(result.stderr)"))
+      }
+      let data = try Data(contentsOf: state.appendingPathComponent("server.json"))
+      let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+      let clients = json["clients"] as? [String: [String: Any]] ?? [:]
+      var users: [String: String] = [:]
+      for user in json["users"] as? [[String: Any]] ?? [] {
+        users[user["username"] as? String ?? ""] = user["password"] as? String
+      }
+      return .success(
+        AuthServer(
+          issuer: json["issuer"] as? String ?? "", baseURL: json["base_url"] as? String ?? "",
+          nativeClientID: clients["native"]?["client_id"] as? String ?? "",
+          deviceClientID: clients["device"]?["client_id"] as? String ?? "",
+          serviceClientID: clients["service"]?["client_id"] as? String ?? "",
+          serviceClientSecret: clients["service"]?["client_secret"] as? String ?? "", users: users,
+          serverJSON: state.appendingPathComponent("server.json").path))
+    } catch {
+      return .failure(TestSetupError("auth-server: \(error)"))
+    }
+  }()
+
+  static func require() throws -> AuthServer {
+    switch shared {
+    case .success(let server): return server
+    case .failure(let error): throw error
+    }
+  }
+}
+
+struct TestSetupError: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}
