@@ -83,3 +83,18 @@ extension JSONValue: Codable {
     }
   }
 }
+
+// Literals, so that claims and JWKs can be written as Swift dictionaries. Not `nil`: in a
+// `JSONValue?` it would be ambiguous between JSON null and no value.
+extension JSONValue: ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+  ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+  public init(booleanLiteral value: Bool) { self = .bool(value) }
+  public init(integerLiteral value: Int) { self = .number(Double(value)) }
+  public init(floatLiteral value: Double) { self = .number(value) }
+  public init(stringLiteral value: String) { self = .string(value) }
+  public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+  public init(dictionaryLiteral elements: (String, JSONValue)...) {
+    self = .object(Dictionary(elements) { $1 })
+  }
+}
