@@ -1,0 +1,22 @@
+#include <spawn.h>
+#include <sys/socket.h>
+
+// Linux calls that glibc declares only under _GNU_SOURCE, which Swift's Glibc module is
+// built without. They live in this module because it is the C module NativeAppSupport
+// already has. Both exist in every glibc tokenctl supports (Debian 12 has 2.36).
+#ifndef __USE_GNU
+extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+#endif
+
+// accept(2) that sets close-on-exec and non-blocking atomically: a child spawned by
+// another thread between accept and fcntl would otherwise inherit the connection.
+static inline int tokenctl_accept4(int fd, int flags) {
+  return accept4(fd, NULL, NULL, flags);
+}
+
+// Closes every descriptor from `from` up in a spawned child (glibc 2.34), so a browser
+// inherits no socket or keyring connection whoever forgot close-on-exec.
+static inline int tokenctl_spawn_closefrom(posix_spawn_file_actions_t *actions, int from) {
+  return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}

@@ -1,0 +1,62 @@
+import CCurl
+import TokenKit
+
+/// Sends HTTP requests with libcurl, the way the model's `HTTPTransport` requires: no
+/// redirects, bounded time and size, and no secret in any error.
+///
+/// Each request gets its own easy handle on a thread of its own, so the blocking
+/// `curl_easy_perform` never holds a thread of Swift's cooperative pool. A command sends a
+/// handful of requests, so the lost connection reuse costs less than sharing handles
+/// across threads would in complexity.
+///
+/// Proxies are libcurl's business: it reads `https_proxy`, `http_proxy` (lower case only,
+/// for the CGI reason in curl's documentation), `all_proxy` and `no_proxy` from the
+/// environment itself, as the `curl` tool does, and this type sets no proxy option that
+/// would override them.
+public struct CurlHTTPTransport: HTTPTransport {
+  /// How long to wait for the TCP (and proxy) connection.
+  public var connectTimeout: Duration
+  /// How long the whole exchange may take, connection included.
+  public var totalTimeout: Duration
+  /// The largest response body accepted, in bytes.
+  public var maximumBodySize: Int
+  /// The `User-Agent` sent unless the request names its own.
+  public var userAgent: String
+
+  public init(
+    connectTimeout: Duration = .seconds(HTTPTransportLimits.connectTimeoutSeconds),
+    totalTimeout: Duration = .seconds(HTTPTransportLimits.totalTimeoutSeconds),
+    maximumBodySize: Int = HTTPTransportLimits.maximumBodySize,
+    userAgent: String = "tokenctl"
+  ) {
+    self.connectTimeout = connectTimeout
+    self.totalTimeout = totalTimeout
+    self.maximumBodySize = maximumBodySize
+    self.userAgent = userAgent
+  }
+
+  public func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
+    guard Self.globalInitResult == CURLE_OK else {
+      throw TransportError(.other, "libcurl could not be initialized")
+    }
+    let exchange = CurlExchange(request, settings: self)
+    let result = await withTaskCancellationHandler {
+      await withCheckedContinuation {
+        (continuation: CheckedContinuation<Result<HTTPResponse, TransportError>, Never>) in
+        let started = DetachedThread.start { continuation.resume(returning: exchange.perform()) }
+        if !started {
+          continuation.resume(
+            returning: .failure(TransportError(.other, "no thread to send the request to \(exchange.place)")))
+        }
+      }
+    } onCancel: {
+      exchange.cancel()
+    }
+    return try result.get()
+  }
+
+  /// `curl_global_init` must run once before any handle exists. A static `let` is
+  /// initialized exactly once, under a lock, on first use, which is what that needs;
+  /// programs that never send a request never pay for it.
+  private static let globalInitResult: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
+}

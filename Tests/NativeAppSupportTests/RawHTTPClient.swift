@@ -1,0 +1,110 @@
+import Foundation
+
+/// A deliberately dumb HTTP client on plain sockets, for requests no real client sends:
+/// other methods, oversized or malformed heads, forged `Host` fields, idle connections.
+enum RawHTTPClient {
+  struct Response {
+    var status: Int
+    var head: String
+    var body: String
+  }
+
+  /// Why a connection failed.
+  struct ConnectFailure: Error, Equatable {
+    var errno: Int32
+  }
+
+  /// Whether connecting to `address`:`port` is refused (nothing listens there).
+  static func isRefused(_ address: String = "127.0.0.1", port: Int) -> Bool {
+    switch connect(address, port: port) {
+    case .success(let socket):
+      close(socket)
+      return false
+    case .failure(let failure):
+      return failure.errno == ECONNREFUSED
+    }
+  }
+
+  /// Connects to `address`:`port`; the socket, or the errno of the failure.
+  static func connect(_ address: String = "127.0.0.1", port: Int) -> Result<Int32, ConnectFailure> {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    var timeout = timeval(tv_sec: 5, tv_usec: 0)
+    setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var target = sockaddr_in()
+    target.sin_family = sa_family_t(AF_INET)
+    target.sin_port = UInt16(port).bigEndian
+    inet_pton(AF_INET, address, &target.sin_addr)
+    let result = withUnsafePointer(to: &target) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard result == 0 else {
+      let number = errno
+      close(socket)
+      return .failure(ConnectFailure(errno: number))
+    }
+    return .success(socket)
+  }
+
+  /// Sends `request` as is and reads the response until the server closes.
+  static func exchange(port: Int, _ request: String) throws -> Response {
+    let socket = try connect(port: port).mapError { TestFailure("connect: \($0)") }.get()
+    defer { close(socket) }
+    var bytes = Array(request.utf8)[...]
+    while !bytes.isEmpty {
+      let sent = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+      // The server may answer and close before taking a long request; read what it said.
+      guard sent > 0 else { break }
+      bytes = bytes.dropFirst(sent)
+    }
+    var received: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = recv(socket, &chunk, chunk.count, 0)
+      guard count > 0 else { break }
+      received += chunk[..<count]
+    }
+    let text = String(decoding: received, as: UTF8.self)
+    guard let split = text.range(of: "\r\n\r\n") else {
+      throw TestFailure("no response head in \(text.debugDescription)")
+    }
+    let head = String(text[..<split.lowerBound])
+    let statusText = head.split(separator: " ").dropFirst().first ?? ""
+    return Response(status: Int(statusText) ?? 0, head: head, body: String(text[split.upperBound...]))
+  }
+
+  /// An IPv4 address of this machine other than the loopback ones, if it has one.
+  static var otherLocalAddress: String? {
+    var list: UnsafeMutablePointer<ifaddrs>?
+    guard getifaddrs(&list) == 0 else { return nil }
+    defer { freeifaddrs(list) }
+    var entry = list
+    while let current = entry {
+      defer { entry = current.pointee.ifa_next }
+      guard let address = current.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET) else { continue }
+      var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+      address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+        var inAddress = $0.pointee.sin_addr
+        _ = inet_ntop(AF_INET, &inAddress, &text, socklen_t(text.count))
+      }
+      let string = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      if !string.hasPrefix("127.") { return string }
+    }
+    return nil
+  }
+
+  /// The local addresses of the listening TCP sockets on `port`, from /proc/net/tcp
+  /// (`0100007F` is 127.0.0.1, `00000000` is any address).
+  static func listeningAddresses(port: Int) throws -> [String] {
+    let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+    let wanted = String(format: "%04X", port)
+    return table.split(separator: "\n").dropFirst().compactMap { line in
+      let fields = line.split(separator: " ")
+      guard fields.count > 3, fields[3] == "0A" else { return nil }  // 0A: LISTEN
+      let local = fields[1].split(separator: ":")
+      return local.count == 2 && local[1] == wanted ? String(local[0]) : nil
+    }
+  }
+}
