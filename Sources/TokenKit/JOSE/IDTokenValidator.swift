@@ -133,20 +133,20 @@ public struct IDTokenValidator: Sendable {
     let clockRecovery = "Check that this computer's clock is right (timedatectl), then sign in again."
     guard claims.expiresAt > now.addingTimeInterval(-skew) else {
       throw failure(
-        "The ID token expired at \(Self.text(claims.expiresAt)), more than \(Self.text(clockSkew)) before this "
-          + "computer's time, \(Self.text(now)).",
+        "The ID token expired at \(Self.text(claims.expiresAt)); this computer's time, \(Self.text(now)), is past "
+          + "it by more than the \(Self.text(clockSkew)) allowed for clock differences.",
         recovery: clockRecovery)
     }
     guard claims.issuedAt <= now.addingTimeInterval(skew) else {
       throw failure(
-        "The ID token was issued at \(Self.text(claims.issuedAt)), more than \(Self.text(clockSkew)) after this "
-          + "computer's time, \(Self.text(now)).",
+        "The ID token was issued at \(Self.text(claims.issuedAt)), ahead of this computer's time, "
+          + "\(Self.text(now)), by more than the \(Self.text(clockSkew)) allowed for clock differences.",
         recovery: clockRecovery)
     }
     if let notBefore = claims.notBefore, notBefore > now.addingTimeInterval(skew) {
       throw failure(
-        "The ID token is not valid before \(Self.text(notBefore)), more than \(Self.text(clockSkew)) after this "
-          + "computer's time, \(Self.text(now)).",
+        "The ID token is not valid before \(Self.text(notBefore)), ahead of this computer's time, "
+          + "\(Self.text(now)), by more than the \(Self.text(clockSkew)) allowed for clock differences.",
         recovery: clockRecovery)
     }
     return claims

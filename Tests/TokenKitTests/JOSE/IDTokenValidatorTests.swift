@@ -132,7 +132,7 @@ extension JOSETests {
       if valid {
         _ = try Self.validator.validate(compact, nonce: "n-0", clock: F.clock)
       } else {
-        Self.expectFailure(compact, check: claim == "exp" ? "more than 5 minutes before" : "more than 5 minutes after")
+        Self.expectFailure(compact, check: "the 5 minutes allowed for clock differences")
       }
     }
 
@@ -140,7 +140,8 @@ extension JOSETests {
       let strict = IDTokenValidator(issuer: F.issuer, clientID: F.clientID, keys: F.publishedKeys, clockSkew: .zero)
       _ = try strict.validate(F.token(F.claims(["exp": .number(Self.now + 1)])), nonce: "n-0", clock: F.clock)
       Self.expectFailure(F.token(F.claims(["exp": .number(Self.now)])), validator: strict, check: "expired")
-      Self.expectFailure(F.token(F.claims(["iat": .number(Self.now + 1)])), validator: strict, check: "0 seconds after")
+      Self.expectFailure(
+        F.token(F.claims(["iat": .number(Self.now + 1)])), validator: strict, check: "the 0 seconds allowed")
       #expect(IDTokenValidator.defaultClockSkew == .seconds(300))
     }
 
