@@ -13,7 +13,7 @@ import Testing
     let directory: TemporaryDirectory
     let environment: [String: String]
 
-    init() throws {
+    init() async throws {
       directory = try TemporaryDirectory()
       // Records its arguments, environment, standard input, signal state, process group
       // and open files, then marks the record complete.
@@ -34,16 +34,16 @@ import Testing
         : > "$out.done"
 
         """
-      try directory.script("fake-browser", recorder)
-      try directory.script("xdg-open", recorder)
-      try directory.script("failing-browser", "exit 3\n")
+      try await directory.script("fake-browser", recorder)
+      try await directory.script("xdg-open", recorder)
+      try await directory.script("failing-browser", "exit 3\n")
       environment = ["PATH": directory.url.path, "RECORD_DIR": directory.url.path, "HOME": "/nonexistent"]
     }
 
     /// What `program` recorded, once it has.
     func record(_ program: String) async throws -> Record {
       let done = directory.path("\(program).done")
-      for _ in 0..<500 where !FileManager.default.fileExists(atPath: done) {
+      for _ in 0..<1000 where !FileManager.default.fileExists(atPath: done) {
         try await Task.sleep(for: .milliseconds(10))
       }
       return try Record(directory: directory, program: program)
@@ -78,7 +78,7 @@ import Testing
   }
 
   @Test func percentSStandsForTheURLAndPercentPercentForPercent() async throws {
-    let bench = try Bench()
+    let bench = try await Bench()
     var environment = bench.environment
     environment["BROWSER"] = "fake-browser  --new-window %s --zoom=100%% --literal=%d"
     #expect(BrowserLauncher(environment: environment).open(Self.url) == "fake-browser")
@@ -88,7 +88,7 @@ import Testing
   }
 
   @Test func withoutPercentSTheURLComesLast() async throws {
-    let bench = try Bench()
+    let bench = try await Bench()
     var environment = bench.environment
     environment["BROWSER"] = "fake-browser --private"
     #expect(BrowserLauncher(environment: environment).open(Self.url) == "fake-browser")
@@ -96,7 +96,7 @@ import Testing
   }
 
   @Test func entriesThatCannotStartAreSkipped() async throws {
-    let bench = try Bench()
+    let bench = try await Bench()
     var environment = bench.environment
     environment["BROWSER"] = "/nonexistent/browser %s::no-such-browser:\(bench.directory.path("fake-browser"))"
     #expect(BrowserLauncher(environment: environment).open(Self.url) == bench.directory.path("fake-browser"))
@@ -107,7 +107,7 @@ import Testing
 
   @Test func xdgOpenWhenBrowserIsUnsetOrUnusable() async throws {
     for browser in [nil, "", "no-such-browser %s"] {
-      let bench = try Bench()
+      let bench = try await Bench()
       var environment = bench.environment
       environment["BROWSER"] = browser
       #expect(BrowserLauncher(environment: environment).open(Self.url) == "xdg-open")
@@ -115,9 +115,9 @@ import Testing
     }
   }
 
-  @Test func aBrowserThatStartsCountsEvenIfItFails() throws {
+  @Test func aBrowserThatStartsCountsEvenIfItFails() async throws {
     // Starting is all the launcher can know: it does not wait for the browser.
-    let bench = try Bench()
+    let bench = try await Bench()
     var environment = bench.environment
     environment["BROWSER"] = "failing-browser"
     #expect(BrowserLauncher(environment: environment).open(Self.url) == "failing-browser")
@@ -129,7 +129,7 @@ import Testing
   }
 
   @Test func secretsStayOutOfTheBrowsersEnvironment() async throws {
-    let bench = try Bench()
+    let bench = try await Bench()
     var environment = bench.environment
     environment["TOKENCTL_CLIENT_SECRET"] = "s3cret"
     environment["TOKENCTL_REFRESH_TOKEN"] = "s3cret"
@@ -145,7 +145,7 @@ import Testing
   }
 
   @Test func theBrowserStartsClean() async throws {
-    let bench = try Bench()
+    let bench = try await Bench()
     // A descriptor of ours without close-on-exec must not reach the browser.
     let marker = bench.directory.path("marker")
     let leaky = open(marker, O_CREAT | O_WRONLY, 0o600)
@@ -170,7 +170,7 @@ import Testing
   }
 
   @Test func outputGoesWhereAsked() async throws {
-    let bench = try Bench()
+    let bench = try await Bench()
     let log = bench.directory.path("browser.log")
     BrowserLauncher(environment: bench.environment, output: .file(log)).open(Self.url)
     _ = try await bench.record("xdg-open")
@@ -178,7 +178,7 @@ import Testing
   }
 
   @Test func theBrowserIsReaped() async throws {
-    let bench = try Bench()
+    let bench = try await Bench()
     BrowserLauncher(environment: bench.environment).open(Self.url)
     _ = try await bench.record("xdg-open")
     var children: [String] = []

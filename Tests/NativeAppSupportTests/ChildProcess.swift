@@ -49,18 +49,18 @@ struct ChildProcess {
     return signal == 0 ? (status >> 8) & 0xff : 128 + signal
   }
 
-  /// Sends SIGTERM and reaps the child.
-  func terminate() {
-    kill(pid, SIGTERM)
-    wait()
+  /// Waits for the child on a thread of its own, leaving the few threads of Swift's
+  /// cooperative pool to the tests that run meanwhile.
+  func exitStatus() async -> Int32 {
+    await withCheckedContinuation { continuation in
+      Thread.detachNewThread { continuation.resume(returning: wait()) }
+    }
   }
 
-  /// Runs `executable` to the end and returns its status and standard output.
-  static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-    let scratch = try TemporaryDirectory()
-    let output = scratch.path("out")
-    let status = try ChildProcess(executable, arguments, stdout: output).wait()
-    return (status, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
+  /// Sends SIGTERM and reaps the child in the background.
+  func terminate() {
+    kill(pid, SIGTERM)
+    Thread.detachNewThread { wait() }
   }
 
   static func which(_ name: String) throws -> String {

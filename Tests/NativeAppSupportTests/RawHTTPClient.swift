@@ -48,8 +48,28 @@ enum RawHTTPClient {
     return .success(socket)
   }
 
-  /// Sends `request` as is and reads the response until the server closes.
-  static func exchange(port: Int, _ request: String) throws -> Response {
+  /// Sends `request` as is and reads the response until the server closes, on a thread
+  /// of its own (the socket calls block).
+  static func exchange(port: Int, _ request: String) async throws -> Response {
+    try await withCheckedThrowingContinuation { continuation in
+      Thread.detachNewThread { continuation.resume(with: Result { try blockingExchange(port: port, request) }) }
+    }
+  }
+
+  /// Whether connections to 127.0.0.1:`port` are refused within a few seconds.
+  ///
+  /// Not at once: a child that another test is spawning holds a copy of every descriptor,
+  /// close-on-exec or not, until it has called exec, which on a busy machine takes a while;
+  /// a listening socket closed meanwhile keeps accepting until then.
+  static func isEventuallyRefused(port: Int) async -> Bool {
+    for _ in 0..<100 {
+      if isRefused(port: port) { return true }
+      try? await Task.sleep(for: .milliseconds(50))
+    }
+    return false
+  }
+
+  private static func blockingExchange(port: Int, _ request: String) throws -> Response {
     let socket = try connect(port: port).mapError { TestFailure("connect: \($0)") }.get()
     defer { close(socket) }
     var bytes = Array(request.utf8)[...]
