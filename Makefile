@@ -7,7 +7,7 @@ SWIFT ?= swift
 # reproducible. Bump it with the version.
 MAN_DATE := 2026-11-21
 KEYRING := Tests/Support/with-private-keyring
-DEBIAN_PACKAGES := libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3
+DEBIAN_PACKAGES := libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv
 
 .PHONY: all deps build test demo bench man check-man lint install clean
 
@@ -26,10 +26,10 @@ build: deps
 	$(SWIFT) build --build-tests
 
 # The whole suite runs inside a private session bus with a throw-away, unlocked keyring.
-test: build check-man
+test: build check-man auth-server-deps
 	$(KEYRING) $(SWIFT) test --skip-build
 
-demo: deps
+demo: deps auth-server-deps
 	$(SWIFT) build
 	$(KEYRING) Tests/Support/demo .build/debug/tokenctl
 

@@ -165,7 +165,8 @@ extension TokenCtl {
                 + " (it expires in \(DurationText.format(seconds: secondsLeft))).\n"
               if let message = authorization.message { text += message + "\n" }
               if let complete = authorization.verificationURIComplete { text += "(or open \(complete))\n" }
-              output.writeError(TerminalSafe.text(text))
+              // The server's words reach the terminal: each line made safe, the breaks kept.
+              output.writeError(text.split(separator: "\n").map { TerminalSafe.text(String($0)) + "\n" }.joined())
             }
             let left = "Waiting for approval: the code expires in \(DurationText.format(seconds: secondsLeft)). "
             output.writeError(terminal ? "\r\u{1B}[K" + left : "")
