@@ -248,7 +248,7 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
     }
     // Browsers ask for /favicon.ico; that, and anything else, is not the redirect.
     guard request.path == path else {
-      answer(connection, status: 404, message: "nothing here")
+      answer(connection, status: 404, message: "this is not the address tokenctl waits at")
       return nil
     }
     let callback = AuthorizationCallback(query: request.query)
