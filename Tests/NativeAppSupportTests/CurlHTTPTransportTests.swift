@@ -130,7 +130,9 @@ import TokenKit
     let elapsed = ContinuousClock.now - started
     #expect(error?.kind == .timedOut)
     #expect(error?.message == "no response from 127.0.0.1:\(silent.port) within 2 s")
-    #expect(elapsed >= .milliseconds(1900) && elapsed < .seconds(4))
+    // The upper bound is loose: on two loaded cores the whole suite starves timers for
+    // seconds. What matters is that it gave up, after the timeout and not the hang.
+    #expect(elapsed >= .milliseconds(1900) && elapsed < .seconds(15))
   }
 
   @Test(arguments: ["declared", "chunked"])
@@ -200,7 +202,8 @@ import TokenKit
     try await Task.sleep(for: .milliseconds(200))
     task.cancel()
     let result = await task.result
-    #expect(ContinuousClock.now - started < .seconds(3))
+    // Well before the 20 s timeout, however loaded the machine.
+    #expect(ContinuousClock.now - started < .seconds(15))
     #expect(throws: TransportError.self) { try result.get() }
   }
 

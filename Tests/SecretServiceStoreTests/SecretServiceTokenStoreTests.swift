@@ -45,6 +45,7 @@ import TokenStoreTesting
     #expect(item["attribute.updated"] == "1790000005")
     #expect(item["attribute.expires"] == "1790003600")
     #expect(item["attribute.refreshable"] == "true")
+    #expect(item["attribute.state"] == "ok")
     // secret-tool shows `xdg:schema` as `schema`.
     #expect(item["schema"] == "org.tokenctl.Account")
     let attributeNames = Set(item.keys.filter { $0.hasPrefix("attribute.") })
@@ -52,6 +53,7 @@ import TokenStoreTesting
       attributeNames == [
         "attribute.type", "attribute.account", "attribute.group", "attribute.name",
         "attribute.scopes", "attribute.created", "attribute.updated", "attribute.expires", "attribute.refreshable",
+        "attribute.state",
       ])
 
     // The secret is the versioned JSON token set, readable by any tool.

@@ -137,11 +137,14 @@ import TokenStoreTesting
     #expect(!output.stderr.contains("SECRET"))
   }
 
-  @Test func anExpiredTokenSaysWhenItExpired() async throws {
-    try seed("graph", "oid-1", "ada", expiresIn: -300)
+  @Test func anExpiredTokenWithoutRefreshTokenAsksForASignIn() async throws {
+    try seed("graph", "oid-1", "ada", expiresIn: -300, refresh: false)
     let result = try await run("token", "graph:ada")
     #expect(result.status == 4)
-    #expect(result.stderr.hasPrefix("tokenctl: the access token of graph:ada expired 5 min ago\nhint: "))
+    #expect(
+      result.stderr
+        == "tokenctl: the access token of graph:ada has expired and there is no refresh token\nhint: Run `tokenctl login graph` to get a new one.\n"
+    )
   }
 
   @Test func accountErrorsHaveTheirExitCodes() async throws {

@@ -172,19 +172,23 @@ import TokenStoreTesting
   @Test func pastingTheRedirectedAddressSignsIn() async throws {
     let server = try AuthServer.require()
     let pasted = scratch.appendingPathComponent("pasted")
+    let output = CapturedOutput()
+    let environment = ProcessInfo.processInfo.environment.merging([
+      "SCRIPTED_BROWSER_SERVER_JSON": server.serverJSON, "SCRIPTED_BROWSER_ACTION": "print",
+      "SCRIPTED_BROWSER_OUTPUT": pasted.path, "SCRIPTED_BROWSER_FOREGROUND": "1",
+    ]) { $1 }
     let run = try await tokenctl(
       ["login", "local", "--paste"], server: server,
-      browser: ["SCRIPTED_BROWSER_ACTION": "print", "SCRIPTED_BROWSER_OUTPUT": pasted.path],
       readLine: {
-        // The user copies the address once the browser has ended there.
-        for _ in 0..<400 {
-          if let text = try? String(contentsOf: pasted, encoding: .utf8), !text.isEmpty {
-            return text.trimmingCharacters(in: .whitespacesAndNewlines)
-          }
-          usleep(50_000)
-        }
-        return nil
-      })
+        // The user opens the printed address in a browser elsewhere, signs in, and copies
+        // the address the browser ended on.
+        let url = output.stderr.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("http") }.map(String.init)
+        guard let url,
+          (try? ProcessRunner.run(AuthServer.path("Tests/Support/scripted-browser"), [url], environment: environment))?
+            .status == 0
+        else { return nil }
+        return (try? String(contentsOf: pasted, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+      }, output: output)
     #expect(run.status == 0, "\(run.stderr)")
     #expect(run.stderr.contains("Open this address in a browser"))
     #expect(try store.list(.all).count == 1)
