@@ -11,7 +11,7 @@ public struct AccountTypeRegistry: Sendable {
     public var source: String
   }
 
-  private var entries: [String: Entry] = [:]
+  var entries: [String: Entry] = [:]
 
   public init() {}
 

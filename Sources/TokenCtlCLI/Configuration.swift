@@ -1,0 +1,238 @@
+import NativeAppSupport
+import TokenKit
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// tokenctl's configuration file, `config.toml`: the hook and the user's settings for
+/// each account type.
+///
+/// It lives at `$TOKENCTL_CONFIG`, else `$XDG_CONFIG_HOME/tokenctl/config.toml`, else
+/// `~/.config/tokenctl/config.toml`. No file means no settings. The file is TOML, in the
+/// subset ``TOMLParser`` reads: no floats, dates or arrays of tables, none of which the
+/// configuration needs. Unknown keys are errors, so a typo is reported instead of silently
+/// ignored.
+///
+/// ```toml
+/// # A command run by /bin/sh on every account event, with TOKENCTL_EVENT,
+/// # TOKENCTL_ACCOUNT and friends in its environment, and never a token.
+/// hook = "notify-send tokenctl \"$TOKENCTL_EVENT: $TOKENCTL_ACCOUNT\""
+///
+/// # One table per account type id (`tokenctl types` lists them).
+/// [types.graph]
+/// # The application (client) id you registered with the provider.
+/// client_id = "00000000-0000-0000-0000-000000000000"
+///
+/// [types.oidc]
+/// # Only for types that discover endpoints from a user-given issuer.
+/// issuer = "https://accounts.example.com"
+/// client_id = "tokenctl"
+/// # Some providers give desktop apps a secret. With one here, tokenctl refuses to read
+/// # the file unless only you can read it: chmod 600 config.toml.
+/// client_secret = "…"
+/// # Replaces the type's default scopes.
+/// scopes = ["openid", "email", "offline_access"]
+/// # For an app registered with a fixed redirect URI, http://127.0.0.1:8400/.
+/// redirect_port = 8400
+/// ```
+public struct Configuration: Sendable, Hashable {
+  /// `hook`: a command line `/bin/sh -c` runs on account events.
+  public var hook: String?
+  /// `[types.ID]` tables, by account type id.
+  public var types: [String: AccountTypeSettings]
+
+  public init(hook: String? = nil, types: [String: AccountTypeSettings] = [:]) {
+    self.hook = hook
+    self.types = types
+  }
+
+  /// The keys of a `[types.ID]` table.
+  static let typeKeys = ["client_id", "client_secret", "issuer", "scopes", "redirect_port"]
+
+  /// Where the configuration is read from: `$TOKENCTL_CONFIG`, else under the XDG config
+  /// directory (`$XDG_CONFIG_HOME`, else `$HOME/.config`).
+  public static func path(environment: [String: String]) -> String {
+    if let explicit = environment["TOKENCTL_CONFIG"], !explicit.isEmpty { return explicit }
+    return XDGDirectories(environment: environment).config + "/config.toml"
+  }
+
+  /// Reads the configuration file that `environment` points to.
+  public static func load(environment: [String: String]) throws -> Configuration {
+    try load(path: path(environment: environment))
+  }
+
+  /// Reads the configuration at `path`; a missing file is an empty configuration.
+  ///
+  /// - Throws: ``TokenKitError`` `notConfigured` when the file cannot be read, is not
+  ///   valid, or holds a client secret that others can read.
+  public static func load(path: String) throws -> Configuration {
+    guard let (bytes, mode) = try readFile(path) else { return Configuration() }
+    let configuration = try Configuration(parsing: bytes, path: path)
+    // As ssh does with private keys: a secret in a file others can read is already
+    // leaked, and going on would hide that.
+    if configuration.types.values.contains(where: { $0.clientSecret != nil }), mode & 0o077 != 0 {
+      throw TokenKitError(
+        .notConfigured,
+        "\(path) holds a client_secret but others can read it (mode \(String(mode & 0o777, radix: 8)))",
+        recovery: "Run `chmod 600 \(path)`, and consider asking the provider for a new secret.")
+    }
+    return configuration
+  }
+
+  /// Parses the bytes of a configuration file; `path` names it in errors. Checks no file
+  /// permissions.
+  public init(parsing bytes: [UInt8], path: String) throws {
+    let table = try TOMLParser.parse(bytes, source: path)
+    self.init()
+    for key in table.keys {
+      guard let entry = table.entry(key) else { continue }
+      switch key {
+      case "hook":
+        guard let hook = entry.value.string else {
+          throw Self.problem(path, entry.valuePosition, "expected a string for hook, found \(entry.value.kind)")
+        }
+        // The command becomes a C string for execve, which a NUL would cut short.
+        guard !hook.utf8.contains(0) else {
+          throw Self.problem(path, entry.valuePosition, "hook must not contain a NUL character")
+        }
+        self.hook = hook
+      case "types":
+        guard let types = entry.value.table else {
+          throw Self.problem(
+            path, entry.valuePosition, "expected [types.ID] tables for types, found \(entry.value.kind)")
+        }
+        for id in types.keys {
+          guard let typeEntry = types.entry(id) else { continue }
+          guard let settings = typeEntry.value.table else {
+            throw Self.problem(
+              path, typeEntry.valuePosition,
+              "expected a table [types.\(TOMLTable.displayKey(id))], found \(typeEntry.value.kind)")
+          }
+          self.types[id] = try Self.settings(settings, id: id, path: path)
+        }
+      default:
+        throw Self.unknownKey(key, at: entry.keyPosition, in: nil, expected: ["hook", "types"], path: path)
+      }
+    }
+  }
+
+  /// The settings of one `[types.ID]` table.
+  private static func settings(_ table: TOMLTable, id: String, path: String) throws -> AccountTypeSettings {
+    var settings = AccountTypeSettings()
+    let header = "[types.\(TOMLTable.displayKey(id))]"
+    for key in table.keys {
+      guard let entry = table.entry(key) else { continue }
+      let value = entry.value
+      func expected(_ what: String) -> TokenKitError {
+        problem(path, entry.valuePosition, "expected \(what) for \(key) in \(header), found \(value.kind)")
+      }
+      switch key {
+      case "client_id":
+        guard let string = value.string else { throw expected("a string") }
+        settings.clientID = string
+      case "client_secret":
+        guard let string = value.string else { throw expected("a string") }
+        settings.clientSecret = string
+      case "issuer":
+        guard let string = value.string else { throw expected("a string") }
+        settings.issuer = string
+      case "scopes":
+        guard let array = value.array else { throw expected("an array of strings") }
+        var scopes: [String] = []
+        for element in array {
+          guard let scope = element.string else {
+            throw problem(
+              path, entry.valuePosition, "expected strings in scopes in \(header), found \(element.kind)")
+          }
+          scopes.append(scope)
+        }
+        settings.scopes = scopes
+      case "redirect_port":
+        guard let port = value.integer else { throw expected("an integer") }
+        guard (1...65535).contains(port) else {
+          throw problem(path, entry.valuePosition, "redirect_port in \(header) must be between 1 and 65535")
+        }
+        settings.redirectPort = UInt16(port)
+      default:
+        throw unknownKey(key, at: entry.keyPosition, in: header, expected: typeKeys, path: path)
+      }
+    }
+    return settings
+  }
+
+  /// An error for a key the configuration does not know, with the likely intended one.
+  private static func unknownKey(
+    _ key: String, at position: TOMLPosition, in header: String?, expected: [String], path: String
+  ) -> TokenKitError {
+    let place = header.map { " in \($0)" } ?? ""
+    var message = "unknown key '\(TOMLTable.displayKey(key))'\(place)"
+    if let guess = expected.min(by: { editDistance(key, $0) < editDistance(key, $1) }),
+      editDistance(key, guess) <= 2
+    {
+      message += "; did you mean '\(guess)'?"
+    }
+    return TokenKitError(
+      .notConfigured, "\(path):\(position): \(message)",
+      recovery: "Known keys\(place): \(expected.joined(separator: ", ")).")
+  }
+
+  private static func problem(_ path: String, _ position: TOMLPosition, _ message: String) -> TokenKitError {
+    TokenKitError(.notConfigured, "\(path):\(position): \(message)")
+  }
+
+  /// The Levenshtein distance, for "did you mean"; keys are short, so quadratic is fine,
+  /// and long ones are cut off first.
+  static func editDistance(_ lhs: String, _ rhs: String) -> Int {
+    let a = Array(lhs.unicodeScalars.prefix(64))
+    let b = Array(rhs.unicodeScalars.prefix(64))
+    guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
+    var previous = Array(0...b.count)
+    for i in 1...a.count {
+      var current = [i] + Array(repeating: 0, count: b.count)
+      for j in 1...b.count {
+        current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+      }
+      previous = current
+    }
+    return previous[b.count]
+  }
+
+  /// The file's bytes and permission bits, or nil if it does not exist.
+  ///
+  /// Opened non-blocking so a FIFO cannot hang tokenctl, and checked with `fstat` on the
+  /// open descriptor so that the mode checked is the mode of the file read.
+  private static func readFile(_ path: String) throws -> (bytes: [UInt8], mode: mode_t)? {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    if descriptor < 0 {
+      if errno == ENOENT { return nil }
+      throw ioProblem("read \(path)", errno)
+    }
+    defer { close(descriptor) }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0 else { throw ioProblem("inspect \(path)", errno) }
+    guard info.st_mode & S_IFMT == S_IFREG else {
+      throw TokenKitError(.notConfigured, "\(path) is not a regular file")
+    }
+    // One byte more than the parser accepts, so that it can report the file as too big.
+    let limit = TOMLParser.maximumSize + 1
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    while bytes.count < limit {
+      let count = chunk.withUnsafeMutableBytes { buffer in
+        read(descriptor, buffer.baseAddress, min(buffer.count, limit - bytes.count))
+      }
+      if count < 0 {
+        if errno == EINTR { continue }
+        throw ioProblem("read \(path)", errno)
+      }
+      if count == 0 { break }
+      bytes.append(contentsOf: chunk[0..<count])
+    }
+    return (bytes, info.st_mode)
+  }
+
+  private static func ioProblem(_ action: String, _ code: Int32) -> TokenKitError {
+    TokenKitError(.notConfigured, "could not \(action): \(String(cString: strerror(code)))")
+  }
+}

@@ -1,0 +1,62 @@
+/// What the user's configuration changes in one account type: the client they registered,
+/// the issuer of a generic type, the scopes, the redirect port.
+///
+/// Every field is optional; `nil` leaves the descriptor's own value. Applied with
+/// ``AccountTypeRegistry/applying(_:source:)``.
+public struct AccountTypeSettings: Sendable, Hashable {
+  /// `client_id` (RFC 6749 §2.2) of the app the user registered.
+  public var clientID: String?
+  /// `client_secret` (RFC 6749 §2.3.1), for providers whose desktop clients still get one.
+  /// Never shown: the description redacts it.
+  public var clientSecret: String?
+  /// The issuer to discover endpoints from (OpenID Connect Discovery 1.0 §4), only for a
+  /// type that discovers them from a user-given issuer.
+  public var issuer: String?
+  /// Scopes to request when the user names none (RFC 6749 §3.3).
+  public var scopes: [String]?
+  /// The loopback redirect's port (RFC 8252 §7.3), for a client registered with a fixed
+  /// redirect URI.
+  public var redirectPort: UInt16?
+
+  public init(
+    clientID: String? = nil, clientSecret: String? = nil, issuer: String? = nil, scopes: [String]? = nil,
+    redirectPort: UInt16? = nil
+  ) {
+    self.clientID = clientID
+    self.clientSecret = clientSecret
+    self.issuer = issuer
+    self.scopes = scopes
+    self.redirectPort = redirectPort
+  }
+
+  /// Whether no field is set.
+  public var isEmpty: Bool {
+    clientID == nil && clientSecret == nil && issuer == nil && scopes == nil && redirectPort == nil
+  }
+}
+
+extension AccountTypeSettings: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+  /// The fields that are set; the client secret shows as `<redacted>`.
+  public var description: String {
+    var fields: [String] = []
+    if let clientID { fields.append("clientID: \(clientID)") }
+    if clientSecret != nil { fields.append("clientSecret: <redacted>") }
+    if let issuer { fields.append("issuer: \(issuer)") }
+    if let scopes { fields.append("scopes: \(scopes.joined(separator: " "))") }
+    if let redirectPort { fields.append("redirectPort: \(redirectPort)") }
+    return "AccountTypeSettings(" + fields.joined(separator: ", ") + ")"
+  }
+
+  // `debugDescription` and a mirror too, so that `debugPrint`, `dump` and test failure
+  // messages never print the secret either.
+  public var debugDescription: String { description }
+
+  public var customMirror: Mirror {
+    Mirror(
+      self,
+      children: [
+        "clientID": clientID as Any, "clientSecret": clientSecret.map { _ in "<redacted>" } as Any,
+        "issuer": issuer as Any, "scopes": scopes as Any, "redirectPort": redirectPort as Any,
+      ])
+  }
+}
