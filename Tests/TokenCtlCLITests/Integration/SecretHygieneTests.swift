@@ -1,0 +1,105 @@
+import Foundation
+import SecretServiceStore
+import Testing
+import TokenKit
+import TokenStoreTesting
+
+/// Every secret that passes through tokenctl — access, refresh and ID tokens, the client
+/// secret — is looked for in everything tokenctl shows or hands on: its output and errors,
+/// the argv and environment of the browser and the hook it starts, and the keyring's
+/// attributes and labels. None may appear anywhere.
+@Suite(.serialized) struct SecretHygieneTests {
+  @Test func noSecretReachesOutputChildProcessesOrKeyringAttributes() throws {
+    try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
+    let server = try AuthServer.require()
+    let setup = RefreshRaceTests.Setup()
+    let spy = setup.home.appendingPathComponent("spy")
+    try FileManager.default.createDirectory(at: spy, withIntermediateDirectories: true)
+    // The browser and the hook record their argv and environment, then do their job.
+    let browser = spy.appendingPathComponent("browser")
+    try """
+    #!/bin/sh
+    printf '%s\\n' "$@" >> \(spy.path)/browser-argv
+    env >> \(spy.path)/browser-env
+    exec \(AuthServer.path("Tests/Support/scripted-browser")) "$@"
+    """.write(to: browser, atomically: true, encoding: .utf8)
+    try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: browser.path)
+    let hook = spy.appendingPathComponent("hook").path
+    try """
+    #!/bin/sh
+    printf '%s\\n' "$0" "$@" >> \(spy.path)/hook-argv
+    env >> \(spy.path)/hook-env
+    """.write(toFile: hook, atomically: true, encoding: .utf8)
+    try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: hook)
+    func configure(_ client: String, secret: String? = nil) throws {
+      try setup.configure(
+        """
+        hook = "\(hook)"
+        [types.oidc]
+        issuer = "\(server.issuer)"
+        client_id = "\(client)"
+        \(secret.map { "client_secret = \"\($0)\"" } ?? "")
+        """)
+      try FileManager.default.setAttributes(
+        [.posixPermissions: 0o600], ofItemAtPath: setup.home.appendingPathComponent("config/tokenctl/config.toml").path)
+    }
+    var environment = setup.environment
+    environment["BROWSER"] = browser.path
+    environment["DISPLAY"] = ":0"
+    environment["SCRIPTED_BROWSER_SERVER_JSON"] = server.serverJSON
+    environment["TOKENCTL_CLIENT_SECRET"] = "environment-secret-\(UUID().uuidString)"
+    var shown: [String] = []
+    var secrets: Set<String> = [environment["TOKENCTL_CLIENT_SECRET"]!, server.serviceClientSecret]
+    let store = SecretServiceTokenStore(group: setup.group)
+    func tokenctl(_ arguments: String...) throws -> ProcessResult {
+      let result = try ProcessRunner.run(ProcessRunner.tokenctl, arguments, environment: environment)
+      // `token` prints the access token on standard output: that is its job, and the
+      // only place a token may appear.
+      shown += arguments.first == "token" && result.status == 0 ? [result.stderr] : [result.stdout, result.stderr]
+      return result
+    }
+    func collectSecrets() throws {
+      for listing in try store.list(.all) {
+        let tokens = try #require(try store.load(listing.account.key)).tokens
+        secrets.formUnion([tokens.accessToken, tokens.refreshToken, tokens.idToken].compactMap { $0 })
+      }
+    }
+    func keyringAttributes() throws -> String {
+      let result = try ProcessRunner.run(
+        "secret-tool", ["search", "--all", "xdg:schema", "org.tokenctl.Account", "group", setup.group],
+        environment: environment)
+      // secret-tool prints the secret too: keep the attributes and labels only.
+      return (result.stdout + result.stderr).split(separator: "\n").filter { !$0.hasPrefix("secret = ") }
+        .joined(separator: "\n")
+    }
+
+    try configure(server.nativeClientID)
+    try #require(try tokenctl("login", "oidc", "--browser").status == 0, "\(shown)")
+    try collectSecrets()
+    var attributes = try keyringAttributes()
+    #expect(try tokenctl("token", "oidc:ada").status == 0)
+    #expect(try tokenctl("refresh", "oidc:ada").status == 0)
+    try collectSecrets()
+    attributes += try keyringAttributes()
+    #expect(try tokenctl("list", "--json").status == 0)
+    #expect(try tokenctl("revoke", "oidc:ada").status == 0)
+    // An error path too: a refresh with a revoked token.
+    #expect(try tokenctl("token", "oidc:nobody").status == 2)
+
+    try configure(server.serviceClientID, secret: server.serviceClientSecret)
+    #expect(try tokenctl("login", "oidc", "--client-credentials").status == 0)
+    try collectSecrets()
+    attributes += try keyringAttributes()
+    #expect(try tokenctl("revoke", "oidc:\(server.serviceClientID)").status == 0)
+
+    let spied = try FileManager.default.contentsOfDirectory(atPath: spy.path).filter { $0 != "browser" && $0 != "hook" }
+      .map { try String(contentsOfFile: spy.appendingPathComponent($0).path, encoding: .utf8) }
+    #expect(spied.count == 4, "the browser and the hook both ran: \(spied.count) files")
+    #expect(spied.joined().contains("TOKENCTL_EVENT=refreshed"), "the hook saw the refresh")
+    let everything = (shown + spied + [attributes]).joined(separator: "\n")
+    #expect(secrets.count >= 6)
+    for secret in secrets where secret.count >= 8 {
+      #expect(!everything.contains(secret), "a secret of \(secret.count) characters leaked")
+    }
+  }
+}
