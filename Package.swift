@@ -65,10 +65,17 @@ let package = Package(
 
     .testTarget(
       name: "TokenKitTests",
-      dependencies: ["TokenKit", "TokenStoreTesting", "OpenIDConnectAccount", "MicrosoftGraphAccount"]),
+      dependencies: [
+        "TokenKit", "TokenStoreTesting", "NativeAppSupport", "OpenIDConnectAccount", "MicrosoftGraphAccount",
+        // The JOSE tests sign tokens with keys of their own.
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "CryptoExtras", package: "swift-crypto"),
+      ]),
     .testTarget(name: "SecretServiceStoreTests", dependencies: ["SecretServiceStore", "TokenStoreTesting"]),
     .testTarget(name: "NativeAppSupportTests", dependencies: ["NativeAppSupport"]),
-    .testTarget(name: "TokenCtlCLITests", dependencies: ["TokenCtlCLI", "TokenStoreTesting"]),
+    .testTarget(
+      name: "TokenCtlCLITests",
+      dependencies: ["TokenCtlCLI", "TokenStoreTesting", "NativeAppSupport", "SecretServiceStore"]),
   ]
 )
 

@@ -17,9 +17,18 @@ public struct TokenCtl: ParsableCommand {
 
       An ACCOUNT is TYPE:NAME, or a NAME (display name or account id) that is unique in the group.
 
+      Account types are configured in config.toml (client ids, issuers, scopes, and a hook \
+      command run on account events): see tokenctl-config(5).
+
       Environment:
-        TOKENCTL_GROUP  The group when --group is not given (else '\(Account.defaultGroup)').
-        NO_COLOR        When set and not empty, output is never coloured.
+        TOKENCTL_GROUP   The group when --group is not given (else '\(Account.defaultGroup)').
+        TOKENCTL_CONFIG  The configuration file (else $XDG_CONFIG_HOME/tokenctl/config.toml).
+        BROWSER          Browsers to open sign-in pages with, ':'-separated; else xdg-open.
+        DISPLAY, WAYLAND_DISPLAY
+                         When neither is set, login uses the device grant where it can.
+        XDG_CACHE_HOME   Discovery documents are cached under tokenctl/discovery (a day).
+        XDG_RUNTIME_DIR  Refresh lock files go under tokenctl/locks (else the cache directory).
+        NO_COLOR         When set and not empty, output is never coloured.
 
       \(ExitStatus.documentation)
       """,

@@ -16,20 +16,23 @@
 ///
 /// var registry = AccountTypeRegistry()
 /// try registry.register(MicrosoftGraphPlugin.self)          // the "account type"
-/// let manager = AccountManager.live(registry: registry,     // NativeAppSupport
-///                                   store: SecretServiceTokenStore(group: "default"))
+/// let manager = AccountManager(
+///   registry: registry, store: SecretServiceTokenStore(group: "default"),
+///   transport: CurlHTTPTransport(), clock: SystemClock(),
+///   locks: FileAccountLocks(directory: XDGDirectories(environment: environment).runtime + "/locks"),
+///   discoveryCache: FileDiscoveryCache(directory: XDGDirectories(environment: environment).cache + "/discovery"))
 ///
 /// // requestAccessToAccountWithType: the browser opens, the user signs in.
 /// let listener = try LoopbackRedirectListener(host: "localhost")
 /// let account = try await manager.signIn(
 ///   type: "graph", method: .browser(receiver: listener) { url in
-///     _ = BrowserLauncher().open(url, environment: [:])
+///     BrowserLauncher(environment: environment).open(url.absoluteString)
 ///   })
 ///
 /// // Later, in any process sharing the group: a token valid for at least a minute,
 /// // refreshed first if needed, with one refresh across all processes.
 /// let tokens = try await manager.freshTokens(for: account.key, minimumValidity: 60)
-/// request.setValue("Bearer \(tokens.accessToken)", forHTTPHeaderField: "Authorization")
+/// let header = "Authorization: Bearer \(tokens.accessToken)"
 ///
 /// // Watch what happens to accounts, as NXOAuth2AccountStore's notifications did.
 /// for await event in manager.events.events() { print(event) }

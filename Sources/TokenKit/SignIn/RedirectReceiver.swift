@@ -5,7 +5,7 @@
 /// - Hand every candidate response to `judge` and act on its verdict: stop at the first
 ///   `.accept` or `.reject`; keep waiting after an `.ignore` (a forged or stale callback
 ///   must not end the sign-in, nor be able to complete it).
-/// - Give up with `SignInError.timedOut` after `timeout`.
+/// - Give up with ``TokenKitError` `.signInTimedOut`` after `timeout`.
 /// - Never log or show the parameters: they hold the authorization code.
 public protocol RedirectReceiver: Sendable {
   /// The `redirect_uri` of the authorization request (RFC 6749 §3.1.2).
