@@ -67,8 +67,16 @@ public struct Configuration: Sendable, Hashable {
   /// - Throws: ``TokenKitError`` `notConfigured` when the file cannot be read, is not
   ///   valid, or holds a client secret that others can read.
   public static func load(path: String) throws -> Configuration {
-    guard let (bytes, mode) = try readFile(path) else { return Configuration() }
+    guard let (bytes, mode, owner) = try readFile(path) else { return Configuration() }
     let configuration = try Configuration(parsing: bytes, path: path)
+    // The hook runs as the user: a file that someone else owns or may write lets them run
+    // commands as the user. ssh refuses such configuration files for the same reason.
+    if configuration.hook != nil, owner != geteuid() || mode & 0o022 != 0 {
+      throw TokenKitError(
+        .notConfigured,
+        "\(path) sets a hook but \(owner != geteuid() ? "belongs to another user" : "others may write it (mode \(String(mode & 0o777, radix: 8)))")",
+        recovery: "Run `chmod go-w \(path)` (and make it yours), so that only you decide what the hook runs.")
+    }
     // As ssh does with private keys: a secret in a file others can read is already
     // leaked, and going on would hide that.
     if configuration.types.values.contains(where: { $0.clientSecret != nil }), mode & 0o077 != 0 {
@@ -202,7 +210,7 @@ public struct Configuration: Sendable, Hashable {
   ///
   /// Opened non-blocking so a FIFO cannot hang tokenctl, and checked with `fstat` on the
   /// open descriptor so that the mode checked is the mode of the file read.
-  private static func readFile(_ path: String) throws -> (bytes: [UInt8], mode: mode_t)? {
+  private static func readFile(_ path: String) throws -> (bytes: [UInt8], mode: mode_t, owner: uid_t)? {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     if descriptor < 0 {
       if errno == ENOENT { return nil }
@@ -229,7 +237,7 @@ public struct Configuration: Sendable, Hashable {
       if count == 0 { break }
       bytes.append(contentsOf: chunk[0..<count])
     }
-    return (bytes, info.st_mode)
+    return (bytes, info.st_mode, info.st_uid)
   }
 
   private static func ioProblem(_ action: String, _ code: Int32) -> TokenKitError {

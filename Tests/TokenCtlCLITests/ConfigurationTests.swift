@@ -202,6 +202,15 @@ import TokenKit
     #expect(try Configuration.load(environment: file.environment).types["oidc"]?.clientSecret == "hunter2")
   }
 
+  @Test(arguments: [0o664, 0o646, 0o666])
+  func aHookInAFileOthersMayWriteIsRefused(mode: Int) throws {
+    let file = try ConfigFile()
+    try file.write("hook = 'notify-send x'\n", mode: mode)
+    let error = #expect(throws: TokenKitError.self) { try Configuration.load(environment: file.environment) }
+    #expect(error?.message == "\(file.path) sets a hook but others may write it (mode \(String(mode, radix: 8)))")
+    #expect(error?.recovery?.contains("chmod go-w \(file.path)") == true)
+  }
+
   @Test func aFileWithoutSecretsMayBeReadable() throws {
     let file = try ConfigFile()
     try file.write("hook = 'true'\n[types.graph]\nclient_id = 'id'\n", mode: 0o644)
