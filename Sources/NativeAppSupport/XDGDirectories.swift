@@ -42,7 +42,8 @@ public struct XDGDirectories: Sendable, Hashable {
   /// An existing directory owned by someone else is refused: a lock or cache there could
   /// be read or planted by them.
   public static func ensurePrivateDirectory(_ path: String) throws {
-    var partial = ""
+    // A relative path stays relative: its components are created from the working directory.
+    var partial = path.hasPrefix("/") ? "" : "."
     for component in path.split(separator: "/") {
       partial += "/" + component
       if mkdir(partial, 0o700) != 0 && errno != EEXIST {

@@ -79,6 +79,9 @@ public struct AuthorizationRequest: Sendable, Hashable, CustomStringConvertible 
     if let expectedIssuer, let iss = callback["iss"], iss != expectedIssuer {
       return .reject(message: "The response came from issuer \(iss), not \(expectedIssuer).")
     }
+    if let expectedIssuer, lacksIssuer(callback) {
+      return .reject(message: "The response does not name its issuer, which \(expectedIssuer) always does (RFC 9207).")
+    }
     if let error = callback["error"] {
       let oauth = OAuthError(code: error, errorDescription: callback["error_description"])
       return .reject(message: "The sign-in was refused: \(oauth).")
@@ -89,11 +92,22 @@ public struct AuthorizationRequest: Sendable, Hashable, CustomStringConvertible 
     return .accept
   }
 
+  /// Whether a response with a code lacks `iss` (RFC 9207 §2.4: a client must refuse that
+  /// from a server that sends it). Error responses without it are let through: some
+  /// servers (django-oauth-toolkit) add it to successful responses only, and an error ends
+  /// the sign-in anyway, so no code can go to the wrong server.
+  private func lacksIssuer(_ callback: AuthorizationCallback) -> Bool {
+    callback["iss"] == nil && callback["error"] == nil
+  }
+
   /// The code of an accepted callback, or the error the callback carries.
   public func outcome(of callback: AuthorizationCallback, bareCodeAllowed: Bool = false) throws -> String {
-    if callback["state"] == state, let expectedIssuer, let iss = callback["iss"], iss != expectedIssuer {
+    if callback["state"] == state, let expectedIssuer,
+      callback["iss"].map({ $0 != expectedIssuer }) ?? lacksIssuer(callback)
+    {
       throw TokenKitError(
-        .signInFailed, "the authorization response came from issuer \(iss), not \(expectedIssuer)",
+        .signInFailed,
+        "the authorization response came from issuer \(callback["iss"] ?? "(not named)"), not \(expectedIssuer)",
         recovery: "Someone may be trying to mix up two servers (RFC 9207). Sign in again.")
     }
     if let error = callback["error"] {

@@ -77,9 +77,11 @@ public struct AuthorizationServerMetadata: Sendable, Hashable {
     let path = issuer.path()
     if !path.isEmpty, path != "/", let host = issuer.host() {
       let port = issuer.port.map { ":\($0)" } ?? ""
+      // `host()` drops the brackets of an IPv6 literal, which the URL needs back.
+      let authority = (host.contains(":") ? "[\(host)]" : host) + port
       let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
       urls.append(
-        URL(string: "\(issuer.scheme ?? "https")://\(host)\(port)/.well-known/oauth-authorization-server\(trimmed)"))
+        URL(string: "\(issuer.scheme ?? "https")://\(authority)/.well-known/oauth-authorization-server\(trimmed)"))
     } else {
       urls.append(URL(string: base + "/.well-known/oauth-authorization-server"))
     }
