@@ -24,7 +24,8 @@ enum PrivateFile {
   /// Writes through a temporary file and a rename, so that a reader never sees half a
   /// file and a crash leaves the old one.
   static func writeAtomically(_ path: String, _ bytes: [UInt8]) -> Bool {
-    let temporary = "\(path).\(getpid()).tmp"
+    // Unique per writer, also between threads of one process.
+    let temporary = "\(path).\(getpid()).\(UInt64.random(in: 0...UInt64.max)).tmp"
     let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
     guard fd >= 0 else { return false }
     var written = 0

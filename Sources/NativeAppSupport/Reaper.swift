@@ -11,15 +11,13 @@ enum Reaper {
   private static let pending = Mutex<[pid_t]>([])
 
   static func watch(_ pid: pid_t) {
-    let pids = pending.withLock { pids in
+    // One critical section: a child added by a concurrent call must not be lost.
+    pending.withLock { pids in
       pids.append(pid)
-      return pids
+      pids.removeAll { child in
+        var status: Int32 = 0
+        return waitpid(child, &status, WNOHANG) != 0
+      }
     }
-    var still: [pid_t] = []
-    for child in pids {
-      var status: Int32 = 0
-      if waitpid(child, &status, WNOHANG) == 0 { still.append(child) }
-    }
-    pending.withLock { $0 = still }
   }
 }

@@ -118,7 +118,11 @@ enum RawHTTPClient {
   /// The local addresses of the listening TCP sockets on `port`, from /proc/net/tcp
   /// (`0100007F` is 127.0.0.1, `00000000` is any address).
   static func listeningAddresses(port: Int) throws -> [String] {
-    let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+    // Read to the end: procfs reports a size of 0, and a one-shot read may stop at the
+    // first page, which holds only the first few dozen sockets.
+    guard let handle = FileHandle(forReadingAtPath: "/proc/net/tcp") else { return [] }
+    defer { try? handle.close() }
+    let table = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
     let wanted = String(format: "%04X", port)
     return table.split(separator: "\n").dropFirst().compactMap { line in
       let fields = line.split(separator: " ")

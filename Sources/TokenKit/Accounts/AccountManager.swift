@@ -283,8 +283,9 @@ public struct AccountManager: Sendable {
         // revoked too, for servers that keep it alive until expiry otherwise.
         if let refreshToken = stored.tokens.refreshToken {
           try await service.revoke(refreshToken, hint: "refresh_token")
+        } else {
+          try await service.revoke(stored.tokens.accessToken, hint: "access_token")
         }
-        try await service.revoke(stored.tokens.accessToken, hint: "access_token")
       } catch {
         let failure = TokenKitError(error, while: "revoke the tokens of \(account.qualifiedName)")
         events.publish(AccountEvent(.failed, account, message: failure.message))
@@ -294,6 +295,15 @@ public struct AccountManager: Sendable {
         )
       }
       result.revokedAtServer = true
+      if stored.tokens.refreshToken != nil {
+        // The grant is over, so the account goes whatever happens here: keeping it would
+        // keep a refresh token that no longer works.
+        do {
+          try await service.revoke(stored.tokens.accessToken, hint: "access_token")
+        } catch {
+          result.note = "the access token could not be revoked and stays valid until it expires"
+        }
+      }
     } else {
       result.note =
         "account type '\(account.type)' has no revocation endpoint; its tokens stay valid at the server until they expire"

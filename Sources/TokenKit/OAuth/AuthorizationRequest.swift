@@ -102,6 +102,11 @@ public struct AuthorizationRequest: Sendable, Hashable, CustomStringConvertible 
 
   /// The code of an accepted callback, or the error the callback carries.
   public func outcome(of callback: AuthorizationCallback, bareCodeAllowed: Bool = false) throws -> String {
+    // Only a response to this request may end it, in success or in failure.
+    let bareCode = bareCodeAllowed && callback.parameters.map(\.name) == ["code"]
+    guard bareCode || (callback.count(of: "state") == 1 && callback["state"] == state) else {
+      throw TokenKitError(.signInFailed, "the authorization response does not belong to this sign-in (state mismatch)")
+    }
     if callback["state"] == state, let expectedIssuer,
       callback["iss"].map({ $0 != expectedIssuer }) ?? lacksIssuer(callback)
     {

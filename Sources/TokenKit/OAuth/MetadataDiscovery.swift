@@ -41,12 +41,21 @@ public struct MetadataDiscovery: Sendable {
       cache?.store(issuer: key, document: document, fetchedAt: clock.now)
       return metadata
     } catch {
-      if case .transport = error, let cached,
+      if Self.isTransient(error), let cached,
         let metadata = try? AuthorizationServerMetadata(json: cached.document, expectedIssuer: key)
       {
         return metadata
       }
       throw error
+    }
+  }
+
+  /// A failure that says nothing about the document: no answer, or a server error.
+  private static func isTransient(_ error: AuthorizationServiceError) -> Bool {
+    switch error {
+    case .transport: return true
+    case .httpStatus(let status, _, _): return status >= 500
+    default: return false
     }
   }
 

@@ -57,7 +57,10 @@ public struct TokenRequest: Sendable, Hashable, CustomStringConvertible {
     case .deviceCode(let code):
       fields.append(("device_code", code))
     }
-    fields += additionalParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    // The protocol's own fields win, as in the authorization request.
+    let reserved = Set(fields.map(\.0) + ["client_id", "client_secret"])
+    fields += additionalParameters.sorted { $0.key < $1.key }.filter { !reserved.contains($0.key) }
+      .map { ($0.key, $0.value) }
     var headers: [HTTPHeader] = []
     client.authenticate(fields: &fields, headers: &headers)
     return .form(endpoint, fields, headers: headers)

@@ -60,6 +60,11 @@ public struct AuthorizationCodeFlow: Sendable {
       let response = try await configuration.service(transport: transport).token(
         .authorizationCode(code: code, redirectURI: receiver.redirectURI, codeVerifier: request.pkce.verifier))
       return (response, request)
+    } catch .oauth(let oauth, _) where oauth.code == OAuthError.invalidGrant {
+      // A refused code ends this sign-in; no stored account is affected.
+      throw TokenKitError(
+        .signInFailed, "the authorization server refused the authorization code (\(oauth))",
+        recovery: "Sign in again; if it keeps failing, the redirect address or the PKCE support may be misconfigured.")
     } catch {
       throw TokenKitError(
         error, while: "exchange the authorization code at \(configuration.endpoints.token.absoluteString)")
