@@ -1,7 +1,7 @@
 import Foundation
 import NativeAppSupport
 import Testing
-import TokenCtlCLI
+@testable import TokenCtlCLI
 import TokenKit
 import TokenStoreTesting
 
