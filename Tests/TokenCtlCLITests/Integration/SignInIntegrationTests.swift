@@ -1,9 +1,10 @@
 import Foundation
 import NativeAppSupport
 import Testing
-@testable import TokenCtlCLI
 import TokenKit
 import TokenStoreTesting
+
+@testable import TokenCtlCLI
 
 /// Every sign-in flow, refresh and revocation against a real authorization server
 /// (django-oauth-toolkit on 127.0.0.1) through the real libcurl transport, loopback
