@@ -25,11 +25,17 @@ public enum MicrosoftGraphPlugin: AccountTypePlugin {
         deviceAuthorization: URL(string: "\(authority)/devicecode")!,
         // Microsoft publishes no RFC 7009 revocation endpoint.
         revocation: nil,
-        userinfo: URL(string: "https://graph.microsoft.com/oidc/userinfo")!)),
+        userinfo: URL(string: "https://graph.microsoft.com/oidc/userinfo")!,
+        // The keys that sign ID tokens of every tenant. The issuer is left open: it names
+        // the user's tenant (`…/{tid}/v2.0`), which `common` cannot know in advance.
+        jwks: URL(string: "https://login.microsoftonline.com/common/discovery/v2.0/keys")!)),
     // The walkthrough's scopes: sign-in, a refresh token, and reading users to search them.
     defaultScopes: ["openid", "profile", "offline_access", "User.Read", "User.ReadBasic.All"],
     // Microsoft registers desktop redirects as `http://localhost` and ignores the port.
-    redirect: .loopback(host: "localhost")
+    redirect: .loopback(host: "localhost"),
+    // Microsoft's device code endpoint says `authorization_declined` where RFC 8628 §3.5
+    // says `access_denied`.
+    deviceGrantErrorAliases: ["authorization_declined": "access_denied"]
   )
 
   public static var descriptors: [EndpointDescriptor] { [descriptor] }

@@ -63,6 +63,11 @@ public struct DeviceAuthorizationFlow: Sendable {
             recovery: "Run `tokenctl login \(type) --device` again and approve the request.")
         case OAuthError.expiredToken:
           throw expired()
+        case OAuthError.invalidGrant:
+          // The device code was refused: this sign-in is over; no stored account is affected.
+          throw TokenKitError(
+            .signInFailed, "the authorization server refused the device code (\(oauth))",
+            recovery: "Run `tokenctl login \(type) --device` again.")
         default:
           throw TokenKitError(.oauth(oauth, status: status), while: "finish the device sign-in for \(type)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import MicrosoftGraphAccount
 import Synchronization
 import Testing
 import TokenKit
@@ -86,10 +87,12 @@ import TokenStoreTesting
   @Test(arguments: [
     (T.oauthError("access_denied"), [String: String](), TokenKitError.Code.accessDenied),
     (T.oauthError("authorization_declined"), ["authorization_declined": "access_denied"], .accessDenied),
+    // The Graph type's own table: Microsoft declines with `authorization_declined`.
+    (T.oauthError("authorization_declined"), MicrosoftGraphPlugin.descriptor.deviceGrantErrorAliases, .accessDenied),
     (T.oauthError("expired_token"), [:], .signInTimedOut),
     (T.oauthError("code_expired"), ["code_expired": "expired_token"], .signInTimedOut),
     (T.oauthError("invalid_client", status: 401), [:], .serverError),
-    (T.oauthError("invalid_grant"), [:], .needsSignIn),
+    (T.oauthError("invalid_grant"), [:], .signInFailed),
     (HTTPResponse(status: 502), [:], .serverError),
     (T.json(200, "{}"), [:], .serverError),
   ])
