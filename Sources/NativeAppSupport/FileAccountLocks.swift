@@ -62,6 +62,10 @@ final class FileLockHandle: AccountLockHandle {
   func release() {
     fd.withLock { fd in
       if fd >= 0 {
+        // Unlock before closing: a child forked by another thread that has not reached
+        // exec yet shares the descriptor, and closing alone would keep the lock until it
+        // does.
+        flock(fd, LOCK_UN)
         close(fd)
         fd = -1
       }
