@@ -12,6 +12,8 @@ public struct AccountTypeRegistry: Sendable {
   }
 
   var entries: [String: Entry] = [:]
+  /// Plugin behaviour by type id; kept apart from the entries, which are plain values.
+  var behaviors: [String: any AccountTypeBehavior] = [:]
 
   public init() {}
 
@@ -38,6 +40,15 @@ public struct AccountTypeRegistry: Sendable {
     for descriptor in plugin.descriptors {
       try register(descriptor, source: "plugin \(plugin.name)")
     }
+    for (id, behavior) in plugin.behaviors where entries[id] != nil { behaviors[id] = behavior }
+  }
+
+  /// The plugin behaviour of type `id`, if its plugin supplies one.
+  public func behavior(_ id: String) -> (any AccountTypeBehavior)? { behaviors[id] }
+
+  /// Registers `behavior` for the already registered type `id` (tests, embedding apps).
+  public mutating func setBehavior(_ behavior: any AccountTypeBehavior, for id: String) {
+    behaviors[id] = behavior
   }
 
   /// The entry registered under `id`, if any.
@@ -66,4 +77,10 @@ public protocol AccountTypePlugin {
   static var name: String { get }
   /// The account types it provides.
   static var descriptors: [EndpointDescriptor] { get }
+  /// Provider behaviour by type id, where the standards leave a gap.
+  static var behaviors: [String: any AccountTypeBehavior] { get }
+}
+
+extension AccountTypePlugin {
+  public static var behaviors: [String: any AccountTypeBehavior] { [:] }
 }

@@ -36,6 +36,9 @@ public struct EndpointDescriptor: Sendable, Hashable {
   /// Provider-specific device-grant errors and the RFC 8628 §3.5 error each means
   /// (`authorization_declined` → `access_denied`).
   public var deviceGrantErrorAliases: [String: String]
+  /// The base of the service's API: `tokenctl request ACCOUNT /me` resolves `/me` against
+  /// it, and its host is one the type's tokens may be sent to.
+  public var apiBase: URL?
 
   public init(
     id: String, displayName: String, endpoints: EndpointConfiguration,
@@ -43,8 +46,9 @@ public struct EndpointDescriptor: Sendable, Hashable {
     redirect: RedirectPolicy = .loopback(),
     tokenEndpointAuthentication: ClientAuthenticationMethod = .none,
     additionalAuthorizationParameters: [String: String] = [:], git: GitIntegration? = nil,
-    deviceGrantErrorAliases: [String: String] = [:]
+    deviceGrantErrorAliases: [String: String] = [:], apiBase: URL? = nil
   ) {
+    self.apiBase = apiBase
     self.deviceGrantErrorAliases = deviceGrantErrorAliases
     self.id = id
     self.displayName = displayName
@@ -56,6 +60,15 @@ public struct EndpointDescriptor: Sendable, Hashable {
     self.tokenEndpointAuthentication = tokenEndpointAuthentication
     self.additionalAuthorizationParameters = additionalAuthorizationParameters
     self.git = git
+  }
+
+  /// The hosts this type's access tokens may be sent to: the API's, the git hosts', and
+  /// the userinfo endpoint's. Sending a token anywhere else needs the user's say-so.
+  public var servedHosts: Set<String> {
+    var hosts = Set((git?.hosts ?? []).map { $0.lowercased() })
+    if let host = apiBase?.host() { hosts.insert(host.lowercased()) }
+    if case .fixed(let endpoints) = endpoints, let host = endpoints.userinfo?.host() { hosts.insert(host.lowercased()) }
+    return hosts
   }
 
   /// The problems that make this descriptor unusable; empty when it is sound.

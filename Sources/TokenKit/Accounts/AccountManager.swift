@@ -98,6 +98,13 @@ public struct AccountManager: Sendable {
     var nonce: String?
     switch method {
     case .browser(let receiver, let bareCodeAllowed, let presentURL):
+      var configuration = configuration
+      if let behavior = registry.behavior(type) {
+        let refreshable = try store.list(AccountQuery(type: type)).contains { $0.tokens.refreshable }
+        configuration.descriptor.additionalAuthorizationParameters.merge(
+          behavior.authorizationParameters(hasRefreshableAccount: refreshable)
+        ) { $1 }
+      }
       let flow = AuthorizationCodeFlow(
         configuration: configuration, scopes: scopes, receiver: receiver, transport: transport,
         timeout: options.timeout, bareCodeAllowed: bareCodeAllowed, presentURL: presentURL)
@@ -169,6 +176,12 @@ public struct AccountManager: Sendable {
       let claims = try validator.validate(idToken, nonce: nonce, clock: clock)
       return AccountIdentity(claims: claims, issuerIsPerAccount: perAccountIssuer)
     }
+    if let behavior = registry.behavior(configuration.descriptor.id),
+      let identity = try await behavior.identity(
+        accessToken: response.accessToken, configuration: configuration, transport: transport)
+    {
+      return identity
+    }
     if let userinfo = configuration.endpoints.userinfo {
       return try await self.userinfo(userinfo, accessToken: response.accessToken, configuration: configuration)
     }
@@ -239,6 +252,24 @@ public struct AccountManager: Sendable {
 
   // MARK: Signing out
 
+  /// Revokes through the type's plugin, for types whose provider revokes its own way.
+  /// Returns false when the plugin cannot; throws, keeping the account, when it failed.
+  private func revokeByBehavior(_ stored: StoredAccount) async throws -> Bool {
+    let account = stored.account
+    guard let behavior = registry.behavior(account.type) else { return false }
+    let configuration = try await ServiceConfiguration.resolve(
+      try registry.descriptor(account.type), issuer: account.issuer, clientID: account.clientID, discovery: discovery)
+    do {
+      return try await behavior.revoke(stored.tokens, configuration: configuration, transport: transport)
+    } catch {
+      let message = "could not revoke the tokens of \(account.qualifiedName): \(error); the account is kept"
+      events.publish(AccountEvent(.failed, account, message: message))
+      throw TokenKitError(
+        .revocationFailed, message,
+        recovery: "Try again later, or run `tokenctl revoke --local \(account.qualifiedName)` to forget it here only.")
+    }
+  }
+
   /// The service to revoke `account`'s tokens with, or nil when its type has no
   /// revocation endpoint. A type with fixed endpoints and none for revocation needs no
   /// client configuration to sign out.
@@ -304,6 +335,8 @@ public struct AccountManager: Sendable {
           result.note = "the access token could not be revoked and stays valid until it expires"
         }
       }
+    } else if try await revokeByBehavior(stored) {
+      result.revokedAtServer = true
     } else {
       result.note =
         "account type '\(account.type)' has no revocation endpoint; its tokens stay valid at the server until they expire"

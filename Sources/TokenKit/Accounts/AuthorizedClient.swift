@@ -1,0 +1,75 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// Sends requests on behalf of an account, as NXOAuth2Request did: with a fresh bearer
+/// token, one refresh and retry on 401, and patience for `Retry-After` on 429 and 503.
+public struct AuthorizedClient: Sendable {
+  public var manager: AccountManager
+  public var account: AccountKey
+  /// Waits before a retry; injected so tests need not wait.
+  public var sleep: @Sendable (Double) async throws -> Void
+  /// The longest `Retry-After` honoured, and how often: beyond either the response is
+  /// returned as it is, since a caller waiting minutes is worse than one told to retry.
+  public var maximumRetryAfter: Double = 60
+  public var maximumRetries = 3
+
+  public init(
+    manager: AccountManager, account: AccountKey,
+    sleep: @escaping @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }
+  ) {
+    self.manager = manager
+    self.account = account
+    self.sleep = sleep
+  }
+
+  /// Sends `request` with the account's token. Refuses a host the account type does not
+  /// serve unless `allowedHosts` names it: a token sent to the wrong host is a token given
+  /// away.
+  public func send(_ request: HTTPRequest, allowedHosts: Set<String> = []) async throws -> HTTPResponse {
+    let descriptor = try manager.registry.descriptor(account.type)
+    let host = request.url.host()?.lowercased() ?? ""
+    guard request.url.scheme == "https" || Endpoints.isLoopback(host) else {
+      throw TokenKitError(
+        .notConfigured, "tokenctl sends tokens over https only, not to \(request.url.scheme ?? "?")://\(host)")
+    }
+    guard descriptor.servedHosts.contains(host) || allowedHosts.contains(host) else {
+      throw TokenKitError(
+        .notConfigured,
+        "account type '\(account.type)' does not serve \(host), so its token is not sent there",
+        recovery: "If you trust \(host) with this token, pass --allow-host \(host).")
+    }
+    var tokens = try await manager.freshTokens(for: account)
+    var refreshed = false
+    var retries = 0
+    while true {
+      var authorized = request
+      authorized.headers.removeAll { $0.name.lowercased() == "authorization" }
+      authorized.headers.append(HTTPHeader("Authorization", "Bearer \(tokens.accessToken)"))
+      let response: HTTPResponse
+      do {
+        response = try await manager.transport.send(authorized)
+      } catch {
+        throw TokenKitError(
+          .networkFailure, "could not reach \(host): \(error.message)",
+          recovery: "Check the network connection and try again.")
+      }
+      // A 401 may mean the token was revoked or expired early: one refresh, one retry.
+      if response.status == 401, !refreshed {
+        refreshed = true
+        tokens = try await manager.refresh(account).tokens
+        continue
+      }
+      if response.status == 429 || response.status == 503, retries < maximumRetries,
+        let wait = response.header("Retry-After").flatMap(Double.init), wait >= 0, wait <= maximumRetryAfter
+      {
+        retries += 1
+        try await sleep(wait)
+        continue
+      }
+      return response
+    }
+  }
+}
