@@ -59,10 +59,20 @@ public struct CLIContext: Sendable {
 
   @TaskLocal public static var current: CLIContext?
 
-  /// The context of the running command.
+  /// The context of the running command, its registry holding the user's account type
+  /// files (tokenctl-types(5)) too.
+  ///
+  /// The files are read here, once per command and after parsing, rather than in
+  /// ``live(environment:)``, so that help and man page generation read nothing, and so that
+  /// contexts built by tests and embedding apps get them as well. A missing directory costs
+  /// one failed `opendir`; a bad file is a warning on standard error and is skipped.
   static var required: CLIContext {
-    guard let current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
-    return current
+    guard var context = current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
+    let output = context.output
+    context.registry = UserTypes.registry(adding: context.registry, environment: context.environment) {
+      output.writeError("tokenctl: warning: \(TerminalSafe.text($0))\n")
+    }
+    return context
   }
 
   var directories: XDGDirectories { XDGDirectories(environment: environment) }

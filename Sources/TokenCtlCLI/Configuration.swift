@@ -210,7 +210,7 @@ public struct Configuration: Sendable, Hashable {
   ///
   /// Opened non-blocking so a FIFO cannot hang tokenctl, and checked with `fstat` on the
   /// open descriptor so that the mode checked is the mode of the file read.
-  private static func readFile(_ path: String) throws -> (bytes: [UInt8], mode: mode_t, owner: uid_t)? {
+  static func readFile(_ path: String) throws -> (bytes: [UInt8], mode: mode_t, owner: uid_t)? {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     if descriptor < 0 {
       if errno == ENOENT { return nil }

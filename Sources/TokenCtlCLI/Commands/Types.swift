@@ -10,8 +10,27 @@ extension TokenCtl {
     @Flag(help: "Print JSON (with a format version) instead of text.")
     var json = false
 
+    @Flag(help: "Check account type files (tokenctl-types(5)) instead of listing the types.")
+    var check = false
+
+    @Argument(help: ArgumentHelp("The account type files to check.", valueName: "file"))
+    var files: [String] = []
+
+    func validate() throws {
+      if check, files.isEmpty { throw ValidationError("--check needs at least one file") }
+      if !check, !files.isEmpty { throw ValidationError("files are only given with --check") }
+      if check, json { throw ValidationError("--check prints text only") }
+    }
+
     func run() throws {
       let context = CLIContext.required
+      if check {
+        let results = files.map { TypeFileCheck(path: $0, registry: context.registry) }
+        context.output.write(results.map(\.report).joined())
+        // The same status as any other unusable configuration.
+        if results.contains(where: { !$0.isValid }) { throw ExitCode(ExitStatus.notConfigured.rawValue) }
+        return
+      }
       let entries = context.registry.all
       if json {
         context.output.write(JSONOutput.render(TypesDocument(types: entries.map(TypeDocument.init))))
