@@ -52,12 +52,17 @@ let package = Package(
     // Account types. Each is an ordinary library; the CLI lists them in `BuiltinPlugins`.
     .target(name: "OpenIDConnectAccount", dependencies: ["TokenKit"], path: "Plugins/Accounts/OpenIDConnect"),
     .target(name: "MicrosoftGraphAccount", dependencies: ["TokenKit"], path: "Plugins/Accounts/MicrosoftGraph"),
+    .target(name: "GitHubAccount", dependencies: ["TokenKit"], path: "Plugins/Accounts/GitHub"),
+    .target(name: "GitLabAccount", dependencies: ["TokenKit"], path: "Plugins/Accounts/GitLab"),
+    .target(name: "GoogleAccount", dependencies: ["TokenKit"], path: "Plugins/Accounts/Google"),
+    .target(name: "BitbucketAccount", dependencies: ["TokenKit"], path: "Plugins/Accounts/Bitbucket"),
+    .target(name: "GiteaAccount", dependencies: ["TokenKit"], path: "Plugins/Accounts/Gitea"),
 
     .target(
       name: "TokenCtlCLI",
       dependencies: [
         "TokenKit", "SecretServiceStore", "NativeAppSupport", "OpenIDConnectAccount",
-        "MicrosoftGraphAccount",
+        "MicrosoftGraphAccount", "GitHubAccount", "GitLabAccount", "GoogleAccount", "BitbucketAccount", "GiteaAccount",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -67,6 +72,7 @@ let package = Package(
       name: "TokenKitTests",
       dependencies: [
         "TokenKit", "TokenStoreTesting", "NativeAppSupport", "OpenIDConnectAccount", "MicrosoftGraphAccount",
+        "GitHubAccount", "GitLabAccount", "GoogleAccount", "BitbucketAccount", "GiteaAccount",
         // The JOSE tests sign tokens with keys of their own.
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "CryptoExtras", package: "swift-crypto"),

@@ -1,3 +1,8 @@
+import BitbucketAccount
+import GitHubAccount
+import GitLabAccount
+import GiteaAccount
+import GoogleAccount
 import MicrosoftGraphAccount
 import OpenIDConnectAccount
 import TokenKit
@@ -8,6 +13,11 @@ public enum BuiltinPlugins {
     [
       OpenIDConnectPlugin.self,
       MicrosoftGraphPlugin.self,
+      GitHubPlugin.self,
+      GitLabPlugin.self,
+      GooglePlugin.self,
+      BitbucketPlugin.self,
+      GiteaPlugin.self,
     ]
   }
 

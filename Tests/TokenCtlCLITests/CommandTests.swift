@@ -196,11 +196,13 @@ import TokenStoreTesting
     let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
     #expect(document["format"] as? Int == 1)
     let types = try #require(document["types"] as? [[String: Any]])
-    #expect(types.map { $0["id"] as? String } == ["graph", "oidc"])
-    let endpoints = try #require(types[0]["endpoints"] as? [String: String])
+    #expect(
+      types.map { $0["id"] as? String } == ["bitbucket", "gitea", "github", "gitlab", "google", "graph", "oidc"])
+    let byID = Dictionary(types.map { ($0["id"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
+    let endpoints = try #require(byID["graph"]?["endpoints"] as? [String: String])
     #expect(
       endpoints["device_authorization_endpoint"] == "https://login.microsoftonline.com/common/oauth2/v2.0/devicecode")
-    #expect(types[1]["issuer_from_user"] as? Bool == true)
+    #expect(byID["oidc"]?["issuer_from_user"] as? Bool == true)
   }
 
   @Test func versionAndHelpNeedNoKeyring() async throws {
