@@ -19,6 +19,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
   case signInTimedOut = 13
   case notConfigured = 14
   case revocationFailed = 15
+  case httpError = 16
   /// swift-argument-parser's code for a usage error (sysexits' EX_USAGE).
   case usage = 64
 
@@ -41,6 +42,8 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case .signInTimedOut: return "The sign-in was not finished in time."
     case .notConfigured: return "The account type lacks a client id, an issuer, or another setting."
     case .revocationFailed: return "The server could not revoke the tokens; the account is kept."
+    case .httpError:
+      return "The server answered with an HTTP error status (4xx/5xx, or an unfollowed 3xx); the body is printed."
     case .usage: return "The command line is wrong."
     }
   }
