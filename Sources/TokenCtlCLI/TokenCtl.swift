@@ -33,7 +33,7 @@ public struct TokenCtl: ParsableCommand {
       \(ExitStatus.documentation)
       """,
     version: "tokenctl \(version)",
-    subcommands: [Types.self, Login.self, List.self, Token.self, Refresh.self, Revoke.self, Request.self]
+    subcommands: [Types.self, Login.self, List.self, Token.self, Refresh.self, Revoke.self, Request.self, Graph.self]
   )
 
   public init() {}

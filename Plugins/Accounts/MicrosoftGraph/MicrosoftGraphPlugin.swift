@@ -35,7 +35,10 @@ public enum MicrosoftGraphPlugin: AccountTypePlugin {
     redirect: .loopback(host: "localhost"),
     // Microsoft's device code endpoint says `authorization_declined` where RFC 8628 §3.5
     // says `access_denied`.
-    deviceGrantErrorAliases: ["authorization_declined": "access_denied"]
+    deviceGrantErrorAliases: ["authorization_declined": "access_denied"],
+    // National clouds (graph.microsoft.us, microsoftgraph.chinacloudapi.cn) are types of
+    // their own with another API base; `GraphClient` follows whichever the type names.
+    apiBase: URL(string: "https://graph.microsoft.com/v1.0")!
   )
 
   public static var descriptors: [EndpointDescriptor] { [descriptor] }

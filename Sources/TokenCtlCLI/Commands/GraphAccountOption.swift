@@ -1,0 +1,47 @@
+import ArgumentParser
+import MicrosoftGraphAccount
+import TokenKit
+
+/// `--account` and `--group` for the graph commands: which signed-in account talks to
+/// Microsoft Graph, by default the group's only graph account.
+struct GraphAccountOption: ParsableArguments {
+  @Option(
+    help: ArgumentHelp(
+      "The account: TYPE:NAME, or a NAME that is unique (default: the group's only graph account).",
+      valueName: "account"))
+  var account: String?
+
+  @OptionGroup var groupOption: GroupOption
+
+  /// The account type the commands look for when no account is named.
+  static let type = MicrosoftGraphPlugin.descriptor.id
+
+  /// A Graph client for the chosen account, and that account.
+  func client(in context: CLIContext) throws -> (client: GraphClient, account: Account) {
+    let store = try groupOption.store(in: context)
+    let chosen: Account
+    if let account {
+      chosen = try AccountReference(parsing: account, knownTypes: Set(context.registry.ids)).resolve(in: store).account
+    } else {
+      let found = try store.list(AccountQuery(type: Self.type)).map(\.account)
+      let login = "tokenctl login \(Self.type)" + (store.group == Account.defaultGroup ? "" : " --group \(store.group)")
+      switch found.count {
+      case 0:
+        throw TokenKitError(
+          .noSuchAccount, "no \(Self.type) account in group '\(store.group)'",
+          recovery: "Run `\(login)` to sign in.")
+      case 1:
+        chosen = found[0]
+      default:
+        let names = found.map { "  \($0.type):\($0.id)  (\($0.name))" }.sorted()
+        throw TokenKitError(
+          .ambiguousAccount,
+          "group '\(store.group)' has \(found.count) \(Self.type) accounts:\n" + names.joined(separator: "\n"),
+          recovery: "Choose one with --account \(Self.type):NAME.")
+      }
+    }
+    let manager = try context.manager(store: store)
+    let authorized = AuthorizedClient(manager: manager, account: chosen.key, sleep: context.sleep)
+    return (try GraphClient(client: authorized), chosen)
+  }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Our fake Microsoft Graph and token endpoint (`Tests/Support/fake-graph`), one per test
+/// so each test scripts its own faults; it stops when this test process exits.
+struct FakeGraph {
+  let baseURL: String
+  let directory: URL
+
+  /// A logged request: method, path, decoded query and the status answered.
+  struct Request {
+    var method: String
+    var path: String
+    var query: [String: String]
+    var status: Int
+  }
+
+  static func start(_ arguments: [String] = []) throws -> FakeGraph {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-graph-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    _ = try ProcessRunner.spawn(
+      AuthServer.path("Tests/Support/fake-graph"),
+      ["--state-dir", directory.path, "--watch-pid", String(getpid()), "--lifetime", "300"] + arguments,
+      environment: ProcessInfo.processInfo.environment)
+    let file = directory.appendingPathComponent("fake-graph.json")
+    for _ in 0..<200 {
+      if let data = try? Data(contentsOf: file),
+        let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+        let base = json["base_url"] as? String
+      {
+        return FakeGraph(baseURL: base, directory: directory)
+      }
+      usleep(50_000)
+    }
+    throw TestSetupError("the fake Graph service did not start")
+  }
+
+  /// Every request answered so far, in order.
+  func requests() throws -> [Request] {
+    let log = directory.appendingPathComponent("requests.log")
+    guard let text = try? String(contentsOf: log, encoding: .utf8) else { return [] }
+    return try text.split(separator: "\n").map { line in
+      guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+        throw TestSetupError("a log line is not a JSON object: \(line)")
+      }
+      return Request(
+        method: object["method"] as? String ?? "", path: object["path"] as? String ?? "",
+        query: object["query"] as? [String: String] ?? [:], status: object["status"] as? Int ?? 0)
+    }
+  }
+}
