@@ -42,8 +42,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case .signInTimedOut: return "The sign-in was not finished in time."
     case .notConfigured: return "The account type lacks a client id, an issuer, or another setting."
     case .revocationFailed: return "The server could not revoke the tokens; the account is kept."
-    case .httpError:
-      return "The server answered with an HTTP error status (4xx/5xx, or an unfollowed 3xx); the body is printed."
+    case .httpError: return "The server answered with an HTTP error status; the body is printed."
     case .usage: return "The command line is wrong."
     }
   }

@@ -34,8 +34,12 @@ extension TokenCtl {
         application/x-www-form-urlencoded.
 
         The response body is written to standard output byte for byte (up to 1 MiB; a \
-        larger one is refused). Redirects are not followed. The exit status is 0 for a \
-        2xx status and 16 for any other, whose body is printed all the same.
+        larger one is refused). --include first prints `HTTP STATUS` and the headers, \
+        then a blank line. --json prints one document: format, status, headers (names \
+        lowercased, repeated ones joined with ", ") and body (parsed when the \
+        Content-Type is JSON, else text). Redirects are not followed. The exit status is \
+        0 for a 2xx status and 16 for any other, whose body is printed all the same; a \
+        host refused without --allow-host is 14.
         """)
 
     @Argument(help: ArgumentHelp("The account: TYPE:NAME, or a NAME that is unique.", valueName: "account"))
