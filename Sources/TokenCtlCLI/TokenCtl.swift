@@ -18,7 +18,9 @@ public struct TokenCtl: ParsableCommand {
       An ACCOUNT is TYPE:NAME, or a NAME (display name or account id) that is unique in the group.
 
       Account types are configured in config.toml (client ids, issuers, scopes, and a hook \
-      command run on account events): see tokenctl-config(5).
+      command run on account events): see tokenctl-config(5). Account types of your own are \
+      TOML files in $XDG_CONFIG_HOME/tokenctl/types and $XDG_CONFIG_DIRS/tokenctl/types: see \
+      tokenctl-types(5).
 
       Environment:
         TOKENCTL_GROUP   The group when --group is not given (else '\(Account.defaultGroup)').

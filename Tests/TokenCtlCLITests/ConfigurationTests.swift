@@ -294,7 +294,7 @@ import TokenKit
     }
     #expect(error?.code == .unknownAccountType)
     #expect(error?.message == "config.toml: there is no account type 'grpah' to configure")
-    #expect(error?.recovery?.hasPrefix("Known types: graph, oidc.") == true)
+    #expect(error?.recovery?.hasPrefix("Known types: bitbucket, gitea, github, gitlab, google, graph, oidc.") == true)
   }
 
   @Test func aPortForAPastedRedirectIsRefused() throws {
