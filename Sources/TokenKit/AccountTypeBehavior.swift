@@ -9,6 +9,18 @@ public protocol AccountTypeBehavior: Sendable {
   )
     async throws -> AccountIdentity?
 
+  /// The identity an ID token states, for providers whose `sub` is not the identifier
+  /// users and other tools know (a pairwise `sub`). Nil means `iss` + `sub`.
+  func identity(claims: IDTokenClaims) -> AccountIdentity?
+
+  /// The token response as the standard reads it, for providers that deviate in form
+  /// (granted scopes separated by commas).
+  func normalized(_ response: TokenResponse) -> TokenResponse
+
+  /// Whether `revoke` does anything: signing out of a type that cannot revoke needs no
+  /// client configuration, so it is not resolved.
+  var revokesTokens: Bool { get }
+
   /// Revokes `tokens` for a type without an RFC 7009 endpoint. Returns false when the
   /// type cannot revoke at all.
   func revoke(
@@ -36,4 +48,10 @@ extension AccountTypeBehavior {
   { false }
 
   public func authorizationParameters(hasRefreshableAccount: Bool) -> [String: String] { [:] }
+
+  public func identity(claims: IDTokenClaims) -> AccountIdentity? { nil }
+
+  public var revokesTokens: Bool { false }
+
+  public func normalized(_ response: TokenResponse) -> TokenResponse { response }
 }

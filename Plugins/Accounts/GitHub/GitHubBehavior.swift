@@ -9,6 +9,17 @@ import TokenKit
 /// What GitHub does its own way: it issues no ID token, so `GET /user` names the user;
 /// it has no RFC 7009 endpoint, so `DELETE /applications/{client_id}/token` revokes.
 public struct GitHubBehavior: AccountTypeBehavior {
+  /// GitHub revokes through its REST API (`DELETE /applications/{client_id}/token`).
+  public var revokesTokens: Bool { true }
+
+  /// GitHub lists granted scopes with commas (`"scope": "repo,gist"`) where RFC 6749 §3.3
+  /// separates them with spaces; a GitHub scope never contains a comma.
+  public func normalized(_ response: TokenResponse) -> TokenResponse {
+    var response = response
+    response.scope = response.scope?.flatMap { $0.split(separator: ",").map(String.init) }.filter { !$0.isEmpty }
+    return response
+  }
+
   /// The REST API version these calls are written against (`X-GitHub-Api-Version`), so a
   /// later default version cannot change the answers under us.
   static let apiVersion = "2022-11-28"

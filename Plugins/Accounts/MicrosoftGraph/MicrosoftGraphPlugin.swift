@@ -42,4 +42,6 @@ public enum MicrosoftGraphPlugin: AccountTypePlugin {
   )
 
   public static var descriptors: [EndpointDescriptor] { [descriptor] }
+
+  public static var behaviors: [String: any AccountTypeBehavior] { [descriptor.id: MicrosoftGraphBehavior()] }
 }

@@ -94,7 +94,7 @@ public struct AccountManager: Sendable {
     let configuration = try await ServiceConfiguration.resolve(
       descriptor, issuer: options.issuer, clientID: options.clientID, discovery: discovery)
     let scopes = options.scopes ?? descriptor.defaultScopes
-    let response: TokenResponse
+    var response: TokenResponse
     var nonce: String?
     switch method {
     case .browser(let receiver, let bareCodeAllowed, let presentURL):
@@ -133,6 +133,7 @@ public struct AccountManager: Sendable {
         throw TokenKitError(error, while: "get a token for client \(configuration.client.id)")
       }
     }
+    if let behavior = registry.behavior(type) { response = behavior.normalized(response) }
     let identity: AccountIdentity
     if case .clientCredentials = method {
       identity = AccountIdentity(
@@ -174,6 +175,7 @@ public struct AccountManager: Sendable {
         issuer: configuration.issuer ?? unverified.issuer, clientID: configuration.client.id,
         keys: try await keys(configuration))
       let claims = try validator.validate(idToken, nonce: nonce, clock: clock)
+      if let identity = registry.behavior(configuration.descriptor.id)?.identity(claims: claims) { return identity }
       return AccountIdentity(claims: claims, issuerIsPerAccount: perAccountIssuer)
     }
     if let behavior = registry.behavior(configuration.descriptor.id),
@@ -256,7 +258,7 @@ public struct AccountManager: Sendable {
   /// Returns false when the plugin cannot; throws, keeping the account, when it failed.
   private func revokeByBehavior(_ stored: StoredAccount) async throws -> Bool {
     let account = stored.account
-    guard let behavior = registry.behavior(account.type) else { return false }
+    guard let behavior = registry.behavior(account.type), behavior.revokesTokens else { return false }
     let configuration = try await ServiceConfiguration.resolve(
       try registry.descriptor(account.type), issuer: account.issuer, clientID: account.clientID, discovery: discovery)
     do {

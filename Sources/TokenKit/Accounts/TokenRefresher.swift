@@ -108,7 +108,7 @@ public struct TokenRefresher: Sendable {
     guard let refreshToken = current.tokens.refreshToken else {
       throw TokenKitError(.tokenNotValid, "\(account.qualifiedName) has no refresh token")
     }
-    let response: TokenResponse
+    var response: TokenResponse
     do {
       response = try await configuration.service(transport: transport).token(.refreshToken(refreshToken))
     } catch {
@@ -126,6 +126,7 @@ public struct TokenRefresher: Sendable {
       }
       throw failure
     }
+    if let behavior = registry.behavior(account.type) { response = behavior.normalized(response) }
     let tokens = response.tokenSet(receivedAt: clock.now, previous: current.tokens)
     var updated = account
     updated.updatedAt = clock.now

@@ -37,7 +37,7 @@ public struct ServiceConfiguration: Sendable {
       throw TokenKitError(
         .notConfigured, "account type '\(descriptor.id)' has no client id",
         recovery:
-          "Register an application with the provider, then pass --client-id or set client_id in the [types.\(descriptor.id)] table of config.toml."
+          "Register an application with the provider, then pass --client-id or set client_id in the [types.\(descriptor.id)] table of config.toml; see tokenctl-providers(7)."
       )
     }
     let client = ClientIdentity(
