@@ -55,9 +55,10 @@ lint:
 install: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product tokenctl
 	install -D -m 755 .build/release/tokenctl $(DESTDIR)$(PREFIX)/bin/tokenctl
-	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 644 man/*.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 
 # The Python environment of the test authorization server (Tests/AuthServer). Re-created
 # only when requirements.txt or the Python version changes.
