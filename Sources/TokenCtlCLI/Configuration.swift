@@ -163,7 +163,14 @@ public struct Configuration: Sendable, Hashable {
         }
         settings.redirectPort = UInt16(port)
       default:
-        throw unknownKey(key, at: entry.keyPosition, in: header, expected: typeKeys, path: path)
+        // A string under another name is the plugin's own setting, checked against what
+        // the plugin declares when the settings are applied; a near-miss of a common key
+        // is a typo, and said so here, where the line is known.
+        let typo = typeKeys.contains { editDistance(key, $0) <= 2 }
+        guard !typo, let string = value.string else {
+          throw unknownKey(key, at: entry.keyPosition, in: header, expected: typeKeys, path: path)
+        }
+        settings.options[key] = string
       }
     }
     return settings

@@ -30,7 +30,21 @@ extension AccountTypeRegistry {
           .unknownAccountType, "\(source): there is no account type '\(id)' to configure",
           recovery: "Known types: \(ids.joined(separator: ", ")). Rename or remove the [types.\(id)] table.")
       }
-      let descriptor = try Self.descriptor(entry.descriptor, applying: typeSettings, source: source)
+      var descriptor = try Self.descriptor(entry.descriptor, applying: typeSettings, source: source)
+      if !typeSettings.options.isEmpty {
+        let declared = pluginOptions[id]
+        let known = Self.commonKeys + (declared?.keys ?? [])
+        if let unknown = typeSettings.options.keys.sorted().first(where: { !(declared?.keys ?? []).contains($0) }) {
+          throw TokenKitError(
+            .notConfigured, "\(source): [types.\(id)]: unknown key '\(unknown)'",
+            recovery: "Known keys in [types.\(id)]: \(known.joined(separator: ", ")).")
+        }
+        do {
+          descriptor = try declared!.configure(descriptor, typeSettings.options)
+        } catch let error as TokenKitError {
+          throw TokenKitError(.notConfigured, "\(source): [types.\(id)]: \(error.message)", recovery: error.recovery)
+        }
+      }
       let problems = descriptor.problems
       guard problems.isEmpty else {
         throw TokenKitError(
@@ -41,6 +55,9 @@ extension AccountTypeRegistry {
     }
     return registry
   }
+
+  /// The keys every `[types.ID]` table takes.
+  static let commonKeys = ["client_id", "client_secret", "issuer", "scopes", "redirect_port"]
 
   /// Replaces the entry registered under the same id as `entry`'s descriptor, or adds it.
   /// Unchecked: the caller has validated the descriptor.

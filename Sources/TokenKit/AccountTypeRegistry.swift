@@ -14,6 +14,10 @@ public struct AccountTypeRegistry: Sendable {
   var entries: [String: Entry] = [:]
   /// Plugin behaviour by type id; kept apart from the entries, which are plain values.
   var behaviors: [String: any AccountTypeBehavior] = [:]
+  /// The settings a plugin defines for its types, and how it applies them.
+  var pluginOptions:
+    [String: (keys: [String], configure: @Sendable (EndpointDescriptor, [String: String]) throws -> EndpointDescriptor)] =
+      [:]
 
   public init() {}
 
@@ -41,6 +45,9 @@ public struct AccountTypeRegistry: Sendable {
       try register(descriptor, source: "plugin \(plugin.name)")
     }
     for (id, behavior) in plugin.behaviors where entries[id] != nil { behaviors[id] = behavior }
+    for (id, keys) in plugin.optionKeys where entries[id] != nil {
+      pluginOptions[id] = (keys, { try plugin.configure($0, options: $1) })
+    }
   }
 
   /// The plugin behaviour of type `id`, if its plugin supplies one.
@@ -72,15 +79,25 @@ public struct AccountTypeRegistry: Sendable {
 }
 
 /// A compiled-in provider of account types: one per target under `Plugins/Accounts/`.
-public protocol AccountTypePlugin {
+public protocol AccountTypePlugin: Sendable {
   /// The plugin's name, shown as the source of its descriptors.
   static var name: String { get }
   /// The account types it provides.
   static var descriptors: [EndpointDescriptor] { get }
   /// Provider behaviour by type id, where the standards leave a gap.
   static var behaviors: [String: any AccountTypeBehavior] { get }
+  /// The settings of its own each type takes in `[types.ID]` (a tenant, a cloud's hosts).
+  static var optionKeys: [String: [String]] { get }
+  /// The descriptor with the type's own settings applied; only declared keys are passed.
+  static func configure(_ descriptor: EndpointDescriptor, options: [String: String]) throws -> EndpointDescriptor
 }
 
 extension AccountTypePlugin {
   public static var behaviors: [String: any AccountTypeBehavior] { [:] }
+  public static var optionKeys: [String: [String]] { [:] }
+  public static func configure(
+    _ descriptor: EndpointDescriptor, options: [String: String]
+  ) throws
+    -> EndpointDescriptor
+  { descriptor }
 }

@@ -17,6 +17,8 @@ public struct AccountTypeSettings: Sendable, Hashable {
   /// The loopback redirect's port (RFC 8252 §7.3), for a client registered with a fixed
   /// redirect URI.
   public var redirectPort: UInt16?
+  /// Settings the type's plugin defines for itself (a tenant, a cloud's hosts), by key.
+  public var options: [String: String] = [:]
 
   public init(
     clientID: String? = nil, clientSecret: String? = nil, issuer: String? = nil, scopes: [String]? = nil,
@@ -32,6 +34,7 @@ public struct AccountTypeSettings: Sendable, Hashable {
   /// Whether no field is set.
   public var isEmpty: Bool {
     clientID == nil && clientSecret == nil && issuer == nil && scopes == nil && redirectPort == nil
+      && options.isEmpty
   }
 }
 

@@ -93,7 +93,7 @@ import TokenKit
       "[types.graph]\nclinet_id = \"x\"",
       "config.toml:2:1: unknown key 'clinet_id' in [types.graph]; did you mean 'client_id'?"
     ),
-    ("[types.graph]\ntenant = \"x\"", "config.toml:2:1: unknown key 'tenant' in [types.graph]"),
+    ("[types.graph]\ncolour = 1", "config.toml:2:1: unknown key 'colour' in [types.graph]"),
     (
       "[types.graph]\nclient_id = 1",
       "config.toml:2:13: expected a string for client_id in [types.graph], found an integer"

@@ -11,24 +11,13 @@ import TokenKit
 public enum MicrosoftGraphPlugin: AccountTypePlugin {
   public static let name = "MicrosoftGraph"
 
-  /// The authority for any work, school or personal account. A tenant id or
-  /// `organizations`/`consumers` narrows it; configuring that comes with the plugins issue.
-  static let authority = "https://login.microsoftonline.com/common/oauth2/v2.0"
-
+  /// The endpoints for any work, school or personal account in the global cloud; the
+  /// `tenant`, `authority_host` and `graph_host` settings narrow or move them.
   public static let descriptor = EndpointDescriptor(
     id: "graph",
     displayName: "Microsoft Graph (Microsoft identity platform v2.0)",
     endpoints: .fixed(
-      Endpoints(
-        authorization: URL(string: "\(authority)/authorize")!,
-        token: URL(string: "\(authority)/token")!,
-        deviceAuthorization: URL(string: "\(authority)/devicecode")!,
-        // Microsoft publishes no RFC 7009 revocation endpoint.
-        revocation: nil,
-        userinfo: URL(string: "https://graph.microsoft.com/oidc/userinfo")!,
-        // The keys that sign ID tokens of every tenant. The issuer is left open: it names
-        // the user's tenant (`…/{tid}/v2.0`), which `common` cannot know in advance.
-        jwks: URL(string: "https://login.microsoftonline.com/common/discovery/v2.0/keys")!)),
+      endpoints(authorityHost: "login.microsoftonline.com", tenant: "common", graphHost: "graph.microsoft.com")),
     // The walkthrough's scopes: sign-in, a refresh token, and reading users to search them.
     defaultScopes: ["openid", "profile", "offline_access", "User.Read", "User.ReadBasic.All"],
     // Microsoft registers desktop redirects as `http://localhost` and ignores the port.
@@ -36,12 +25,56 @@ public enum MicrosoftGraphPlugin: AccountTypePlugin {
     // Microsoft's device code endpoint says `authorization_declined` where RFC 8628 §3.5
     // says `access_denied`.
     deviceGrantErrorAliases: ["authorization_declined": "access_denied"],
-    // National clouds (graph.microsoft.us, microsoftgraph.chinacloudapi.cn) are types of
-    // their own with another API base; `GraphClient` follows whichever the type names.
+    // A national cloud (graph.microsoft.us) is the `graph_host` setting; `GraphClient`
+    // follows whichever base the type names.
     apiBase: URL(string: "https://graph.microsoft.com/v1.0")!
   )
 
   public static var descriptors: [EndpointDescriptor] { [descriptor] }
+
+  /// `[types.graph]` takes `tenant` (`common`, `organizations`, `consumers`, a tenant id
+  /// or domain), and for a national cloud `authority_host` (`login.microsoftonline.us`)
+  /// and `graph_host` (`graph.microsoft.us`).
+  public static var optionKeys: [String: [String]] { [descriptor.id: ["tenant", "authority_host", "graph_host"]] }
+
+  public static func configure(
+    _ descriptor: EndpointDescriptor, options: [String: String]
+  ) throws
+    -> EndpointDescriptor
+  {
+    func checked(_ key: String, _ fallback: String, allowed: Set<Character>) throws -> String {
+      guard let value = options[key] else { return fallback }
+      // These go into URLs: a stray '/', '?' or '@' would change which server we talk to.
+      guard !value.isEmpty, value.count <= 253, value.allSatisfy(allowed.contains), value.first != "." else {
+        throw TokenKitError(
+          .notConfigured, "\(key) '\(value)' is not a valid \(key == "tenant" ? "tenant" : "host name")")
+      }
+      return value.lowercased()
+    }
+    let hostCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
+    let tenant = try checked("tenant", "common", allowed: hostCharacters)
+    let authorityHost = try checked("authority_host", "login.microsoftonline.com", allowed: hostCharacters)
+    let graphHost = try checked("graph_host", "graph.microsoft.com", allowed: hostCharacters)
+    var configured = descriptor
+    configured.endpoints = .fixed(endpoints(authorityHost: authorityHost, tenant: tenant, graphHost: graphHost))
+    configured.apiBase = URL(string: "https://\(graphHost)/v1.0")
+    return configured
+  }
+
+  /// The v2.0 endpoints of `tenant` at `authorityHost`.
+  static func endpoints(authorityHost: String, tenant: String, graphHost: String) -> Endpoints {
+    let authority = "https://\(authorityHost)/\(tenant)/oauth2/v2.0"
+    return Endpoints(
+      authorization: URL(string: "\(authority)/authorize")!,
+      token: URL(string: "\(authority)/token")!,
+      deviceAuthorization: URL(string: "\(authority)/devicecode")!,
+      // Microsoft publishes no RFC 7009 revocation endpoint.
+      revocation: nil,
+      userinfo: URL(string: "https://\(graphHost)/oidc/userinfo")!,
+      // The keys that sign ID tokens of every tenant. The issuer is left open: it names
+      // the user's tenant (`…/{tid}/v2.0`), which `common` cannot know in advance.
+      jwks: URL(string: "https://\(authorityHost)/\(tenant)/discovery/v2.0/keys")!)
+  }
 
   public static var behaviors: [String: any AccountTypeBehavior] { [descriptor.id: MicrosoftGraphBehavior()] }
 }
