@@ -24,6 +24,8 @@ public struct CLIContext: Sendable {
   public var openBrowser: @Sendable (_ url: String, _ environment: [String: String]) -> String?
   /// Reads a line the user types (pasted redirects); nil at end of input.
   public var readLine: @Sendable () -> String?
+  /// Reads a message from standard input (git's credential requests), up to a bound.
+  public var readInput: @Sendable (_ limit: Int) -> [UInt8]
   /// Waits between device-grant polls.
   public var sleep: @Sendable (Double) async throws -> Void
 
@@ -35,8 +37,10 @@ public struct CLIContext: Sendable {
       BrowserLauncher(environment: environment).open(url)
     },
     readLine: @escaping @Sendable () -> String? = ManualPasteReceiver.readStandardInputLine,
+    readInput: @escaping @Sendable (Int) -> [UInt8] = StandardInput.readMessage,
     sleep: @escaping @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }
   ) {
+    self.readInput = readInput
     self.registry = registry
     self.makeStore = makeStore
     self.clock = clock

@@ -35,7 +35,10 @@ public struct TokenCtl: ParsableCommand {
       \(ExitStatus.documentation)
       """,
     version: "tokenctl \(version)",
-    subcommands: [Types.self, Login.self, List.self, Token.self, Refresh.self, Revoke.self, Request.self, Graph.self]
+    subcommands: [
+      Types.self, Login.self, List.self, Token.self, Refresh.self, Revoke.self, Request.self, Graph.self,
+      Credential.self,
+    ]
   )
 
   public init() {}

@@ -29,7 +29,7 @@ public enum DescriptorFile {
     "authorization", "token", "device_authorization", "revocation", "userinfo", "jwks", "issuer",
   ]
   static let redirectKeys = ["host", "port", "path", "paste"]
-  static let gitKeys = ["hosts", "username"]
+  static let gitKeys = ["hosts", "username", "bearer"]
 
   /// Authorization request parameters that tokenctl sets itself (RFC 6749 §4.1.1, RFC 7636
   /// §4.3, OpenID Connect Core §3.1.2.1). Letting a file set them would let it undo PKCE,
@@ -332,7 +332,15 @@ public enum DescriptorFile {
       } else if let name = string("username", in: git) {
         username = name == "account-name" ? .accountName : .literal(name)
       }
-      return GitIntegration(hosts: hosts, username: username)
+      var bearer = false
+      if let bearerEntry = git.entry("bearer") {
+        if let value = bearerEntry.value.boolean {
+          bearer = value
+        } else {
+          report("expected true or false for bearer", at: bearerEntry.valuePosition)
+        }
+      }
+      return GitIntegration(hosts: hosts, username: username, bearer: bearer)
     }
 
     private mutating func errorAliases(_ table: TOMLTable) -> [String: String] {

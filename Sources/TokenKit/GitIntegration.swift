@@ -4,10 +4,15 @@ public struct GitIntegration: Sendable, Hashable {
   public var hosts: [String]
   /// The username git must send alongside the token.
   public var username: GitUsername
+  /// Whether the hosts take the token as `Authorization: Bearer`, so that a git that
+  /// announces `capability[]=authtype` may be answered with `authtype=Bearer`. Off unless
+  /// a type says so: most git hosts take OAuth tokens only as a Basic password.
+  public var bearer: Bool
 
-  public init(hosts: [String], username: GitUsername) {
+  public init(hosts: [String], username: GitUsername, bearer: Bool = false) {
     self.hosts = hosts
     self.username = username
+    self.bearer = bearer
   }
 }
 

@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+import TokenCtlCLI
+import TokenKit
+import TokenStoreTesting
+
+/// `tokenctl credential` in-process: which account answers which request, and what is
+/// refused, with an in-memory store and a fixed clock.
+@Suite struct CredentialCommandTests {
+  static let now = Date(timeIntervalSince1970: 1_800_000_000)
+  let backing = InMemoryTokenStore.Backing()
+  let home = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-cred-\(UUID().uuidString)")
+
+  init() throws {
+    // A type of the user's own that takes bearer tokens and the account's name.
+    let types = home.appendingPathComponent("config/tokenctl/types")
+    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
+    try """
+    id = "corpgit"
+    display_name = "Corp git"
+    issuer = "https://id.corp.example"
+    client_id = "tokenctl"
+
+    [git]
+    hosts = ["git.corp.example"]
+    username = "account-name"
+    bearer = true
+    """.write(to: types.appendingPathComponent("corpgit.toml"), atomically: true, encoding: .utf8)
+  }
+
+  func seed(_ type: String, _ id: String, _ name: String, access: String = "ACCESS") throws {
+    try InMemoryTokenStore(group: "default", backing: backing).save(
+      Account(type: type, id: id, name: name, group: "default", createdAt: Self.now, updatedAt: Self.now),
+      tokens: TokenSet(accessToken: access, refreshToken: "REFRESH", expiresAt: Self.now.addingTimeInterval(3600)))
+  }
+
+  func stored(_ type: String, _ id: String) throws -> StoredAccount? {
+    try InMemoryTokenStore(group: "default", backing: backing).load(AccountKey(type: type, id: id))
+  }
+
+  func run(
+    _ operation: String, _ input: String, environment: [String: String] = [:]
+  ) async throws
+    -> (status: Int32, stdout: String, stderr: String)
+  {
+    let output = CapturedOutput()
+    let backing = backing
+    var environment = environment
+    environment["HOME"] = home.path
+    environment["XDG_CONFIG_HOME"] = home.appendingPathComponent("config").path
+    environment["XDG_CACHE_HOME"] = home.appendingPathComponent("cache").path
+    let context = CLIContext(
+      registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0, backing: backing) },
+      clock: FixedClock(Self.now), environment: environment, output: output,
+      readInput: { _ in Array(input.utf8) })
+    let status = await TokenCtl.main(arguments: ["credential", operation], context: context)
+    return (status, output.stdout, output.stderr)
+  }
+
+  @Test func getAnswersWithTheOnlyAccountOfTheHost() async throws {
+    try seed("github", "1", "ada", access: "GH-TOKEN")
+    try seed("gitlab", "2", "ada", access: "GL-TOKEN")
+    let result = try await run("get", "protocol=https\nhost=GitHub.com\npath=acme/app.git\n\n")
+    #expect(result.status == 0)
+    #expect(result.stdout == "username=oauth2\npassword=GH-TOKEN\npassword_expiry_utc=1800003600\n")
+    #expect(result.stderr == "")
+  }
+
+  @Test(
+    arguments: [
+      "protocol=https\nhost=example.org\n",
+      "protocol=http\nhost=github.com\n",
+      "protocol=ssh\nhost=github.com\n",
+      "protocol=https\nhost=github.com.evil.example\n",
+      "protocol=https\nhost=github.com:8443\n",
+    ])
+  func anotherHostOrProtocolGetsNothingSoGitMovesOn(input: String) async throws {
+    try seed("github", "1", "ada", access: "GH-TOKEN")
+    let result = try await run("get", input)
+    #expect(result.status == 0)
+    #expect(result.stdout == "")
+    #expect(!result.stderr.contains("GH-TOKEN"))
+  }
+
+  @Test func severalAccountsAreListedAndTheURLsUsernameChooses() async throws {
+    try seed("github", "1", "ada", access: "ADA")
+    try seed("github", "2", "grace", access: "GRACE")
+    let ambiguous = try await run("get", "protocol=https\nhost=github.com\n")
+    #expect(ambiguous.status == 0)
+    #expect(ambiguous.stdout == "")
+    #expect(ambiguous.stderr.contains("github:ada") && ambiguous.stderr.contains("github:grace"))
+    #expect(ambiguous.stderr.contains("TOKENCTL_ACCOUNT") && ambiguous.stderr.contains("https://NAME@github.com/"))
+    #expect(!ambiguous.stderr.contains("ADA") && !ambiguous.stderr.contains("GRACE"))
+    let byName = try await run("get", "protocol=https\nhost=github.com\nusername=grace\n")
+    #expect(byName.stdout.contains("password=GRACE\n"))
+    let byEnvironment = try await run(
+      "get", "protocol=https\nhost=github.com\nusername=grace\n", environment: ["TOKENCTL_ACCOUNT": "github:ada"])
+    #expect(byEnvironment.stdout.contains("password=ADA\n"))
+  }
+
+  @Test func tokenctlAccountNeverSendsATokenToAnotherHost() async throws {
+    try seed("gitlab", "2", "ada", access: "GL-TOKEN")
+    let result = try await run(
+      "get", "protocol=https\nhost=github.com\n", environment: ["TOKENCTL_ACCOUNT": "gitlab:ada"])
+    #expect(result.status == 0)
+    #expect(result.stdout == "")
+    #expect(result.stderr.contains("does not serve github.com"))
+  }
+
+  @Test func aServedHostWithoutAnAccountSaysWhichLoginToRun() async throws {
+    let result = try await run("get", "protocol=https\nhost=gitlab.com\n")
+    #expect(result.status == 0)
+    #expect(result.stdout == "")
+    #expect(result.stderr == "tokenctl credential: no account for gitlab.com: run 'tokenctl login gitlab' to sign in\n")
+  }
+
+  @Test func bearerOnlyWhenGitAndTheTypeBothCanAndTheAccountNameOtherwise() async throws {
+    try seed("corpgit", "7", "ada", access: "CORP")
+    let plain = try await run("get", "protocol=https\nhost=git.corp.example\n")
+    #expect(plain.stdout == "username=ada\npassword=CORP\npassword_expiry_utc=1800003600\n")
+    let bearer = try await run("get", "capability[]=authtype\nprotocol=https\nhost=git.corp.example\n")
+    #expect(
+      bearer.stdout
+        == "capability[]=authtype\nauthtype=Bearer\ncredential=CORP\npassword_expiry_utc=1800003600\n")
+    try seed("github", "1", "ada", access: "GH")
+    let github = try await run("get", "capability[]=authtype\nprotocol=https\nhost=github.com\n")
+    #expect(github.stdout.hasPrefix("username=oauth2\npassword=GH\n"))
+  }
+
+  @Test(
+    arguments: [
+      ("protocol=https\nhost=github.com\0\n", "NUL"),
+      ("protocol=https\r\nhost=github.com\n", "carriage return"),
+      ("protocol=https\n", "no 'host'"),
+      ("host=github.com\n", "no 'protocol'"),
+      ("protocol=https\nhost github.com\n", "without '='"),
+    ])
+  func hostileInputIsRefusedWithAReason(input: String, reason: String) async throws {
+    try seed("github", "1", "ada", access: "GH")
+    let result = try await run("get", input)
+    #expect(result.status == 1)
+    #expect(result.stdout == "")
+    #expect(result.stderr.contains("refused the request") && result.stderr.contains(reason))
+  }
+
+  @Test func storeKeepsNothing() async throws {
+    let result = try await run("store", "protocol=https\nhost=github.com\nusername=u\npassword=plaintext\n")
+    #expect(result == (0, "", ""))
+    #expect(try InMemoryTokenStore(group: "default", backing: backing).list(.all).isEmpty)
+  }
+
+  @Test func eraseMarksTheAccessTokenExpiredAndKeepsTheRefreshToken() async throws {
+    try seed("github", "1", "ada", access: "GH")
+    let other = try await run("erase", "protocol=https\nhost=github.com\nusername=oauth2\npassword=NOT-OURS\n")
+    #expect(other.status == 0)
+    #expect(try stored("github", "1")?.tokens.expiresAt == Self.now.addingTimeInterval(3600))
+    let result = try await run("erase", "protocol=https\nhost=github.com\nusername=oauth2\npassword=GH\n")
+    #expect(result == (0, "", ""))
+    let tokens = try #require(try stored("github", "1")?.tokens)
+    #expect(tokens.expiresAt == Self.now.addingTimeInterval(-1))
+    #expect(tokens.refreshToken == "REFRESH")
+    #expect(tokens.accessToken == "GH")
+  }
+}
