@@ -54,7 +54,9 @@ lint:
 
 install: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product tokenctl
+	$(SWIFT) build -c release --static-swift-stdlib --product git-credential-tokenctl
 	install -D -m 755 .build/release/tokenctl $(DESTDIR)$(PREFIX)/bin/tokenctl
+	install -m 755 .build/release/git-credential-tokenctl $(DESTDIR)$(PREFIX)/bin/git-credential-tokenctl
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/

@@ -12,6 +12,7 @@ let package = Package(
   name: "tokenctl",
   products: [
     .executable(name: "tokenctl", targets: ["tokenctl"]),
+    .executable(name: "git-credential-tokenctl", targets: ["git-credential-tokenctl"]),
     .library(name: "TokenKit", targets: ["TokenKit"]),
     .library(name: "SecretServiceStore", targets: ["SecretServiceStore"]),
     .library(name: "TokenStoreTesting", targets: ["TokenStoreTesting"]),
@@ -67,6 +68,8 @@ let package = Package(
       ]
     ),
     .executableTarget(name: "tokenctl", dependencies: ["TokenCtlCLI"]),
+    // What git runs for `credential.helper=tokenctl`: `tokenctl credential` under git's name.
+    .executableTarget(name: "git-credential-tokenctl", dependencies: ["TokenCtlCLI"]),
 
     .testTarget(
       name: "TokenKitTests",

@@ -1,0 +1,160 @@
+import Foundation
+import SecretServiceStore
+import Testing
+import TokenKit
+import TokenStoreTesting
+
+/// Real git (`git credential fill` and `reject`) driving the real `git-credential-tokenctl`
+/// against the real keyring and the stub authorization server.
+@Suite(.serialized) struct GitCredentialTests {
+  /// A private config with a loopback git type, a group of this test's own, and a git
+  /// that reads no configuration but ours.
+  struct Setup {
+    let group = TokenStoreConformance.freshGroup()
+    let home = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-git-\(UUID().uuidString)")
+    let stub: StubServer
+    var store: SecretServiceTokenStore { SecretServiceTokenStore(group: group) }
+
+    init() throws {
+      stub = try StubServer.start()
+      let types = home.appendingPathComponent("config/tokenctl/types")
+      try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
+      try """
+      id = "gitlocal"
+      display_name = "Local git"
+      issuer = "\(stub.baseURL)"
+      client_id = "git"
+
+      [git]
+      hosts = ["127.0.0.1"]
+      username = "oauth2"
+      """.write(to: types.appendingPathComponent("gitlocal.toml"), atomically: true, encoding: .utf8)
+    }
+
+    var environment: [String: String] {
+      var environment = ProcessInfo.processInfo.environment
+      environment["TOKENCTL_GROUP"] = group
+      environment["TOKENCTL_ACCOUNT"] = nil
+      environment["HOME"] = home.path
+      environment["XDG_CONFIG_HOME"] = home.appendingPathComponent("config").path
+      environment["XDG_CACHE_HOME"] = home.appendingPathComponent("cache").path
+      environment["XDG_RUNTIME_DIR"] = nil
+      environment["GIT_CONFIG_NOSYSTEM"] = "1"
+      environment["GIT_CONFIG_GLOBAL"] = "/dev/null"
+      environment["GIT_TERMINAL_PROMPT"] = "0"
+      return environment
+    }
+
+    /// An account of the loopback type whose access token expired a minute ago.
+    @discardableResult
+    func seed(name: String) throws -> Account {
+      let family = try stub.admin("/_admin/issue", method: "POST")
+      let account = Account(
+        type: "gitlocal", id: "id-\(name)", name: name, group: group, createdAt: Date(), updatedAt: Date(),
+        issuer: stub.baseURL, clientID: "git")
+      try store.save(
+        account,
+        tokens: TokenSet(
+          accessToken: "expired-access-token", refreshToken: try #require(family["refresh_token"] as? String),
+          expiresAt: Date().addingTimeInterval(-60)))
+      return account
+    }
+
+    func cleanUp() {
+      for listing in (try? store.list(.all)) ?? [] { _ = try? store.remove(listing.account.key) }
+    }
+
+    /// `git credential OPERATION` with our helper, then `fallback` when given.
+    func git(_ operation: String, _ input: String, fallback: Bool = false) throws -> ProcessResult {
+      var arguments = ["-c", "credential.helper=", "-c", "credential.helper=\(GitCredentialTests.helper)"]
+      if fallback {
+        arguments += ["-c", "credential.helper=!f() { echo username=other; echo password=fallback; }; f"]
+      }
+      return try ProcessRunner.run(
+        "git", arguments + ["credential", operation], environment: environment, stdin: input)
+    }
+
+    func helper(_ operation: String, _ input: String) throws -> ProcessResult {
+      try ProcessRunner.run(GitCredentialTests.helper, [operation], environment: environment, stdin: input)
+    }
+  }
+
+  /// `git-credential-tokenctl`, built beside `tokenctl`.
+  static var helper: String {
+    URL(fileURLWithPath: ProcessRunner.tokenctl).deletingLastPathComponent()
+      .appendingPathComponent("git-credential-tokenctl").path
+  }
+
+  init() throws {
+    try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
+  }
+
+  @Test func theFirstFillAfterExpiryGetsAFreshToken() throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let account = try setup.seed(name: "ada")
+    let result = try setup.git("fill", "protocol=http\nhost=127.0.0.1\n\n")
+    #expect(result.status == 0, "\(result.stderr)")
+    let stored = try #require(try setup.store.load(account.key))
+    #expect(stored.tokens.accessToken != "expired-access-token")
+    #expect(result.stdout.contains("username=oauth2\n"))
+    #expect(result.stdout.contains("password=\(stored.tokens.accessToken)\n"))
+    #expect(!result.stderr.contains(stored.tokens.accessToken))
+  }
+
+  @Test func aHostNoTypeServesFallsThroughToTheNextHelper() throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    try setup.seed(name: "ada")
+    let result = try setup.git("fill", "protocol=https\nhost=git.unknown.example\n\n", fallback: true)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.contains("username=other\npassword=fallback\n"))
+  }
+
+  @Test func twoAccountsAreListedAndGitGoesOn() throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    try setup.seed(name: "ada")
+    try setup.seed(name: "grace")
+    let direct = try setup.helper("get", "protocol=http\nhost=127.0.0.1\n\n")
+    #expect(direct.status == 0)
+    #expect(direct.stdout == "")
+    #expect(direct.stderr.contains("gitlocal:ada") && direct.stderr.contains("gitlocal:grace"))
+    #expect(direct.stderr.contains("TOKENCTL_ACCOUNT"))
+    let viaGit = try setup.git("fill", "protocol=http\nhost=127.0.0.1\n\n", fallback: true)
+    #expect(viaGit.stdout.contains("password=fallback\n"))
+    #expect(viaGit.stderr.contains("gitlocal:grace"))
+  }
+
+  @Test func rejectMarksTheAccessTokenExpiredAndKeepsTheRefreshToken() throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let account = try setup.seed(name: "ada")
+    _ = try setup.git("fill", "protocol=http\nhost=127.0.0.1\n\n")
+    let before = try #require(try setup.store.load(account.key)).tokens
+    #expect(before.expiresAt.map { $0 > Date() } == true)
+    let result = try setup.git(
+      "reject", "protocol=http\nhost=127.0.0.1\nusername=oauth2\npassword=\(before.accessToken)\n\n")
+    #expect(result.status == 0, "\(result.stderr)")
+    let after = try #require(try setup.store.load(account.key)).tokens
+    #expect(after.expiresAt.map { $0 <= Date() } == true)
+    #expect(after.refreshToken == before.refreshToken)
+    #expect(after.refreshToken != nil)
+  }
+
+  @Test(
+    arguments: [
+      ("protocol=http\nhost=127.0.0.1\0\n\n", "NUL"),
+      ("protocol=http\r\nhost=127.0.0.1\n\n", "carriage return"),
+      ("protocol=http\n\n", "no 'host'"),
+    ])
+  func hostileInputIsRefused(input: String, reason: String) throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    try setup.seed(name: "ada")
+    let result = try setup.helper("get", input)
+    #expect(result.status != 0)
+    #expect(result.stdout == "")
+    #expect(result.stderr.contains("refused the request") && result.stderr.contains(reason))
+  }
+}
