@@ -3,11 +3,13 @@
 #endif
 
 /// Starts programs without a shell of our own and without waiting for them.
-enum ChildProcess {
+public enum ChildProcess {
   /// Spawns `arguments` (the first is looked up in PATH) with `environment`, standard
   /// input from /dev/null, output to /dev/null unless `inheritOutput`, and default signal
   /// handling. Returns the pid, or nil when the program could not be started.
-  static func spawn(_ arguments: [String], environment: [String: String], inheritOutput: Bool = false) -> pid_t? {
+  static func spawn(
+    _ arguments: [String], environment: [String: String], inheritOutput: Bool = false, reap: Bool = true
+  ) -> pid_t? {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -38,7 +40,19 @@ enum ChildProcess {
     var pid: pid_t = 0
     let status = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
     guard status == 0 else { return nil }
-    Reaper.watch(pid)
+    if reap { Reaper.watch(pid) }
     return pid
+  }
+
+  /// Runs `arguments` to completion with our standard output and error, and returns its
+  /// exit status, or nil when it could not be started or was killed.
+  public static func run(_ arguments: [String], environment: [String: String]) -> Int32? {
+    guard let pid = spawn(arguments, environment: environment, inheritOutput: true, reap: false) else { return nil }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 {
+      guard errno == EINTR else { return nil }
+    }
+    // Exited normally: the low 7 bits are zero and the status is in the next byte.
+    return status & 0x7f == 0 ? (status >> 8) & 0xff : nil
   }
 }

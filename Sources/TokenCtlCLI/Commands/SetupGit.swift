@@ -1,0 +1,76 @@
+import ArgumentParser
+import NativeAppSupport
+import TokenKit
+
+extension TokenCtl {
+  /// `tokenctl setup-git`: tell git to ask tokenctl for credentials of the hosts it serves.
+  struct SetupGit: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "setup-git",
+      abstract: "Configure git to get credentials from tokenctl for the hosts its account types serve.",
+      discussion: """
+        Adds `tokenctl` to credential.https://HOST.helper for each host (by default every \
+        git host of every account type), once, next to any helper already configured: git \
+        asks them in order. --unset removes tokenctl's entry and leaves the others.
+        """)
+
+    @Option(
+      name: .customLong("host"),
+      help: ArgumentHelp("A git host to configure (repeatable; default: all known).", valueName: "host"))
+    var hosts: [String] = []
+
+    @Flag(help: "Where to write: the user's git configuration (default) or this repository's.")
+    var scope: Scope = .global
+
+    @Flag(help: "Remove tokenctl's entry instead of adding it.")
+    var unset = false
+
+    enum Scope: String, EnumerableFlag {
+      case global, local
+    }
+
+    func validate() throws {
+      for host in hosts {
+        // The host becomes part of a git configuration key and a URL: no scheme, no path.
+        guard !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || ".-:[]".contains($0) }) else {
+          throw ValidationError("'\(host)' is not a host name (give it without https:// or a path).")
+        }
+      }
+    }
+
+    func run() throws {
+      let context = CLIContext.required
+      let configuration = try context.configuration()
+      let registry = try context.effectiveRegistry(configuration)
+      let chosen =
+        hosts.isEmpty
+        ? Array(Set(registry.all.flatMap { $0.descriptor.git?.hosts ?? [] })).sorted() : hosts
+      guard !chosen.isEmpty else {
+        throw TokenKitError(
+          .notConfigured, "no account type names a git host", recovery: "Pass --host HOST.")
+      }
+      let environment = ChildEnvironment.sanitized(context.environment)
+      for host in chosen {
+        let key = "credential.https://\(host.lowercased()).helper"
+        // --replace-all with a value pattern touches only tokenctl's own line, so other
+        // helpers keep their place; run twice, it still leaves one line.
+        let arguments =
+          unset
+          ? ["git", "config", "--\(scope.rawValue)", "--unset-all", key, "^tokenctl$"]
+          : ["git", "config", "--\(scope.rawValue)", "--replace-all", key, "tokenctl", "^tokenctl$"]
+        guard let status = ChildProcess.run(arguments, environment: environment) else {
+          throw TokenKitError(.notConfigured, "could not run git", recovery: "Install git (apt-get install git).")
+        }
+        // `git config --unset-all` exits 5 when there was nothing to remove: that is done too.
+        guard status == 0 || (unset && status == 5) else {
+          throw TokenKitError(.notConfigured, "git config failed for \(host) (exit status \(status))")
+        }
+        context.output.writeError(
+          TerminalSafe.text(
+            unset
+              ? "git no longer asks tokenctl for https://\(host) (\(scope.rawValue))."
+              : "git asks tokenctl for https://\(host) (\(scope.rawValue)).") + "\n")
+      }
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+import TokenCtlCLI
+import TokenKit
+import TokenStoreTesting
+
+/// `tokenctl setup-git` against real git, in a throw-away global configuration.
+@Suite struct SetupGitTests {
+  let home = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-setup-git-\(UUID().uuidString)")
+  var config: String { home.appendingPathComponent("gitconfig").path }
+  var environment: [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    environment["HOME"] = home.path
+    environment["GIT_CONFIG_GLOBAL"] = config
+    environment["GIT_CONFIG_NOSYSTEM"] = "1"
+    environment["XDG_CONFIG_HOME"] = home.appendingPathComponent("xdg").path
+    return environment
+  }
+
+  init() throws {
+    try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+  }
+
+  func tokenctl(_ arguments: String...) async throws -> (status: Int32, stderr: String) {
+    let output = CapturedOutput()
+    let context = CLIContext(
+      registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0) }, clock: SystemClock(),
+      environment: environment, output: output)
+    return (await TokenCtl.main(arguments: arguments, context: context), output.stderr)
+  }
+
+  func helpers(_ host: String) throws -> [String] {
+    let result = try ProcessRunner.run(
+      "git", ["config", "--global", "--get-all", "credential.https://\(host).helper"], environment: environment)
+    return result.stdout.split(separator: "\n").map(String.init)
+  }
+
+  @Test func addsTokenctlOnceBesideOtherHelpersAndUnsetRemovesOnlyIt() async throws {
+    _ = try ProcessRunner.run(
+      "git", ["config", "--global", "--add", "credential.https://git.example.org.helper", "cache"],
+      environment: environment)
+    #expect(try await tokenctl("setup-git", "--host", "git.example.org").status == 0)
+    #expect(try await tokenctl("setup-git", "--host", "git.example.org").status == 0)
+    #expect(try helpers("git.example.org") == ["cache", "tokenctl"])
+
+    let removed = try await tokenctl("setup-git", "--host", "git.example.org", "--unset")
+    #expect(removed.status == 0 && removed.stderr.contains("no longer asks tokenctl"))
+    #expect(try helpers("git.example.org") == ["cache"])
+    #expect(try await tokenctl("setup-git", "--host", "git.example.org", "--unset").status == 0)
+  }
+
+  @Test func withoutHostsEveryKnownGitHostIsConfigured() async throws {
+    #expect(try await tokenctl("setup-git").status == 0)
+    for host in ["github.com", "gitlab.com", "bitbucket.org"] {
+      #expect(try helpers(host) == ["tokenctl"], "\(host)")
+    }
+  }
+
+  @Test(arguments: ["https://github.com", "github.com/acme", ""])
+  func aHostWithSchemeOrPathIsRefused(host: String) async throws {
+    #expect(try await tokenctl("setup-git", "--host", host).status == 64)
+  }
+}
