@@ -101,8 +101,14 @@ enum TestHTTPServerScript {
         os._exit(0)
 
 
+    class Server(ThreadingHTTPServer):
+        # The default backlog of 5 drops the SYNs of 20 concurrent clients, whose retry
+        # comes after the 2 s connect timeout the tests use.
+        request_queue_size = 128
+
+
     def main():
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server = Server(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
         threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True).start()
         print(server.server_address[1], flush=True)
