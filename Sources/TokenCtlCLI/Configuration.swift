@@ -166,7 +166,7 @@ public struct Configuration: Sendable, Hashable {
         // A string under another name is the plugin's own setting, checked against what
         // the plugin declares when the settings are applied; a near-miss of a common key
         // is a typo, and said so here, where the line is known.
-        let typo = typeKeys.contains { editDistance(key, $0) <= 2 }
+        let typo = typeKeys.contains { EditDistance.levenshtein(key, $0) <= 2 }
         guard !typo, let string = value.string else {
           throw unknownKey(key, at: entry.keyPosition, in: header, expected: typeKeys, path: path)
         }
@@ -182,8 +182,8 @@ public struct Configuration: Sendable, Hashable {
   ) -> TokenKitError {
     let place = header.map { " in \($0)" } ?? ""
     var message = "unknown key '\(TOMLTable.displayKey(key))'\(place)"
-    if let guess = expected.min(by: { editDistance(key, $0) < editDistance(key, $1) }),
-      editDistance(key, guess) <= 2
+    if let guess = expected.min(by: { EditDistance.levenshtein(key, $0) < EditDistance.levenshtein(key, $1) }),
+      EditDistance.levenshtein(key, guess) <= 2
     {
       message += "; did you mean '\(guess)'?"
     }
@@ -194,23 +194,6 @@ public struct Configuration: Sendable, Hashable {
 
   private static func problem(_ path: String, _ position: TOMLPosition, _ message: String) -> TokenKitError {
     TokenKitError(.notConfigured, "\(path):\(position): \(message)")
-  }
-
-  /// The Levenshtein distance, for "did you mean"; keys are short, so quadratic is fine,
-  /// and long ones are cut off first.
-  static func editDistance(_ lhs: String, _ rhs: String) -> Int {
-    let a = Array(lhs.unicodeScalars.prefix(64))
-    let b = Array(rhs.unicodeScalars.prefix(64))
-    guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
-    var previous = Array(0...b.count)
-    for i in 1...a.count {
-      var current = [i] + Array(repeating: 0, count: b.count)
-      for j in 1...b.count {
-        current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-      }
-      previous = current
-    }
-    return previous[b.count]
   }
 
   /// The file's bytes and permission bits, or nil if it does not exist.

@@ -420,29 +420,12 @@ public enum DescriptorFile {
     {
       let place = header.map { " in \($0)" } ?? ""
       var message = "unknown key '\(TOMLTable.displayKey(key))'\(place)"
-      if let guess = expected.min(by: { DescriptorFile.editDistance(key, $0) < DescriptorFile.editDistance(key, $1) }),
-        DescriptorFile.editDistance(key, guess) <= 2
+      if let guess = expected.min(by: { EditDistance.levenshtein(key, $0) < EditDistance.levenshtein(key, $1) }),
+        EditDistance.levenshtein(key, guess) <= 2
       {
         message += "; did you mean '\(guess)'?"
       }
       report(message, at: position)
     }
-  }
-
-  /// The Levenshtein distance, for "did you mean"; keys are short, so quadratic is fine,
-  /// and long ones are cut off first.
-  static func editDistance(_ lhs: String, _ rhs: String) -> Int {
-    let a = Array(lhs.unicodeScalars.prefix(64))
-    let b = Array(rhs.unicodeScalars.prefix(64))
-    guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
-    var previous = Array(0...b.count)
-    for i in 1...a.count {
-      var current = [i] + Array(repeating: 0, count: b.count)
-      for j in 1...b.count {
-        current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-      }
-      previous = current
-    }
-    return previous[b.count]
   }
 }

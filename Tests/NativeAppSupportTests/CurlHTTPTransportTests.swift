@@ -132,7 +132,9 @@ import TokenKit
     #expect(error?.message == "no response from 127.0.0.1:\(silent.port) within 2 s")
     // The upper bound is loose: on two loaded cores the whole suite starves timers for
     // seconds. What matters is that it gave up, after the timeout and not the hang.
-    #expect(elapsed >= .milliseconds(1900) && elapsed < .seconds(15))
+    // Tests elsewhere in the process block the cooperative pool with child processes, so
+    // resuming can lag by many seconds; the server never answers, so any bound proves it.
+    #expect(elapsed >= .milliseconds(1900) && elapsed < .seconds(60))
   }
 
   @Test(arguments: ["declared", "chunked"])
@@ -195,15 +197,15 @@ import TokenKit
 
   @Test func cancellationStopsTheRequest() async throws {
     let silent = try LoopbackSocket(listening: true)
-    let transport = CurlHTTPTransport(totalTimeout: .seconds(20))
+    let transport = CurlHTTPTransport(totalTimeout: .seconds(120))
     let request = HTTPRequest(method: "GET", url: URL(string: "http://127.0.0.1:\(silent.port)/")!)
     let started = ContinuousClock.now
     let task = Task { try await transport.send(request) }
     try await Task.sleep(for: .milliseconds(200))
     task.cancel()
     let result = await task.result
-    // Well before the 20 s timeout, however loaded the machine.
-    #expect(ContinuousClock.now - started < .seconds(15))
+    // Well before the 120 s timeout, however long other tests hold the cooperative pool.
+    #expect(ContinuousClock.now - started < .seconds(60))
     #expect(throws: TransportError.self) { try result.get() }
   }
 

@@ -1,0 +1,29 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+extension TokenCtl {
+  /// Runs tokenctl as this process: reads the environment from getenv's table (not
+  /// ProcessInfo, to keep Foundation off the start-up path), runs the command line with
+  /// `prefix` before the process's arguments, and exits with its status. Both
+  /// executables, `tokenctl` and `git-credential-tokenctl`, are this call.
+  public static func runAsProcess(prefix: [String] = [], name: String) async -> Never {
+    var environment: [String: String] = [:]
+    var entry = environ
+    while let pointer = entry.pointee {
+      let pair = String(cString: pointer)
+      if let equals = pair.firstIndex(of: "=") {
+        environment[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+      }
+      entry += 1
+    }
+    do {
+      let context = try CLIContext.live(environment: environment)
+      Glibc.exit(await main(arguments: prefix + CommandLine.arguments.dropFirst(), context: context))
+    } catch {
+      // The built-in plugins are checked by the tests; reaching this is a broken build.
+      StandardOutput().writeError("\(name): \(error)\n")
+      Glibc.exit(1)
+    }
+  }
+}
