@@ -1,5 +1,3 @@
-import CCurl
-
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -15,15 +13,9 @@ import CCurl
 /// The launcher does not wait for the browser: a first browser window can live longer than
 /// tokenctl. A detached thread reaps each child when it exits, so none stays a zombie.
 public struct BrowserLauncher: Sendable {
-  /// Where the browser's standard output and error go.
-  public enum Output: Sendable, Hashable {
-    /// `/dev/null`: a browser's warnings on the terminal are noise between our prompts.
-    case discard
-    /// Ours: for debugging.
-    case inherit
-    /// A file, created or truncated (tests read what the browser printed).
-    case file(String)
-  }
+  /// Where the browser's standard output and error go: `.discard` by default, because a
+  /// browser's warnings on the terminal are noise between our prompts.
+  public typealias Output = ChildProcess.Output
 
   private let environment: [String: String]
   private let output: Output
@@ -45,7 +37,8 @@ public struct BrowserLauncher: Sendable {
   public func open(_ url: String) -> String? {
     for command in commands(for: url) {
       guard let program = command.first else { continue }
-      if let pid = spawn(command) {
+      // Not reaped by the Reaper: the thread below waits for it, however long it lives.
+      if let pid = ChildProcess.spawn(command, environment: childEnvironment, output: output, reap: false) {
         _ = DetachedThread.start {
           var status: Int32 = 0
           while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
@@ -95,61 +88,5 @@ public struct BrowserLauncher: Sendable {
       }
     }
     return out
-  }
-
-  /// Starts `command`, looked up in the given environment's `PATH` (not ours, which is what
-  /// `posix_spawnp` would search); its pid, or nil when it cannot be started.
-  private func spawn(_ command: [String]) -> pid_t? {
-    let program = command[0]
-    let candidates: [String]
-    if program.contains("/") {
-      candidates = [program]
-    } else {
-      let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-      candidates = path.split(separator: ":", omittingEmptySubsequences: false).map {
-        ($0.isEmpty ? "." : String($0)) + "/" + program
-      }
-    }
-
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    switch output {
-    case .discard:
-      posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-      posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    case .inherit:
-      break
-    case .file(let path):
-      posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-      posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    }
-    _ = tokenctl_spawn_closefrom(&actions, 3)
-
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    // Our threads may block signals and we may ignore SIGPIPE; a browser must start with
-    // neither. Its own process group keeps a Ctrl-C meant for tokenctl away from it.
-    var noSignals = sigset_t()
-    var allSignals = sigset_t()
-    sigemptyset(&noSignals)
-    sigfillset(&allSignals)
-    posix_spawnattr_setsigmask(&attributes, &noSignals)
-    posix_spawnattr_setsigdefault(&attributes, &allSignals)
-    posix_spawnattr_setpgroup(&attributes, 0)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
-
-    let arguments = command.map { strdup($0) } + [nil]
-    let variables = childEnvironment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer { (arguments + variables).forEach { free($0) } }
-    for candidate in candidates where access(candidate, X_OK) == 0 {
-      var pid = pid_t()
-      // glibc reports a failed exec as posix_spawn's result, so an unusable candidate
-      // (not an executable, a bad interpreter) moves us on to the next one.
-      if posix_spawn(&pid, candidate, &actions, &attributes, arguments, variables) == 0 { return pid }
-    }
-    return nil
   }
 }

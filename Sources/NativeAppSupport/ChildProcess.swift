@@ -1,53 +1,89 @@
+import CCurl
+
 #if canImport(Glibc)
   import Glibc
 #endif
 
-/// Starts programs without a shell of our own and without waiting for them.
+/// Starts programs without a shell of our own: the browser, the hook, git.
 public enum ChildProcess {
-  /// Spawns `arguments` (the first is looked up in PATH) with `environment`, standard
-  /// input from /dev/null, output to /dev/null unless `inheritOutput`, and default signal
-  /// handling. Returns the pid, or nil when the program could not be started.
+  /// Where a child's standard output and error go.
+  public enum Output: Sendable, Hashable {
+    /// `/dev/null`: a browser's or hook's chatter between our prompts is noise.
+    case discard
+    /// Ours.
+    case inherit
+    /// A file, created or truncated (tests read what the child printed).
+    case file(String)
+  }
+
+  /// Spawns `arguments`, the first looked up in `environment`'s `PATH` (the child's, not
+  /// ours, which `posix_spawnp` would search), with standard input from /dev/null, no
+  /// descriptor of ours beyond the standard three, default signal handling and a process
+  /// group of its own. With `reap`, the `Reaper` collects its exit status; otherwise the
+  /// caller must wait for it. Returns the pid, or nil when no candidate could be started.
   static func spawn(
-    _ arguments: [String], environment: [String: String], inheritOutput: Bool = false, reap: Bool = true
+    _ arguments: [String], environment: [String: String], output: Output = .discard, reap: Bool = true
   ) -> pid_t? {
+    guard let program = arguments.first else { return nil }
+    let candidates: [String]
+    if program.contains("/") {
+      candidates = [program]
+    } else {
+      let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+      candidates = path.split(separator: ":", omittingEmptySubsequences: false).map {
+        ($0.isEmpty ? "." : String($0)) + "/" + program
+      }
+    }
+
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    if !inheritOutput {
+    switch output {
+    case .discard:
       posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-      posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+      posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    case .inherit:
+      break
+    case .file(let path):
+      posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+      posix_spawn_file_actions_adddup2(&actions, 1, 2)
     }
+    _ = tokenctl_spawn_closefrom(&actions, 3)
+
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
-    // The child must not inherit a blocked signal mask or ignored SIGPIPE from us.
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    // Our threads may block signals and we may ignore SIGPIPE; a child must start with
+    // neither. Its own process group keeps a Ctrl-C meant for tokenctl away from it.
+    var noSignals = sigset_t()
+    var allSignals = sigset_t()
+    sigemptyset(&noSignals)
+    sigfillset(&allSignals)
+    posix_spawnattr_setsigmask(&attributes, &noSignals)
+    posix_spawnattr_setsigdefault(&attributes, &allSignals)
+    posix_spawnattr_setpgroup(&attributes, 0)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
 
     let argv = arguments.map { strdup($0) } + [nil]
     let envp = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-      for pointer in argv { free(pointer) }
-      for pointer in envp { free(pointer) }
+    defer { (argv + envp).forEach { free($0) } }
+    for candidate in candidates where access(candidate, X_OK) == 0 {
+      var pid = pid_t()
+      // glibc reports a failed exec as posix_spawn's result, so an unusable candidate
+      // (not an executable, a bad interpreter) moves us on to the next one.
+      if posix_spawn(&pid, candidate, &actions, &attributes, argv, envp) == 0 {
+        if reap { Reaper.watch(pid) }
+        return pid
+      }
     }
-    var pid: pid_t = 0
-    let status = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
-    guard status == 0 else { return nil }
-    if reap { Reaper.watch(pid) }
-    return pid
+    return nil
   }
 
   /// Runs `arguments` to completion with our standard output and error, and returns its
   /// exit status, or nil when it could not be started or was killed.
   public static func run(_ arguments: [String], environment: [String: String]) -> Int32? {
-    guard let pid = spawn(arguments, environment: environment, inheritOutput: true, reap: false) else { return nil }
+    guard let pid = spawn(arguments, environment: environment, output: .inherit, reap: false) else { return nil }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 {
       guard errno == EINTR else { return nil }

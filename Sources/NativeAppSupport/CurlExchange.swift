@@ -87,7 +87,7 @@ final class CurlExchange: @unchecked Sendable {
       throw TransportError(.other, "cannot send a request to \(place): only http and https are supported")
     }
     let method = request.method.uppercased()
-    guard !method.isEmpty, method.utf8.allSatisfy(Self.isTokenByte) else {
+    guard !method.isEmpty, method.utf8.allSatisfy(HTTPHeader.isTokenByte) else {
       throw TransportError(.other, "cannot send a request to \(place): the method is not a valid HTTP token")
     }
     let context = Unmanaged.passUnretained(self).toOpaque()
@@ -120,7 +120,7 @@ final class CurlExchange: @unchecked Sendable {
     try check(tokenctl_curl_setopt_pointer(handle, CURLOPT_XFERINFODATA, context), "the progress callback")
 
     for header in request.headers {
-      guard !header.name.isEmpty, header.name.utf8.allSatisfy(Self.isTokenByte) else {
+      guard !header.name.isEmpty, header.name.utf8.allSatisfy(HTTPHeader.isTokenByte) else {
         throw TransportError(.other, "cannot send a request to \(place): a header name is not a valid HTTP token")
       }
       // A line break in a value would let it smuggle in another header.
@@ -308,14 +308,4 @@ final class CurlExchange: @unchecked Sendable {
     Int(clamping: max(duration.millisecondsRoundedUp, 1))
   }
 
-  /// RFC 9110 §5.6.2 `tchar`.
-  private static func isTokenByte(_ byte: UInt8) -> Bool {
-    switch byte {
-    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-      UInt8(ascii: "0")...UInt8(ascii: "9"):
-      return true
-    default:
-      return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
-    }
-  }
 }

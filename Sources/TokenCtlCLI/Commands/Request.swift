@@ -78,7 +78,7 @@ extension TokenCtl {
     @OptionGroup var groupOption: GroupOption
 
     func validate() throws {
-      if let method, method.isEmpty || !method.utf8.allSatisfy(Self.isTokenByte) {
+      if let method, method.isEmpty || !method.utf8.allSatisfy(HTTPHeader.isTokenByte) {
         throw ValidationError("The method '\(TerminalSafe.text(method))' is not an HTTP method name.")
       }
       for header in headers { _ = try Self.header(parsing: header) }
@@ -162,7 +162,7 @@ extension TokenCtl {
         throw ValidationError("A --header is 'Name: value', not '\(TerminalSafe.text(text))'.")
       }
       let name = String(text[..<colon])
-      guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+      guard !name.isEmpty, name.utf8.allSatisfy(HTTPHeader.isTokenByte) else {
         throw ValidationError("'\(TerminalSafe.text(name))' is not a header name.")
       }
       guard name.lowercased() != "authorization" else {
@@ -204,16 +204,6 @@ extension TokenCtl {
       }
     }
 
-    /// RFC 9110 §5.6.2 `tchar`: what header names and methods are made of.
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-      switch byte {
-      case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-        UInt8(ascii: "0")...UInt8(ascii: "9"):
-        return true
-      default:
-        return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
-      }
-    }
   }
 }
 

@@ -48,4 +48,15 @@ public struct HTTPHeader: Sendable, Hashable {
     self.name = name
     self.value = value
   }
+
+  /// Whether `byte` may appear in a field name or a method: RFC 9110 §5.6.2 `tchar`.
+  public static func isTokenByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+      UInt8(ascii: "0")...UInt8(ascii: "9"):
+      return true
+    default:
+      return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+    }
+  }
 }
