@@ -36,6 +36,19 @@ enum ProcessRunner {
       stderr: try String(contentsOfFile: paths[2], encoding: .utf8))
   }
 
+  /// Writes an executable shell script at `path`.
+  ///
+  /// `install` creates it, in a process of its own: were it written here, a child that
+  /// another test spawns meanwhile could inherit the file open for writing, and running
+  /// the script would then fail with ETXTBSY for as long as that child lives.
+  static func installScript(_ body: String, at path: String) throws {
+    let source = path + ".source"
+    try ("#!/bin/sh\n" + body).write(toFile: source, atomically: false, encoding: .utf8)
+    defer { try? FileManager.default.removeItem(atPath: source) }
+    let result = try run("/usr/bin/install", ["-m", "0700", source, path], environment: [:])
+    guard result.status == 0 else { throw SessionError("cannot install \(path): \(result.stderr)") }
+  }
+
   /// Starts `executable` with its standard streams on the given files.
   static func spawn(
     _ executable: String, _ arguments: [String], environment: [String: String], stdin: String = "/dev/null",

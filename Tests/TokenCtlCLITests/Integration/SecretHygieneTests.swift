@@ -17,20 +17,18 @@ import TokenStoreTesting
     try FileManager.default.createDirectory(at: spy, withIntermediateDirectories: true)
     // The browser and the hook record their argv and environment, then do their job.
     let browser = spy.appendingPathComponent("browser")
-    try """
-    #!/bin/sh
-    printf '%s\\n' "$@" >> \(spy.path)/browser-argv
-    env >> \(spy.path)/browser-env
-    exec \(AuthServer.path("Tests/Support/scripted-browser")) "$@"
-    """.write(to: browser, atomically: true, encoding: .utf8)
-    try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: browser.path)
+    try ProcessRunner.installScript(
+      """
+      printf '%s\\n' "$@" >> \(spy.path)/browser-argv
+      env >> \(spy.path)/browser-env
+      exec \(AuthServer.path("Tests/Support/scripted-browser")) "$@"
+      """, at: browser.path)
     let hook = spy.appendingPathComponent("hook").path
-    try """
-    #!/bin/sh
-    printf '%s\\n' "$0" "$@" >> \(spy.path)/hook-argv
-    env >> \(spy.path)/hook-env
-    """.write(toFile: hook, atomically: true, encoding: .utf8)
-    try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: hook)
+    try ProcessRunner.installScript(
+      """
+      printf '%s\\n' "$0" "$@" >> \(spy.path)/hook-argv
+      env >> \(spy.path)/hook-env
+      """, at: hook)
     func configure(_ client: String, secret: String? = nil) throws {
       try setup.configure(
         """
