@@ -35,16 +35,25 @@ import TokenKit
 /// scopes = ["openid", "email", "offline_access"]
 /// # For an app registered with a fixed redirect URI, http://127.0.0.1:8400/.
 /// redirect_port = 8400
+///
+/// # Which account answers git for a remote URL, when a host has several: the
+/// # longest matching prefix wins (git-credential-tokenctl(1)). A prefix longer than
+/// # the host needs `git config credential.useHttpPath true`.
+/// [git.accounts]
+/// "https://github.com/acme/" = "github:ada-at-acme"
 /// ```
 public struct Configuration: Sendable, Hashable {
   /// `hook`: a command line `/bin/sh -c` runs on account events.
   public var hook: String?
   /// `[types.ID]` tables, by account type id.
   public var types: [String: AccountTypeSettings]
+  /// `[git.accounts]`: account references by remote URL prefix.
+  public var gitAccounts: [String: String]
 
-  public init(hook: String? = nil, types: [String: AccountTypeSettings] = [:]) {
+  public init(hook: String? = nil, types: [String: AccountTypeSettings] = [:], gitAccounts: [String: String] = [:]) {
     self.hook = hook
     self.types = types
+    self.gitAccounts = gitAccounts
   }
 
   /// The keys of a `[types.ID]` table.
@@ -119,8 +128,13 @@ public struct Configuration: Sendable, Hashable {
           }
           self.types[id] = try Self.settings(settings, id: id, path: path)
         }
+      case "git":
+        guard let git = entry.value.table else {
+          throw Self.problem(path, entry.valuePosition, "expected a table [git] for git, found \(entry.value.kind)")
+        }
+        gitAccounts = try Self.gitAccounts(git, path: path)
       default:
-        throw Self.unknownKey(key, at: entry.keyPosition, in: nil, expected: ["hook", "types"], path: path)
+        throw Self.unknownKey(key, at: entry.keyPosition, in: nil, expected: ["hook", "types", "git"], path: path)
       }
     }
   }
@@ -174,6 +188,36 @@ public struct Configuration: Sendable, Hashable {
       }
     }
     return settings
+  }
+
+  /// The `[git.accounts]` rules of a `[git]` table.
+  private static func gitAccounts(_ git: TOMLTable, path: String) throws -> [String: String] {
+    var rules: [String: String] = [:]
+    for key in git.keys {
+      guard let entry = git.entry(key) else { continue }
+      guard key == "accounts" else {
+        throw unknownKey(key, at: entry.keyPosition, in: "[git]", expected: ["accounts"], path: path)
+      }
+      guard let accounts = entry.value.table else {
+        throw problem(path, entry.valuePosition, "expected a table [git.accounts], found \(entry.value.kind)")
+      }
+      for prefix in accounts.keys {
+        guard let rule = accounts.entry(prefix) else { continue }
+        guard GitRemotePrefix(prefix) != nil else {
+          throw problem(
+            path, rule.keyPosition,
+            "'\(TOMLTable.displayKey(prefix))' in [git.accounts] is not an http or https URL with a host, "
+              + "such as \"https://github.com/acme/\"")
+        }
+        guard let account = rule.value.string, !account.isEmpty else {
+          throw problem(
+            path, rule.valuePosition,
+            "expected an account such as \"github:ada\" for '\(TOMLTable.displayKey(prefix))' in [git.accounts]")
+        }
+        rules[prefix] = account
+      }
+    }
+    return rules
   }
 
   /// An error for a key the configuration does not know, with the likely intended one.

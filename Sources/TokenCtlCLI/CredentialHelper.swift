@@ -19,6 +19,8 @@ struct CredentialHelper {
   let registry: AccountTypeRegistry
   let store: any TokenStore
   let environment: [String: String]
+  /// `[git.accounts]` of config.toml: account references by remote URL prefix.
+  var rules: [String: String] = [:]
   let clock: any WallClock
   let warn: @Sendable (String) -> Void
 
@@ -28,13 +30,37 @@ struct CredentialHelper {
     var git: GitIntegration
   }
 
+  /// What `choose` found for a request.
+  enum Selection {
+    /// The one account to answer with.
+    case account(Choice)
+    /// Types serve the host but no account of theirs is signed in.
+    case noAccount(types: [String], host: String)
+    /// Not ours to answer, or no single answer; explained on standard error where useful.
+    case declined
+  }
+
   /// The answer to `get`, or nil to let git go on.
+  ///
+  /// When types serve the host but no account is signed in, `signIn` may sign one in (it
+  /// returns whether it did); without it, or when it declines, the user is told which
+  /// `tokenctl login` to run.
   func get(
-    _ request: CredentialMessage, freshTokens: (AccountKey) async throws -> TokenSet
+    _ request: CredentialMessage, freshTokens: (AccountKey) async throws -> TokenSet,
+    signIn: ((_ types: [String], _ host: String) async throws -> Bool)? = nil
   ) async throws
     -> CredentialMessage?
   {
-    guard let choice = try choose(for: request) else { return nil }
+    var selection = try choose(for: request)
+    if case .noAccount(let types, let host) = selection {
+      if let signIn, try await signIn(types, host) {
+        selection = try choose(for: request)
+      } else {
+        let logins = types.map { "tokenctl login \($0)" }.joined(separator: "' or '")
+        warn("no account for \(host): run '\(logins)' to sign in")
+      }
+    }
+    guard case .account(let choice) = selection else { return nil }
     let tokens = try await freshTokens(choice.account.key)
     var answer = CredentialMessage()
     if choice.git.bearer, request.values("capability").contains("authtype") {
@@ -57,7 +83,7 @@ struct CredentialHelper {
   /// Git says the credential it got was refused: mark the account's access token expired
   /// so the next `get` refreshes. The refresh token is kept; it may well still be good.
   func erase(_ request: CredentialMessage) throws {
-    guard let choice = try choose(for: request, quiet: true),
+    guard case .account(let choice) = try choose(for: request, quiet: true),
       var stored = try store.load(choice.account.key)
     else { return }
     // Another helper's password, or one we already replaced, is not ours to judge.
@@ -66,31 +92,72 @@ struct CredentialHelper {
     try store.save(stored.account, tokens: stored.tokens)
   }
 
-  /// The one account that should answer `request`, or nil (explained on standard error
-  /// unless `quiet`) when there is none or no single one.
-  func choose(for request: CredentialMessage, quiet: Bool = false) throws -> Choice? {
+  /// The one account that should answer `request`, if any; why there is none or no
+  /// single one is said on standard error unless `quiet`.
+  func choose(for request: CredentialMessage, quiet: Bool = false) throws -> Selection {
     let say: (String) -> Void = { if !quiet { warn($0) } }
-    guard let scheme = request["protocol"]?.lowercased(), let host = request["host"]?.lowercased() else { return nil }
-    let serving = registry.all.map(\.descriptor).filter { descriptor in
-      guard let git = descriptor.git, git.hosts.contains(where: { $0.lowercased() == host }) else { return false }
-      return scheme == "https" || (scheme == "http" && Self.isLoopback(host) && Self.hasLoopbackEndpoints(descriptor))
+    guard let scheme = request["protocol"]?.lowercased(), let host = request["host"]?.lowercased() else {
+      return .declined
+    }
+    // A forge type that lists no hosts (Gitea: the instance is the user's choice) serves
+    // the host of an issuer: the one each account signed in to, else the configured one.
+    // Only accounts of that host are candidates, so a token never crosses instances.
+    var issuerAccounts: [String: [Account]] = [:]
+    let serving = try registry.all.map(\.descriptor).filter { descriptor in
+      guard let git = descriptor.git else { return false }
+      let plainAllowed = scheme == "http" && Self.isLoopback(host)
+      guard git.hosts.isEmpty else {
+        guard git.hosts.contains(where: { $0.lowercased() == host }) else { return false }
+        return scheme == "https" || (plainAllowed && Self.hasLoopbackEndpoints(descriptor))
+      }
+      let configured: URL? = if case .discovered(let issuer) = descriptor.endpoints { issuer } else { nil }
+      func serves(_ issuer: URL?) -> Bool {
+        guard let issuer, Self.gitHost(issuer) == host else { return false }
+        return scheme == "https" || (plainAllowed && issuer.scheme == "http")
+      }
+      let accounts = try store.list(AccountQuery(type: descriptor.id)).map(\.account).filter { account in
+        serves(account.issuer.flatMap { URL(string: $0) } ?? configured)
+      }
+      issuerAccounts[descriptor.id] = accounts
+      return !accounts.isEmpty || serves(configured)
     }
     // No type of ours serves this host (or not over this protocol): not our business.
-    guard !serving.isEmpty else { return nil }
+    guard !serving.isEmpty else { return .declined }
     let types = Dictionary(uniqueKeysWithValues: serving.compactMap { d in d.git.map { (d.id, $0) } })
 
-    if let named = environment["TOKENCTL_ACCOUNT"], !named.isEmpty {
-      let reference = AccountReference(parsing: named, knownTypes: Set(registry.ids))
-      let account = try reference.resolve(in: store).account
-      guard let git = types[account.type] else {
-        // TOKENCTL_ACCOUNT chooses among accounts; it never widens where a token may go.
-        say("TOKENCTL_ACCOUNT names \(account.qualifiedName), whose type does not serve \(host); not sending its token")
-        return nil
+    // An account named by the user, in the environment or by a rule, is the answer or
+    // the reason there is none; it chooses among accounts but never widens where a token
+    // may go.
+    func named(_ name: String, by source: String) throws -> Selection {
+      let reference = AccountReference(parsing: name, knownTypes: Set(registry.ids))
+      let account: Account
+      do {
+        account = try reference.resolve(in: store).account
+      } catch let error as TokenKitError where error.code == .noSuchAccount {
+        say("\(source) names \(name), which is not signed in: run 'tokenctl login \(reference.type ?? "TYPE")'")
+        return .declined
       }
-      return Choice(account: account, git: git)
+      let servesHost = issuerAccounts[account.type].map { $0.contains { $0.key == account.key } } ?? true
+      guard let git = types[account.type], servesHost else {
+        say("\(source) names \(account.qualifiedName), whose type does not serve \(host); not sending its token")
+        return .declined
+      }
+      return .account(Choice(account: account, git: git))
+    }
+    if let name = environment["TOKENCTL_ACCOUNT"], !name.isEmpty {
+      return try named(name, by: "TOKENCTL_ACCOUNT")
+    }
+    let path = request["path"]
+    let rule = rules.compactMap { prefix, name in
+      GitRemotePrefix(prefix)?.match(scheme: scheme, host: host, path: path).map { (prefix, name, $0) }
+    }.max { ($0.2, $1.0) < ($1.2, $0.0) }
+    if let (prefix, name, _) = rule {
+      return try named(name, by: "the rule for \(prefix) in config.toml")
     }
 
-    let accounts = try serving.flatMap { try store.list(AccountQuery(type: $0.id)).map(\.account) }
+    let accounts = try serving.flatMap { descriptor in
+      try issuerAccounts[descriptor.id] ?? store.list(AccountQuery(type: descriptor.id)).map(\.account)
+    }
     var candidates = accounts
     if let username = request["username"], !username.isEmpty {
       let named = accounts.filter { $0.name == username || $0.id == username }
@@ -98,18 +165,17 @@ struct CredentialHelper {
     }
     switch candidates.count {
     case 0:
-      let logins = serving.map { "tokenctl login \($0.id)" }.joined(separator: "' or '")
-      say("no account for \(host): run '\(logins)' to sign in")
-      return nil
+      return quiet ? .declined : .noAccount(types: serving.map(\.id), host: host)
     case 1:
-      guard let git = types[candidates[0].type] else { return nil }
-      return Choice(account: candidates[0], git: git)
+      guard let git = types[candidates[0].type] else { return .declined }
+      return .account(Choice(account: candidates[0], git: git))
     default:
       let list = candidates.map { "  \($0.qualifiedName)" }.sorted().joined(separator: "\n")
       say(
         "\(candidates.count) accounts serve \(host):\n\(list)\n"
-          + "Choose one with TOKENCTL_ACCOUNT=TYPE:NAME, or put it in the remote URL: https://NAME@\(host)/…")
-      return nil
+          + "Choose one with TOKENCTL_ACCOUNT=TYPE:NAME, with a rule under [git.accounts] in config.toml, "
+          + "or by putting it in the remote URL: https://NAME@\(host)/…")
+      return .declined
     }
   }
 
@@ -122,6 +188,12 @@ struct CredentialHelper {
       name = String(name[..<colon])
     }
     return name == "localhost" || name == "::1" || name.hasPrefix("127.")
+  }
+
+  /// A URL's host as git names it in a request: lowercased, with the port when there is one.
+  static func gitHost(_ url: URL) -> String? {
+    guard let host = url.host()?.lowercased(), !host.isEmpty else { return nil }
+    return url.port.map { "\(host):\($0)" } ?? host
   }
 
   /// Whether the type's authorization server is on this machine: only then may plain

@@ -28,9 +28,10 @@ import TokenStoreTesting
     """.write(to: types.appendingPathComponent("corpgit.toml"), atomically: true, encoding: .utf8)
   }
 
-  func seed(_ type: String, _ id: String, _ name: String, access: String = "ACCESS") throws {
+  func seed(_ type: String, _ id: String, _ name: String, access: String = "ACCESS", issuer: String? = nil) throws {
     try InMemoryTokenStore(group: "default", backing: backing).save(
-      Account(type: type, id: id, name: name, group: "default", createdAt: Self.now, updatedAt: Self.now),
+      Account(
+        type: type, id: id, name: name, group: "default", createdAt: Self.now, updatedAt: Self.now, issuer: issuer),
       tokens: TokenSet(accessToken: access, refreshToken: "REFRESH", expiresAt: Self.now.addingTimeInterval(3600)))
   }
 
@@ -96,6 +97,80 @@ import TokenStoreTesting
     let byEnvironment = try await run(
       "get", "protocol=https\nhost=github.com\nusername=grace\n", environment: ["TOKENCTL_ACCOUNT": "github:ada"])
     #expect(byEnvironment.stdout.contains("password=ADA\n"))
+  }
+
+  func configure(_ text: String) throws {
+    let file = home.appendingPathComponent("config/tokenctl/config.toml")
+    try text.write(to: file, atomically: true, encoding: .utf8)
+  }
+
+  @Test func aConfigRuleChoosesByURLPrefixAndTheLongestWins() async throws {
+    try seed("github", "1", "ada", access: "ADA")
+    try seed("github", "2", "ada-at-acme", access: "ACME")
+    try seed("github", "3", "ada-at-tools", access: "TOOLS")
+    try configure(
+      """
+      [git.accounts]
+      "https://github.com/acme/" = "github:ada-at-acme"
+      "https://github.com/acme/tools" = "github:ada-at-tools"
+      """)
+    let acme = try await run("get", "protocol=https\nhost=github.com\npath=acme/app.git\n")
+    #expect(acme.stdout.contains("password=ACME\n"))
+    let tools = try await run("get", "protocol=https\nhost=github.com\npath=acme/tools.git\n")
+    #expect(tools.stdout.contains("password=TOOLS\n"))
+    // Outside the rules, or without a path (credential.useHttpPath unset), the usual
+    // choice applies: here it is ambiguous, and the rules are offered as a way out.
+    let elsewhere = try await run("get", "protocol=https\nhost=github.com\npath=acme-corp/app.git\n")
+    #expect(elsewhere.stdout == "")
+    #expect(elsewhere.stderr.contains("[git.accounts]"))
+    let byName = try await run("get", "protocol=https\nhost=github.com\nusername=ada\n")
+    #expect(byName.stdout.contains("password=ADA\n"))
+    // The environment comes first.
+    let named = try await run(
+      "get", "protocol=https\nhost=github.com\npath=acme/app.git\n", environment: ["TOKENCTL_ACCOUNT": "github:ada"])
+    #expect(named.stdout.contains("password=ADA\n"))
+  }
+
+  @Test func aConfigRuleNeverSendsATokenToAnotherHostOrAnAccountThatIsNotThere() async throws {
+    try seed("gitlab", "2", "ada", access: "GL-TOKEN")
+    try configure(
+      """
+      [git.accounts]
+      "https://github.com/" = "gitlab:ada"
+      "https://gitlab.com/acme" = "gitlab:grace"
+      """)
+    let crossing = try await run("get", "protocol=https\nhost=github.com\n")
+    #expect(crossing.stdout == "")
+    #expect(crossing.stderr.contains("does not serve github.com"))
+    let missing = try await run("get", "protocol=https\nhost=gitlab.com\npath=acme/x.git\n")
+    #expect(missing.stdout == "")
+    #expect(missing.stderr.contains("gitlab:grace, which is not signed in: run 'tokenctl login gitlab'"))
+  }
+
+  @Test func aBadRuleIsReportedWithItsLine() async throws {
+    try configure("[git.accounts]\n\"github.com/acme\" = \"github:ada\"\n")
+    let result = try await run("get", "protocol=https\nhost=github.com\n")
+    #expect(result.status == 14)
+    #expect(result.stderr.contains("config.toml:2:") && result.stderr.contains("not an http or https URL"))
+  }
+
+  @Test func aForgeWithoutHostsServesTheHostOfEachAccountsInstanceOnly() async throws {
+    try seed("gitea", "1", "ada", access: "CODEBERG", issuer: "https://codeberg.org/")
+    try seed("gitea", "2", "ada", access: "CORP", issuer: "https://git.corp.example:3000/")
+    let codeberg = try await run("get", "protocol=https\nhost=codeberg.org\n")
+    #expect(codeberg.stdout.contains("username=oauth2\npassword=CODEBERG\n"))
+    let corp = try await run("get", "protocol=https\nhost=git.corp.example:3000\n")
+    #expect(corp.stdout.contains("password=CORP\n"))
+    let other = try await run("get", "protocol=https\nhost=gitea.com\n")
+    #expect(other == (0, "", ""))
+    let crossing = try await run(
+      "get", "protocol=https\nhost=codeberg.org\n", environment: ["TOKENCTL_ACCOUNT": "gitea:2"])
+    #expect(crossing.stdout == "")
+    // The configured instance is served before anyone signs in to it.
+    try configure("[types.gitea]\nissuer = \"https://forge.example/\"\nclient_id = \"x\"\n")
+    let configured = try await run("get", "protocol=https\nhost=forge.example\n")
+    #expect(configured.stdout == "")
+    #expect(configured.stderr.contains("run 'tokenctl login gitea'"))
   }
 
   @Test func tokenctlAccountNeverSendsATokenToAnotherHost() async throws {

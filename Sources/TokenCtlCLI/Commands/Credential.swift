@@ -37,9 +37,10 @@ extension TokenCtl {
         throw ExitCode.failure
       }
       let store = try groupOption.store(in: context)
+      let configuration = try context.configuration()
       let helper = CredentialHelper(
-        registry: try context.effectiveRegistry(context.configuration()), store: store,
-        environment: context.environment, clock: context.clock,
+        registry: try context.effectiveRegistry(configuration), store: store,
+        environment: context.environment, rules: configuration.gitAccounts, clock: context.clock,
         warn: { [output = context.output] text in
           // Names come from the keyring and the request; keep their control characters off
           // the terminal, but not our own line breaks.
