@@ -15,23 +15,9 @@ struct FakeGraph {
   }
 
   static func start(_ arguments: [String] = []) throws -> FakeGraph {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-graph-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    _ = try ProcessRunner.spawn(
-      AuthServer.path("Tests/Support/fake-graph"),
-      ["--state-dir", directory.path, "--watch-pid", String(getpid()), "--lifetime", "300"] + arguments,
-      environment: ProcessInfo.processInfo.environment)
-    let file = directory.appendingPathComponent("fake-graph.json")
-    for _ in 0..<200 {
-      if let data = try? Data(contentsOf: file),
-        let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-        let base = json["base_url"] as? String
-      {
-        return FakeGraph(baseURL: base, directory: directory)
-      }
-      usleep(50_000)
-    }
-    throw TestSetupError("the fake Graph service did not start")
+    let (baseURL, directory) = try LoopbackService.start(
+      "Tests/Support/fake-graph", info: "fake-graph.json", arguments: arguments)
+    return FakeGraph(baseURL: baseURL, directory: directory)
   }
 
   /// Every request answered so far, in order.

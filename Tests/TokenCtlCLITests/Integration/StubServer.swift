@@ -8,23 +8,9 @@ struct StubServer {
 
   /// Starts a stub that stops by itself when this test process exits.
   static func start() throws -> StubServer {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-stub-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    _ = try ProcessRunner.spawn(
-      AuthServer.path("Tests/Support/stub-oauth-server"),
-      ["--state-dir", directory.path, "--watch-pid", String(getpid()), "--lifetime", "600"],
-      environment: ProcessInfo.processInfo.environment)
-    let file = directory.appendingPathComponent("stub.json")
-    for _ in 0..<200 {
-      if let data = try? Data(contentsOf: file),
-        let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-        let base = json["base_url"] as? String
-      {
-        return StubServer(baseURL: base, directory: directory)
-      }
-      usleep(50_000)
-    }
-    throw TestSetupError("the stub server did not start")
+    let (baseURL, directory) = try LoopbackService.start(
+      "Tests/Support/stub-oauth-server", info: "stub.json", arguments: [], lifetime: 600)
+    return StubServer(baseURL: baseURL, directory: directory)
   }
 
   /// POSTs or GETs an admin endpoint and returns its JSON object.
