@@ -118,11 +118,14 @@ public struct ManualPasteReceiver: RedirectReceiver {
   /// `maximumLineLength` (the rest of a longer line is read and dropped).
   ///
   /// Byte by byte with read(2), not through stdio: nothing past the line is consumed.
-  @Sendable public static func readStandardInputLine() -> String? {
+  @Sendable public static func readStandardInputLine() -> String? { readLine(from: 0) }
+
+  /// Reads one line from `descriptor`, as ``readStandardInputLine()`` does.
+  public static func readLine(from descriptor: Int32) -> String? {
     var bytes: [UInt8] = []
     var byte: UInt8 = 0
     while true {
-      let count = Glibc.read(0, &byte, 1)
+      let count = Glibc.read(descriptor, &byte, 1)
       if count < 0 && errno == EINTR { continue }
       guard count == 1 else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
       if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }

@@ -28,6 +28,8 @@ public struct CLIContext: Sendable {
   public var readInput: @Sendable (_ limit: Int) -> [UInt8]
   /// Waits between device-grant polls.
   public var sleep: @Sendable (Double) async throws -> Void
+  /// The user's terminal when standard streams are another program's (git's), or nil.
+  public var terminal: @Sendable () -> (any UserTerminal)?
 
   public init(
     registry: AccountTypeRegistry, makeStore: @escaping @Sendable (String) -> any TokenStore,
@@ -38,8 +40,10 @@ public struct CLIContext: Sendable {
     },
     readLine: @escaping @Sendable () -> String? = ManualPasteReceiver.readStandardInputLine,
     readInput: @escaping @Sendable (Int) -> [UInt8] = StandardInput.readMessage,
-    sleep: @escaping @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }
+    sleep: @escaping @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) },
+    terminal: @escaping @Sendable () -> (any UserTerminal)? = { ControllingTerminal() }
   ) {
+    self.terminal = terminal
     self.readInput = readInput
     self.registry = registry
     self.makeStore = makeStore

@@ -190,6 +190,24 @@ struct CredentialHelper {
     return name == "localhost" || name == "::1" || name.hasPrefix("127.")
   }
 
+  /// Every git host the types serve: their own lists, and for types that list none, the
+  /// hosts of the configured issuer and of the issuers their accounts signed in to.
+  /// Accounts that cannot be read add nothing: the listed hosts are still worth knowing.
+  func servedHosts() -> [String] {
+    var hosts = Set<String>()
+    for descriptor in registry.all.map(\.descriptor) {
+      guard let git = descriptor.git else { continue }
+      guard git.hosts.isEmpty else {
+        hosts.formUnion(git.hosts.map { $0.lowercased() })
+        continue
+      }
+      if case .discovered(let issuer) = descriptor.endpoints, let host = Self.gitHost(issuer) { hosts.insert(host) }
+      let accounts = (try? store.list(AccountQuery(type: descriptor.id))) ?? []
+      hosts.formUnion(accounts.compactMap { $0.account.issuer.flatMap { URL(string: $0) }.flatMap(Self.gitHost) })
+    }
+    return hosts.sorted()
+  }
+
   /// A URL's host as git names it in a request: lowercased, with the port when there is one.
   static func gitHost(_ url: URL) -> String? {
     guard let host = url.host()?.lowercased(), !host.isEmpty else { return nil }

@@ -81,7 +81,7 @@ public struct TokenCtl: ParsableCommand {
     return code.rawValue
   }
 
-  private static func report(_ error: TokenKitError, context: CLIContext, json: Bool) {
+  static func report(_ error: TokenKitError, context: CLIContext, json: Bool) {
     // Messages quote names from the keyring and the command line; keep their control
     // characters off the terminal. Line breaks of our own are kept.
     let lines = error.message.split(separator: "\n", omittingEmptySubsequences: false).map {

@@ -1,4 +1,5 @@
 import Foundation
+import NativeAppSupport
 import Testing
 import TokenCtlCLI
 import TokenKit
@@ -39,8 +40,20 @@ import TokenStoreTesting
     try InMemoryTokenStore(group: "default", backing: backing).load(AccountKey(type: type, id: id))
   }
 
+  /// A terminal whose user gives `answers` in turn, keeping what was written to it.
+  final class ScriptedTerminal: UserTerminal, @unchecked Sendable {
+    private let lock = NSLock()
+    private var answers: [String]
+    private var written = ""
+    init(_ answers: [String]) { self.answers = answers }
+    func write(_ text: String) { lock.withLock { written += text } }
+    func readLine() -> String? { lock.withLock { answers.isEmpty ? nil : answers.removeFirst() } }
+    var transcript: String { lock.withLock { written } }
+  }
+
   func run(
-    _ operation: String, _ input: String, environment: [String: String] = [:]
+    _ operation: String, _ input: String, environment: [String: String] = [:],
+    terminal: ScriptedTerminal? = nil
   ) async throws
     -> (status: Int32, stdout: String, stderr: String)
   {
@@ -53,7 +66,7 @@ import TokenStoreTesting
     let context = CLIContext(
       registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0, backing: backing) },
       clock: FixedClock(Self.now), environment: environment, output: output,
-      readInput: { _ in Array(input.utf8) })
+      readInput: { _ in Array(input.utf8) }, terminal: { terminal })
     let status = await TokenCtl.main(arguments: ["credential", operation], context: context)
     return (status, output.stdout, output.stderr)
   }
@@ -187,6 +200,20 @@ import TokenStoreTesting
     #expect(result.status == 0)
     #expect(result.stdout == "")
     #expect(result.stderr == "tokenctl credential: no account for gitlab.com: run 'tokenctl login gitlab' to sign in\n")
+  }
+
+  @Test func withATerminalSignInIsOfferedUnlessGitSaysNoPrompts() async throws {
+    let declined = ScriptedTerminal(["n"])
+    let result = try await run("get", "protocol=https\nhost=gitlab.com\n", terminal: declined)
+    #expect(declined.transcript == "tokenctl: no gitlab account is signed in for gitlab.com. Sign in now? [Y/n] ")
+    #expect(result.stdout == "")
+    #expect(result.stderr.contains("run 'tokenctl login gitlab'"))
+
+    let noPrompts = ScriptedTerminal(["y"])
+    let quiet = try await run(
+      "get", "protocol=https\nhost=gitlab.com\n", environment: ["GIT_TERMINAL_PROMPT": "0"], terminal: noPrompts)
+    #expect(noPrompts.transcript == "")
+    #expect(quiet.stderr.contains("run 'tokenctl login gitlab'"))
   }
 
   @Test func bearerOnlyWhenGitAndTheTypeBothCanAndTheAccountNameOtherwise() async throws {

@@ -21,10 +21,14 @@ import TokenStoreTesting
     try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
   }
 
+  let backing = InMemoryTokenStore.Backing()
+
   func tokenctl(_ arguments: String...) async throws -> (status: Int32, stderr: String) {
     let output = CapturedOutput()
+    let backing = backing
     let context = CLIContext(
-      registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0) }, clock: SystemClock(),
+      registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0, backing: backing) },
+      clock: SystemClock(),
       environment: environment, output: output)
     return (await TokenCtl.main(arguments: arguments, context: context), output.stderr)
   }
@@ -54,6 +58,17 @@ import TokenStoreTesting
     for host in ["github.com", "gitlab.com", "bitbucket.org"] {
       #expect(try helpers(host) == ["tokenctl"], "\(host)")
     }
+  }
+
+  @Test func aForgeInstanceIsConfiguredFromItsAccountsIssuer() async throws {
+    try InMemoryTokenStore(group: "default", backing: backing).save(
+      Account(
+        type: "gitea", id: "1", name: "ada", group: "default", createdAt: Date(), updatedAt: Date(),
+        issuer: "https://git.corp.example:3000/"),
+      tokens: TokenSet(accessToken: "A", refreshToken: "R", expiresAt: nil))
+    #expect(try await tokenctl("setup-git").status == 0)
+    #expect(try helpers("git.corp.example:3000") == ["tokenctl"])
+    #expect(try helpers("github.com") == ["tokenctl"])
   }
 
   @Test(arguments: ["https://github.com", "github.com/acme", ""])

@@ -14,8 +14,13 @@ extension TokenCtl {
         is printed, so git asks its next helper. Git runs this as the helper 'tokenctl' \
         (see 'tokenctl setup-git' and git-credential-tokenctl(1)).
 
+        When a type serves the host but no account of it is signed in, and a terminal is \
+        attached and GIT_TERMINAL_PROMPT is not 0, 'get' offers to sign in there first \
+        (the browser with a display, the device grant without one).
+
         Environment:
-          TOKENCTL_ACCOUNT  The account to answer with, when its type serves the host.
+          TOKENCTL_ACCOUNT     The account to answer with, when its type serves the host.
+          GIT_TERMINAL_PROMPT  0: never offer to sign in, only say which login to run.
         """)
 
     @Argument(help: ArgumentHelp("get, store or erase, as git calls it.", valueName: "operation"))
@@ -48,10 +53,14 @@ extension TokenCtl {
           output.writeError("tokenctl credential: " + lines.joined(separator: "\n") + "\n")
         })
       if operation == "erase" { return try helper.erase(request) }
-      let answer = try await helper.get(request) { key in
-        try await context.manager(store: store).freshTokens(
-          for: key, minimumValidity: CredentialHelper.minimumValidity)
-      }
+      let offer = CLIContext.current.map { GitSignInOffer(context: $0, group: groupOption.group) }
+      let answer = try await helper.get(
+        request,
+        freshTokens: { key in
+          try await context.manager(store: store).freshTokens(
+            for: key, minimumValidity: CredentialHelper.minimumValidity)
+        },
+        signIn: offer.map { offer in { try await offer(types: $0, host: $1) } })
       if let answer { context.output.write(try answer.serialized()) }
     }
   }

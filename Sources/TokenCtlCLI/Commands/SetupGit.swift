@@ -42,9 +42,11 @@ extension TokenCtl {
       let context = CLIContext.required
       let configuration = try context.configuration()
       let registry = try context.effectiveRegistry(configuration)
-      let chosen =
-        hosts.isEmpty
-        ? Array(Set(registry.all.flatMap { $0.descriptor.git?.hosts ?? [] })).sorted() : hosts
+      let group = context.environment["TOKENCTL_GROUP"] ?? Account.defaultGroup
+      let helper = CredentialHelper(
+        registry: registry, store: context.makeStore(group.isEmpty ? Account.defaultGroup : group),
+        environment: context.environment, clock: context.clock, warn: { _ in })
+      let chosen = hosts.isEmpty ? helper.servedHosts() : hosts
       guard !chosen.isEmpty else {
         throw TokenKitError(
           .notConfigured, "no account type names a git host", recovery: "Pass --host HOST.")

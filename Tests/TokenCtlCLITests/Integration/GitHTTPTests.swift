@@ -245,6 +245,25 @@ import TokenStoreTesting
     #expect(result.stderr.contains("no account for \(host): run 'tokenctl login gitlocal' to sign in"))
   }
 
+  @Test func withATerminalGitOffersToSignInAndGoesOnWithTheNewAccount() throws {
+    defer { cleanUp() }
+    let transcript = home.appendingPathComponent("terminal").path
+    var environment = environment
+    environment["GIT_TERMINAL_PROMPT"] = nil
+    let result = try ProcessRunner.run(
+      AuthServer.path("Tests/Support/with-terminal"),
+      [
+        "--transcript", transcript, "--answer", "y", "--", "git", "-c", "credential.helper=",
+        "-c", "credential.helper=\(GitCredentialTests.helper)", "ls-remote", remote,
+      ], environment: environment)
+    let terminal = try String(contentsOfFile: transcript, encoding: .utf8)
+    #expect(result.status == 0, "\(result.stderr)\n\(terminal)")
+    #expect(terminal.contains("no gitlocal account is signed in for \(host). Sign in now? [Y/n]"))
+    #expect(terminal.contains("Signed in to gitlocal as ada"))
+    #expect(result.stdout.contains("refs/heads/main"))
+    #expect(try store.list(AccountQuery(type: "gitlocal")).map(\.account.name) == ["ada"])
+  }
+
   @Test func aTokenTheServerRefusesIsErasedAndTheNextCommandRefreshes() throws {
     defer { cleanUp() }
     let account = try signIn("ada")
