@@ -7,6 +7,7 @@
 #ifndef __USE_GNU
 extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+extern int pipe2(int fds[2], int flags);
 #endif
 
 // accept(2) that sets close-on-exec and non-blocking atomically: a child spawned by
@@ -19,4 +20,9 @@ static inline int tokenctl_accept4(int fd, int flags) {
 // inherits no socket or keyring connection whoever forgot close-on-exec.
 static inline int tokenctl_spawn_closefrom(posix_spawn_file_actions_t *actions, int from) {
   return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
+// pipe(2) with close-on-exec set atomically, for the same reason as accept4.
+static inline int tokenctl_pipe2(int fds[2], int flags) {
+  return pipe2(fds, flags);
 }

@@ -14,6 +14,8 @@ public enum ChildProcess {
     case inherit
     /// A file, created or truncated (tests read what the child printed).
     case file(String)
+    /// Standard output to this descriptor (a pipe's end), standard error discarded.
+    case descriptor(Int32)
   }
 
   /// Spawns `arguments`, the first looked up in `environment`'s `PATH` (the child's, not
@@ -21,8 +23,12 @@ public enum ChildProcess {
   /// descriptor of ours beyond the standard three, default signal handling and a process
   /// group of its own. With `reap`, the `Reaper` collects its exit status; otherwise the
   /// caller must wait for it. Returns the pid, or nil when no candidate could be started.
+  ///
+  /// `handOn` descriptors become the child's 3, 4, … (a held lock); `newSession` puts the
+  /// child in a session of its own, out of reach of the terminal's Ctrl-C and hangup.
   static func spawn(
-    _ arguments: [String], environment: [String: String], output: Output = .discard, reap: Bool = true
+    _ arguments: [String], environment: [String: String], output: Output = .discard, reap: Bool = true,
+    handOn: [Int32] = [], newSession: Bool = false
   ) -> pid_t? {
     guard let program = arguments.first else { return nil }
     let candidates: [String]
@@ -48,8 +54,20 @@ public enum ChildProcess {
     case .file(let path):
       posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
       posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    case .descriptor(let descriptor):
+      posix_spawn_file_actions_adddup2(&actions, descriptor, 1)
+      posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
     }
-    _ = tokenctl_spawn_closefrom(&actions, 3)
+    // Handed-on descriptors first move above every target, so that moving one into place
+    // never overwrites another still to be moved; dup2 clears their close-on-exec flag.
+    let parked = Int32(100)
+    for (index, descriptor) in handOn.enumerated() {
+      posix_spawn_file_actions_adddup2(&actions, descriptor, parked + Int32(index))
+    }
+    for index in handOn.indices {
+      posix_spawn_file_actions_adddup2(&actions, parked + Int32(index), 3 + Int32(index))
+    }
+    _ = tokenctl_spawn_closefrom(&actions, 3 + Int32(handOn.count))
 
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
@@ -63,7 +81,11 @@ public enum ChildProcess {
     posix_spawnattr_setsigmask(&attributes, &noSignals)
     posix_spawnattr_setsigdefault(&attributes, &allSignals)
     posix_spawnattr_setpgroup(&attributes, 0)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+    // glibc's POSIX_SPAWN_SETSID (2.26 and later), which its header shows only to
+    // _GNU_SOURCE builds.
+    let setSession: Int32 = 0x80
+    let group = newSession ? setSession : Int32(POSIX_SPAWN_SETPGROUP)
+    posix_spawnattr_setflags(&attributes, Int16(Int32(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) | group))
 
     let argv = arguments.map { strdup($0) } + [nil]
     let envp = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]

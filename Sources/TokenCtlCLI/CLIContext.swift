@@ -2,6 +2,10 @@ import NativeAppSupport
 import SecretServiceStore
 import TokenKit
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -30,6 +34,9 @@ public struct CLIContext: Sendable {
   public var sleep: @Sendable (Double) async throws -> Void
   /// The user's terminal when standard streams are another program's (git's), or nil.
   public var terminal: @Sendable () -> (any UserTerminal)?
+  /// Where refreshes run once locked: a child process for the real executables (see
+  /// ``RefreshIsolation``), this process when nil.
+  public var refreshIsolation: (any RefreshIsolation)?
 
   public init(
     registry: AccountTypeRegistry, makeStore: @escaping @Sendable (String) -> any TokenStore,
@@ -59,10 +66,23 @@ public struct CLIContext: Sendable {
   /// The real world: the built-in plugins, the Secret Service, the system clock, the
   /// process's environment and standard streams, libcurl.
   public static func live(environment: [String: String]) throws -> CLIContext {
-    CLIContext(
+    var context = CLIContext(
       registry: try BuiltinPlugins.registry(),
       makeStore: { SecretServiceTokenStore(group: $0) },
       clock: SystemClock(), environment: environment, output: StandardOutput())
+    if let executable = Self.executablePath() {
+      context.refreshIsolation = ProcessRefreshIsolation(
+        command: [executable, TokenCtl.RefreshWorker.commandName], environment: environment)
+    }
+    return context
+  }
+
+  /// This program's file, which the refresh child runs again.
+  private static func executablePath() -> String? {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard count > 0 else { return nil }
+    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
   @TaskLocal public static var current: CLIContext?
@@ -96,10 +116,11 @@ public struct CLIContext: Sendable {
   /// The account manager of `store`'s group, with the configured hook observing events.
   func manager(store: any TokenStore) throws -> AccountManager {
     let configuration = try configuration()
-    let manager = AccountManager(
+    var manager = AccountManager(
       registry: try effectiveRegistry(configuration), store: store, transport: transport, clock: clock,
       locks: FileAccountLocks(directory: directories.runtime + "/locks"),
       discoveryCache: FileDiscoveryCache(directory: directories.cache + "/discovery"))
+    manager.refreshIsolation = refreshIsolation
     if let hook = configuration.hook, !hook.isEmpty {
       let command = HookCommand(command: hook, environment: environment)
       manager.events.observe { command.run($0) }

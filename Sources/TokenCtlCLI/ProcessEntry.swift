@@ -19,7 +19,10 @@ extension TokenCtl {
     }
     do {
       let context = try CLIContext.live(environment: environment)
-      Glibc.exit(await main(arguments: prefix + CommandLine.arguments.dropFirst(), context: context))
+      // The refresh child runs under either executable's name, without its prefix.
+      let arguments = Array(CommandLine.arguments.dropFirst())
+      let full = arguments.first == RefreshWorker.commandName ? arguments : prefix + arguments
+      Glibc.exit(await main(arguments: full, context: context))
     } catch {
       // The built-in plugins are checked by the tests; reaching this is a broken build.
       StandardOutput().writeError("\(name): \(error)\n")

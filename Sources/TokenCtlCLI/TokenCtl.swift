@@ -37,7 +37,7 @@ public struct TokenCtl: ParsableCommand {
     version: "tokenctl \(version)",
     subcommands: [
       Types.self, Login.self, List.self, Token.self, Refresh.self, Revoke.self, Request.self, Graph.self,
-      Credential.self, SetupGit.self,
+      Credential.self, SetupGit.self, RefreshWorker.self,
     ]
   )
 

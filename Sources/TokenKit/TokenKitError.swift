@@ -74,6 +74,12 @@ public struct TokenKitError: Error, Sendable, Hashable, CustomStringConvertible 
 
     /// A stable, machine-readable name (used in `--json` error output).
     public var description: String { raw.rawValue }
+
+    /// The code of that name, as `description` gives it.
+    public init?(name: String) {
+      guard let raw = Raw(rawValue: name) else { return nil }
+      self.raw = raw
+    }
   }
 
   public let code: Code

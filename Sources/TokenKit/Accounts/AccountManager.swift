@@ -48,6 +48,8 @@ public struct AccountManager: Sendable {
   public var locks: any AccountLocking
   public var discovery: MetadataDiscovery
   public var events: AccountEventCenter
+  /// Where refreshes run once their lock is held (see ``RefreshIsolation``); nil: here.
+  public var refreshIsolation: (any RefreshIsolation)?
 
   public init(
     registry: AccountTypeRegistry, store: any TokenStore, transport: any HTTPTransport,
@@ -64,9 +66,11 @@ public struct AccountManager: Sendable {
   }
 
   var refresher: TokenRefresher {
-    TokenRefresher(
+    var refresher = TokenRefresher(
       registry: registry, store: store, transport: transport, clock: clock, locks: locks, discovery: discovery,
       events: events)
+    refresher.isolation = refreshIsolation
+    return refresher
   }
 
   // MARK: Signing in
@@ -251,6 +255,13 @@ public struct AccountManager: Sendable {
   /// Refreshes now, whatever the expiry.
   @discardableResult
   public func refresh(_ key: AccountKey) async throws -> StoredAccount { try await refresher.refresh(key) }
+
+  /// Refreshes now, for a caller that already holds the account's lock: the process a
+  /// ``RefreshIsolation`` starts.
+  @discardableResult
+  public func refreshHoldingLock(_ key: AccountKey) async throws -> StoredAccount {
+    try await refresher.refreshHoldingLock(key)
+  }
 
   // MARK: Signing out
 

@@ -18,6 +18,8 @@ public struct TokenRefresher: Sendable {
   /// How long to wait for another process's refresh: two full HTTP timeouts, so that a
   /// refresh stuck on a dead network times out before its waiters give up.
   public var lockTimeout: Duration = .seconds(2 * HTTPTransportLimits.totalTimeoutSeconds + 5)
+  /// Where the exchange and the store run once the lock is held; nil: in this process.
+  public var isolation: (any RefreshIsolation)?
 
   public init(
     registry: AccountTypeRegistry, store: any TokenStore, transport: any HTTPTransport,
@@ -55,11 +57,7 @@ public struct TokenRefresher: Sendable {
   private func refresh(_ stored: StoredAccount, minimumValidity: Double?, force: Bool) async throws -> StoredAccount {
     let account = stored.account
     let signIn = "`tokenctl login \(account.type)`"
-    guard !account.needsSignIn else {
-      throw TokenKitError(
-        .needsSignIn, "\(account.qualifiedName) needs a new sign-in: its refresh token was rejected",
-        recovery: "Run \(signIn).")
-    }
+    guard !account.needsSignIn else { throw Self.needsSignIn(account) }
     guard stored.tokens.refreshToken != nil else {
       throw TokenKitError(
         .tokenNotValid, "the access token of \(account.qualifiedName) has expired and there is no refresh token",
@@ -90,6 +88,17 @@ public struct TokenRefresher: Sendable {
     {
       return current
     }
+    if let isolation, try await isolation.refresh(account.key, group: account.group, holding: lock) {
+      return try load(account.key)
+    }
+    return try await performRefresh(current)
+  }
+
+  /// The refresh proper, for a caller that holds the account's lock already: the process
+  /// a ``RefreshIsolation`` starts, which inherited it.
+  public func refreshHoldingLock(_ key: AccountKey) async throws -> StoredAccount {
+    let current = try load(key)
+    guard !current.account.needsSignIn else { throw Self.needsSignIn(current.account) }
     return try await performRefresh(current)
   }
 
@@ -137,6 +146,12 @@ public struct TokenRefresher: Sendable {
     let refreshed = StoredAccount(account: updated, tokens: tokens)
     events.publish(AccountEvent(.refreshed, updated))
     return refreshed
+  }
+
+  private static func needsSignIn(_ account: Account) -> TokenKitError {
+    TokenKitError(
+      .needsSignIn, "\(account.qualifiedName) needs a new sign-in: its refresh token was rejected",
+      recovery: "Run `tokenctl login \(account.type)`.")
   }
 
   private func load(_ key: AccountKey) throws -> StoredAccount {

@@ -1,0 +1,82 @@
+import CCurl
+import TokenKit
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Refreshes in a child process that inherits the account's lock and outlives us (see
+/// ``RefreshIsolation`` for why).
+///
+/// The child is tokenctl itself, run as `command` plus `--group G --type T --id I`: it
+/// reads the account from the keyring, refreshes, stores the answer, and only then writes
+/// one ``RefreshReport`` on its standard output, a pipe to us, and exits. It runs in a
+/// session of its own, ignoring SIGPIPE and SIGINT, so that neither our death nor a
+/// Ctrl-C stops it between the exchange and the store. The lock stays held as long as
+/// either of us has the descriptor open: if we die, the next caller waits for the child.
+public struct ProcessRefreshIsolation: RefreshIsolation {
+  /// The program and leading arguments that start the child's refresh.
+  public var command: [String]
+  /// The child's environment: ours, since it must find the same keyring and settings.
+  public var environment: [String: String]
+
+  public init(command: [String], environment: [String: String]) {
+    self.command = command
+    self.environment = environment
+  }
+
+  public func refresh(_ key: AccountKey, group: String, holding lock: any AccountLockHandle) async throws -> Bool {
+    guard let lock = lock as? FileLockHandle, let descriptor = lock.descriptor else { return false }
+    var ends: [Int32] = [-1, -1]
+    guard tokenctl_pipe2(&ends, O_CLOEXEC) == 0 else {
+      throw TokenKitError(.storeFailure, "could not refresh \(key): no pipe (\(String(cString: strerror(errno))))")
+    }
+    let arguments = command + ["--group", group, "--type", key.type, "--id", key.id]
+    let pid = ChildProcess.spawn(
+      arguments, environment: environment, output: .descriptor(ends[1]), reap: false, handOn: [descriptor],
+      newSession: true)
+    close(ends[1])
+    guard let pid else {
+      close(ends[0])
+      throw TokenKitError(
+        .storeFailure, "could not start \(command.first ?? "tokenctl") to refresh \(key)",
+        recovery: "Check that tokenctl is installed completely.")
+    }
+    let (report, status) = await Self.collect(from: ends[0], pid: pid)
+    try RefreshReport.decode(report, exitStatus: status, key: key)
+    return true
+  }
+
+  /// Everything the child writes until it closes its output, then its exit status, read
+  /// on a thread of their own: both block.
+  private static func collect(from descriptor: Int32, pid: pid_t) async -> ([UInt8], Int32) {
+    await withCheckedContinuation { continuation in
+      let started = DetachedThread.start {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < RefreshReport.maximumSize {
+          let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+          if count < 0 && errno == EINTR { continue }
+          guard count > 0 else { break }
+          bytes += chunk[..<count]
+        }
+        close(descriptor)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        continuation.resume(returning: (bytes, status))
+      }
+      if !started {
+        // No thread to spare: wait here; the child is short-lived.
+        var status: Int32 = 0
+        close(descriptor)
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        continuation.resume(returning: ([], status))
+      }
+    }
+  }
+}

@@ -1,0 +1,40 @@
+import TokenKit
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// What the refresh child tells its parent: success, or the error to report. It never
+/// holds a token: the parent reads the new tokens from the keyring, where the child put
+/// them.
+public struct RefreshReport: Codable, Sendable, Hashable {
+  /// The error's code, as `TokenKitError.Code.description` names it; nil on success.
+  public var code: String?
+  public var message: String?
+  public var recovery: String?
+
+  /// More than any report; a child writing more is not ours.
+  static let maximumSize = 64 * 1024
+
+  /// The report of a refresh that ended with `error` (nil: success), as one JSON line.
+  public static func encode(_ error: TokenKitError?) -> [UInt8] {
+    let report = RefreshReport(code: error?.code.description, message: error?.message, recovery: error?.recovery)
+    return Array((try? JSONEncoder().encode(report)) ?? Data("{}".utf8)) + [10]
+  }
+
+  /// Throws the error `bytes` report, or one saying the child failed without a report.
+  static func decode(_ bytes: [UInt8], exitStatus: Int32, key: AccountKey) throws {
+    guard let report = try? JSONDecoder().decode(RefreshReport.self, from: Data(bytes)) else {
+      let how = exitStatus & 0x7f == 0 ? "exit status \((exitStatus >> 8) & 0xff)" : "signal \(exitStatus & 0x7f)"
+      throw TokenKitError(
+        .storeFailure, "the process refreshing \(key) ended without saying how it went (\(how))",
+        recovery: "Run `tokenctl refresh \(key)` to see what fails.")
+    }
+    guard let name = report.code else { return }
+    throw TokenKitError(
+      TokenKitError.Code(name: name) ?? .storeFailure, report.message ?? "the refresh of \(key) failed",
+      recovery: report.recovery)
+  }
+}

@@ -1,0 +1,21 @@
+/// Runs the part of a refresh that must not be cut short somewhere the caller's death
+/// cannot reach.
+///
+/// Once a refresh token is sent, a server that rotates refresh tokens (RFC 9700 §4.14.2)
+/// may already have spent it, and the only valid one is in its answer. A process killed
+/// between that moment and storing the answer leaves a spent token in the keyring; with
+/// reuse detection, the next refresh then revokes the whole grant and the user must sign
+/// in again. No write order inside one process closes that window: SIGKILL cannot be
+/// caught, and the answer cannot be stored before it has arrived.
+///
+/// So the exchange and the store run in a process of their own that holds the account's
+/// lock and does not share the caller's fate: killing `tokenctl token` or git's helper,
+/// or pressing Ctrl-C, stops the waiting, not the refresh. Whoever asks next waits on the
+/// lock and finds the new tokens stored.
+public protocol RefreshIsolation: Sendable {
+  /// Refreshes `key` of `group` elsewhere, handing on `lock` (held by the caller), and
+  /// returns once the answer is stored, or throws the refresh's error. Returns false,
+  /// having done nothing, when this lock cannot be handed on; the caller then refreshes
+  /// itself.
+  func refresh(_ key: AccountKey, group: String, holding lock: any AccountLockHandle) async throws -> Bool
+}
