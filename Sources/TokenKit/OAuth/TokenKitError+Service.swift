@@ -3,7 +3,9 @@ extension TokenKitError {
   /// tokens of graph:ada@contoso.com").
   ///
   /// Only a rejected grant says anything about the stored tokens; every other failure
-  /// says they are unchanged, because they are.
+  /// says they are unchanged, because they are. `signInHint` is given when a stored grant
+  /// was presented (a refresh token): only then does `invalid_grant` mean the account
+  /// needs a new sign-in. Without it, a sign-in's own code or device code was refused.
   public init(_ error: AuthorizationServiceError, while action: String, signInHint: String? = nil) {
     let unchanged = "The stored tokens are unchanged."
     switch error {
@@ -11,6 +13,10 @@ extension TokenKitError {
       self.init(
         .networkFailure, "could not \(action): \(transport.message)",
         recovery: "Check the network connection and try again. \(unchanged)")
+    case .oauth(let oauth, _) where oauth.code == OAuthError.invalidGrant && signInHint == nil:
+      self.init(
+        .signInFailed, "the authorization server refused the grant (\(oauth)) while trying to \(action)",
+        recovery: "Sign in again from the start: a code is good for one use, and briefly.")
     case .oauth(let oauth, _) where oauth.code == OAuthError.invalidGrant:
       self.init(
         .needsSignIn, "the authorization server no longer accepts the grant (\(oauth)) while trying to \(action)",
