@@ -14,8 +14,9 @@ public enum ChildProcess {
     case inherit
     /// A file, created or truncated (tests read what the child printed).
     case file(String)
-    /// Standard output to this descriptor (a pipe's end), standard error discarded.
-    case descriptor(Int32)
+    /// Standard output to this descriptor (a pipe's end); standard error ours when
+    /// `keepErrors`, else discarded.
+    case descriptor(Int32, keepErrors: Bool)
   }
 
   /// Spawns `arguments`, the first looked up in `environment`'s `PATH` (the child's, not
@@ -54,9 +55,9 @@ public enum ChildProcess {
     case .file(let path):
       posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
       posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    case .descriptor(let descriptor):
+    case .descriptor(let descriptor, let keepErrors):
       posix_spawn_file_actions_adddup2(&actions, descriptor, 1)
-      posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+      if !keepErrors { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
     }
     // Handed-on descriptors first move above every target, so that moving one into place
     // never overwrites another still to be moved; dup2 clears their close-on-exec flag.

@@ -24,6 +24,9 @@ public struct ProcessRefreshIsolation: RefreshIsolation {
   public var command: [String]
   /// The child's environment: ours, since it must find the same keyring and settings.
   public var environment: [String: String]
+  /// Whether the child may write to our standard error: only when debugging, since its
+  /// warnings would repeat ours.
+  public var showsErrors = false
 
   public init(command: [String], environment: [String: String]) {
     self.command = command
@@ -38,7 +41,8 @@ public struct ProcessRefreshIsolation: RefreshIsolation {
     }
     let arguments = command + ["--group", group, "--type", key.type, "--id", key.id]
     let pid = ChildProcess.spawn(
-      arguments, environment: environment, output: .descriptor(ends[1]), reap: false, handOn: [descriptor],
+      arguments, environment: environment, output: .descriptor(ends[1], keepErrors: showsErrors), reap: false,
+      handOn: [descriptor],
       newSession: true)
     close(ends[1])
     guard let pid else {

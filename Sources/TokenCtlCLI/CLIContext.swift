@@ -77,6 +77,24 @@ public struct CLIContext: Sendable {
     return context
   }
 
+  /// Whether `--verbose` or `TOKENCTL_LOG=debug` asked for a debug log.
+  var isDebugging: Bool { environment["TOKENCTL_LOG"] == "debug" }
+
+  /// This context logging every HTTP exchange on standard error (see
+  /// ``LoggingHTTPTransport`` for what is never logged), in the refresh child too.
+  func debugging() -> CLIContext {
+    var context = self
+    context.environment["TOKENCTL_LOG"] = "debug"
+    let output = output
+    context.transport = LoggingHTTPTransport(transport) { output.writeError("tokenctl: debug: \($0)\n") }
+    if var isolation = refreshIsolation as? ProcessRefreshIsolation {
+      isolation.environment["TOKENCTL_LOG"] = "debug"
+      isolation.showsErrors = true
+      context.refreshIsolation = isolation
+    }
+    return context
+  }
+
   /// This program's file, which the refresh child runs again.
   private static func executablePath() -> String? {
     var buffer = [CChar](repeating: 0, count: 4096)

@@ -31,6 +31,8 @@ public struct TokenCtl: ParsableCommand {
         XDG_CACHE_HOME   Discovery documents are cached under tokenctl/discovery (a day).
         XDG_RUNTIME_DIR  Refresh lock files go under tokenctl/locks (else the cache directory).
         NO_COLOR         When set and not empty, output is never coloured.
+        TOKENCTL_LOG     debug: log every HTTP exchange on standard error (method, URL without
+                         query values, status, size, time; never a header or body).
 
       \(ExitStatus.documentation)
       """,
@@ -41,11 +43,30 @@ public struct TokenCtl: ParsableCommand {
     ]
   )
 
+  @Flag(
+    name: [.customShort("v"), .long],
+    help: "Log every HTTP exchange on standard error, without tokens (as TOKENCTL_LOG=debug); any command takes it.")
+  var verbose = false
+
   public init() {}
 
   /// Parses `arguments`, runs the command in `context`, reports any error, and returns the
   /// exit status. The executable and the tests both come through here.
   public static func main(arguments: [String], context: CLIContext) async -> Int32 {
+    // --verbose belongs to every command; it is taken out here, before the subcommand
+    // parses, anywhere up to a `--`.
+    var arguments = arguments
+    var context = context
+    if arguments.first == "-v" {
+      arguments.removeFirst()
+      context.environment["TOKENCTL_LOG"] = "debug"
+    }
+    let options = arguments.firstIndex(of: "--") ?? arguments.endIndex
+    if arguments[..<options].contains("--verbose") {
+      arguments = arguments.enumerated().filter { $0.element != "--verbose" || $0.offset >= options }.map(\.element)
+      context.environment["TOKENCTL_LOG"] = "debug"
+    }
+    if context.isDebugging { context = context.debugging() }
     let command: any ParsableCommand
     do {
       command = try parseAsRoot(arguments)

@@ -10,8 +10,14 @@
         USER_CODE the code must be in the URI (verification_uri_complete).
 
 Environment:
-    SCRIPTED_BROWSER_ACTION    allow (default) | deny | print | forge-state | ignore
-                               (device mode: allow | deny)
+    SCRIPTED_BROWSER_ACTION    allow (default) | deny | print | forge-state | ignore |
+                               inject-foreign-code (device mode: allow | deny)
+                               inject-foreign-code: a local attacker who read the
+                               authorization URL (state included) signs in as itself,
+                               SCRIPTED_BROWSER_ATTACKER (default grace), in a request of
+                               its own with its own PKCE challenge, and delivers its code
+                               to the listener with the victim's state; the victim
+                               never signs in.
     SCRIPTED_BROWSER_USER      user name (default: ada)
     SCRIPTED_BROWSER_PASSWORD  password (default: that user's in SCRIPTED_BROWSER_SERVER_JSON)
     SCRIPTED_BROWSER_SERVER_JSON  path to the server.json written by auth-server start
@@ -36,7 +42,7 @@ import time
 from urllib.parse import parse_qs, urlencode, urljoin, urlsplit, urlunsplit
 
 MAX_SECONDS = 55
-ACTIONS = ("allow", "deny", "print", "forge-state", "ignore")
+ACTIONS = ("allow", "deny", "print", "forge-state", "ignore", "inject-foreign-code")
 
 _log_path = os.environ.get("SCRIPTED_BROWSER_LOG")
 
@@ -245,6 +251,20 @@ def run_authorization(url, action):
             write_output(outcome)
         action = "allow"
 
+    if action == "inject-foreign-code":
+        # The attacker's own authorization request: same client and redirect URI, but a
+        # PKCE challenge only the attacker can answer, and the attacker's account.
+        import base64, hashlib, secrets
+        verifier = secrets.token_urlsafe(48)
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        victim_state = (query.get("state") or [""])[0]
+        parts = urlsplit(url)
+        attacker_query = {k: v[0] for k, v in query.items()}
+        attacker_query.update({"code_challenge": challenge, "state": "attacker-state"})
+        url = urlunsplit(parts._replace(query=urlencode(attacker_query)))
+        os.environ["SCRIPTED_BROWSER_USER"] = os.environ.get("SCRIPTED_BROWSER_ATTACKER") or "grace"
+        os.environ.pop("SCRIPTED_BROWSER_PASSWORD", None)
+
     def handle_page(page_url, response, forms, text):
         check_signed_in(page_url, response, text)
         step = browser.login_step(page_url, forms)
@@ -271,6 +291,18 @@ def run_authorization(url, action):
         log(f"redirect carries error={params['error'][0]}")
     else:
         log("redirect carries " + ("a code" if "code" in params else "no code"))
+
+    if action == "inject-foreign-code":
+        code = (params.get("code") or [""])[0]
+        if not code or not redirect_uri:
+            raise Failure("inject-foreign-code: the attacker got no code")
+        # Everything the server sent the attacker (iss included, RFC 9207), with the
+        # victim's state in place of the attacker's.
+        injected = {k: v[0] for k, v in params.items()}
+        injected["state"] = victim_state
+        response = browser.request("GET", add_query(redirect_uri, injected), label="injected callback status")
+        log(f"injected callback status {response.status_code}")
+        return 0
 
     if action == "print":
         if not os.environ.get("SCRIPTED_BROWSER_OUTPUT"):

@@ -43,10 +43,12 @@ public struct AuthorizationRequest: Sendable, Hashable, CustomStringConvertible 
   /// The URL to open in the browser.
   public var url: URL {
     var fields: [(String, String)] = [
-      ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirectURI),
-      ("scope", scopes.joined(separator: " ")), ("state", state),
+      ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirectURI), ("state", state),
       ("code_challenge", pkce.challenge), ("code_challenge_method", pkce.method),
     ]
+    // RFC 6749 §3.3: scope is optional; an empty one is a scope of zero length, which
+    // servers refuse (invalid_scope) instead of applying their defaults.
+    if !scopes.isEmpty { fields.insert(("scope", scopes.joined(separator: " ")), at: 3) }
     if let nonce { fields.append(("nonce", nonce)) }
     let reserved = Set(fields.map(\.0))
     // The protocol's own parameters win: an account type cannot switch PKCE off.

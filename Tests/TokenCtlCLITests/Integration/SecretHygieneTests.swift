@@ -49,11 +49,16 @@ import TokenStoreTesting
     var shown: [String] = []
     var secrets: Set<String> = [environment["TOKENCTL_CLIENT_SECRET"]!, server.serviceClientSecret]
     let store = SecretServiceTokenStore(group: setup.group)
-    func tokenctl(_ arguments: String...) throws -> ProcessResult {
-      let result = try ProcessRunner.run(ProcessRunner.tokenctl, arguments, environment: environment)
-      // `token` prints the access token on standard output: that is its job, and the
-      // only place a token may appear.
-      shown += arguments.first == "token" && result.status == 0 ? [result.stderr] : [result.stdout, result.stderr]
+    var commandsRun = 0
+    func tokenctl(_ arguments: String..., stdin: String = "") throws -> ProcessResult {
+      // Every command with debug logging, so that what it logs is scanned too.
+      let result = try ProcessRunner.run(
+        ProcessRunner.tokenctl, ["--verbose"] + arguments, environment: environment, stdin: stdin)
+      commandsRun += 1
+      // `token` and git's helper print the access token on standard output: that is
+      // their job, and the only place a token may appear.
+      let handsOutToken = ["token", "credential"].contains(arguments.first) && result.status == 0
+      shown += handsOutToken ? [result.stderr] : [result.stdout, result.stderr]
       return result
     }
     func collectSecrets() throws {
@@ -72,11 +77,30 @@ import TokenStoreTesting
     }
 
     try configure(server.nativeClientID)
+    // A type of the user's own that serves git on this machine, for git's helper.
+    let types = setup.home.appendingPathComponent("config/tokenctl/types")
+    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
+    try """
+    id = "gitlocal"
+    display_name = "Git here"
+    issuer = "\(server.issuer)"
+    client_id = "\(server.nativeClientID)"
+    scopes = ["openid", "profile", "email", "offline_access"]
+    [git]
+    hosts = ["127.0.0.1"]
+    username = "oauth2"
+    """.write(to: types.appendingPathComponent("gitlocal.toml"), atomically: true, encoding: .utf8)
     try #require(try tokenctl("login", "oidc", "--browser").status == 0, "\(shown)")
+    try #require(try tokenctl("login", "gitlocal", "--browser").status == 0, "\(shown)")
     try collectSecrets()
     var attributes = try keyringAttributes()
     #expect(try tokenctl("token", "oidc:ada").status == 0)
     #expect(try tokenctl("refresh", "oidc:ada").status == 0)
+    #expect(try tokenctl("token", "--min-valid", "100000", "gitlocal:ada").status == 0, "a refresh in the child")
+    let fill = try tokenctl("credential", "get", stdin: "protocol=http\nhost=127.0.0.1\n\n")
+    #expect(fill.status == 0 && fill.stdout.contains("password="), "\(fill.stderr)")
+    let request = try tokenctl("request", "gitlocal:ada", server.issuer + "/userinfo/")
+    #expect(request.status == 0, "\(request.stderr)")
     try collectSecrets()
     attributes += try keyringAttributes()
     #expect(try tokenctl("list", "--json").status == 0)
@@ -96,8 +120,25 @@ import TokenStoreTesting
     #expect(spied.joined().contains("TOKENCTL_EVENT=refreshed"), "the hook saw the refresh")
     let everything = (shown + spied + [attributes]).joined(separator: "\n")
     #expect(secrets.count >= 6)
-    for secret in secrets where secret.count >= 8 {
-      #expect(!everything.contains(secret), "a secret of \(secret.count) characters leaked")
+    #expect(attributes.contains("attribute.type = "), "the scan sees the keyring's attributes")
+    #expect(everything.contains("tokenctl: debug: POST "), "the debug log was captured")
+    let leaks = secrets.filter { $0.count >= 8 && everything.contains($0) }
+    #expect(leaks.isEmpty, "\(leaks.count) secrets leaked")
+
+    // What tokenctl created (discovery cache, locks) is private: 0600 files, 0700 folders.
+    var looseModes: [String] = []
+    let created = setup.home.appendingPathComponent("cache").path
+    for path in (FileManager.default.subpaths(atPath: created) ?? []).map({ created + "/" + $0 }) + [
+      created + "/tokenctl"
+    ] {
+      let attributes = try FileManager.default.attributesOfItem(atPath: path)
+      let mode = (attributes[.posixPermissions] as? Int ?? 0) & 0o777
+      let isDirectory = attributes[.type] as? FileAttributeType == .typeDirectory
+      if mode != (isDirectory ? 0o700 : 0o600) { looseModes.append("\(path): \(String(mode, radix: 8))") }
     }
+    #expect(looseModes.isEmpty, "\(looseModes)")
+    HardeningSummary.record("leak", "commands", String(commandsRun))
+    HardeningSummary.record("leak", "secrets looked for", String(secrets.count))
+    HardeningSummary.record("leak", "findings", String(leaks.count + looseModes.count))
   }
 }

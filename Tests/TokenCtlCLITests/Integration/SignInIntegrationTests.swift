@@ -162,6 +162,22 @@ import TokenStoreTesting
     #expect(try store.list(.all).count == 1)
   }
 
+  /// Another local process that read the authorization URL (the browser's argv shows
+  /// it, state included) answers the listener first, with a code for its own account.
+  /// The state matches, but the code was issued for the attacker's PKCE challenge, so
+  /// the exchange with our verifier fails: nobody is signed in as the attacker.
+  @Test func anAttackersCodeDeliveredWithTheRightStateCannotSignInAsTheAttacker() async throws {
+    let server = try AuthServer.require()
+    let run = try await tokenctl(
+      ["login", "local"], server: server, browser: ["SCRIPTED_BROWSER_ACTION": "inject-foreign-code"])
+    let log = try String(contentsOf: scratch.appendingPathComponent("browser.log"), encoding: .utf8)
+    #expect(log.contains("signing in as grace") && log.contains("injected callback status"), "\(log)")
+    #expect(run.status == 12, "\(run.stderr)")
+    #expect(run.stderr.contains("invalid_grant"), "\(run.stderr)")
+    #expect(try store.list(.all).isEmpty, "no account, least of all grace's")
+    HardeningSummary.record("listener", "foreign code with the right state", run.status == 12 ? "pass" : "fail")
+  }
+
   @Test func noAnswerFromTheBrowserTimesOut() async throws {
     let server = try AuthServer.require()
     let run = try await tokenctl(
