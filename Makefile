@@ -9,7 +9,7 @@ MAN_DATE := 2026-11-21
 KEYRING := Tests/Support/with-private-keyring
 DEBIAN_PACKAGES := libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv
 
-.PHONY: all deps build test demo bench man check-man lint install clean
+.PHONY: all deps build test demo bench man check-man lint install clean hardening
 
 all: build
 
@@ -25,9 +25,25 @@ deps:
 build: deps
 	$(SWIFT) build --build-tests
 
-# The whole suite runs inside a private session bus with a throw-away, unlocked keyring.
+# The hardening checks leave their figures here; Tests/Hardening/report makes the table.
+HARDENING := $(CURDIR)/.build/hardening.tsv
+HARDENING_TESTS := FaultMatrixTests|KeyringFaultTests|KeyringCommandTests|SecretHygieneTests|SignInIntegrationTests
+CRASH_HARNESS := Tests/Hardening/crash-harness .build/debug/tokenctl .build/debug/git-credential-tokenctl
+
+# The whole suite runs inside a private session bus with a throw-away, unlocked keyring,
+# then the hardening checks in their short form (30 kills), then the hardening table.
 test: build check-man auth-server-deps
-	$(KEYRING) $(SWIFT) test --skip-build
+	rm -f $(HARDENING)
+	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(SWIFT) test --skip-build
+	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(CRASH_HARNESS) --kills 30
+	Tests/Hardening/report $(HARDENING)
+
+# The hardening checks in full: 200 kills, every fault, the secret scan, fuzzing.
+hardening: build auth-server-deps
+	rm -f $(HARDENING)
+	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(SWIFT) test --skip-build --filter '$(HARDENING_TESTS)'
+	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(CRASH_HARNESS) --kills 200
+	Tests/Hardening/report $(HARDENING)
 
 demo: deps auth-server-deps
 	$(SWIFT) build
