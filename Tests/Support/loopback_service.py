@@ -18,7 +18,7 @@ import urllib.parse
 import urllib.request
 
 
-def serve(server, info_path, watch_pid, lifetime):
+def serve(server, info_path, watch_pid, lifetime, scheme="http"):
     """Publishes `server`'s address in `info_path` and serves until told or left to stop."""
     port = server.server_address[1]
 
@@ -46,7 +46,7 @@ def serve(server, info_path, watch_pid, lifetime):
     threading.Thread(target=watch, daemon=True).start()
     temporary = info_path + ".tmp"
     with open(temporary, "w") as handle:
-        json.dump({"base_url": "http://127.0.0.1:%d" % port, "port": port, "pid": os.getpid()}, handle)
+        json.dump({"base_url": "%s://127.0.0.1:%d" % (scheme, port), "port": port, "pid": os.getpid()}, handle)
     os.replace(temporary, info_path)
     server.serve_forever()
 

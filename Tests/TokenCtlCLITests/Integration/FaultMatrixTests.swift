@@ -15,6 +15,10 @@ import TokenStoreTesting
 /// `HARDENING_SUMMARY` set, each case appends "fault<TAB>COMMAND<TAB>FAULT<TAB>pass|fail".
 @Suite struct FaultMatrixTests {
   static let stub = Result { try StubServer.start() }
+  /// An https server whose self-signed certificate nobody trusts.
+  static let untrusted = Result {
+    try LoopbackService.start("Tests/Support/tls-server", info: "tls-server.json", arguments: [])
+  }
 
   enum Command: String, CaseIterable, Sendable {
     case login, token, refresh, revoke, request, credential
@@ -43,6 +47,8 @@ import TokenStoreTesting
     "invalid_client": (11, "does not accept this client"),
     "slow_down": (11, "slow_down"),
     "reused": (5, "tokenctl login faulty"),
+    // Certificate verification is always on: an untrusted server gets nothing.
+    "untrusted-certificate": (10, "certificate"),
   ]
 
   struct Case: Sendable, CustomStringConvertible {
@@ -89,6 +95,8 @@ import TokenStoreTesting
     case "refused": return URL(string: "http://127.0.0.1:1/\(endpoint)")!
     case "dns": return URL(string: "https://tokenctl-test.invalid/\(endpoint)")!
     case "reused": return URL(string: "\(stub.baseURL)/\(endpoint)")!
+    case "untrusted-certificate":
+      return URL(string: "\((try? untrusted.get().baseURL) ?? "https://127.0.0.1:1")/\(endpoint)")!
     default: return URL(string: "\(stub.baseURL)/fault/\(fault)/\(endpoint)")!
     }
   }
