@@ -83,7 +83,10 @@ let package = Package(
     .testTarget(name: "NativeAppSupportTests", dependencies: ["NativeAppSupport"]),
     .testTarget(
       name: "TokenCtlCLITests",
-      dependencies: ["TokenCtlCLI", "TokenStoreTesting", "NativeAppSupport", "SecretServiceStore"]),
+      dependencies: [
+        "TokenCtlCLI", "TokenStoreTesting", "NativeAppSupport", "SecretServiceStore",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
   ]
 )
 

@@ -130,6 +130,8 @@ class Bench:
         script = self.scratch / "prepare-expired"
         script.write_text(f"""#!/bin/sh
 set -e
+# Clear first: a store whose attributes differ (expires does) adds an item beside the old one.
+secret-tool clear xdg:schema {SCHEMA} type {TYPE} account bench-expired group default || true
 family=$(curl -sf -X POST {self.stub}/_admin/issue)
 refresh=$(printf '%s' "$family" | sed -n 's/.*"refresh_token": *"\\([^"]*\\)".*/\\1/p')
 now=$(date +%s)
