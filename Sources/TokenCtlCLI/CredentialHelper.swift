@@ -26,6 +26,8 @@ struct CredentialHelper {
   struct Choice {
     var account: Account
     var git: GitIntegration
+    /// The account's tokens as the search that chose it found them, when it read them.
+    var stored: StoredAccount? = nil
   }
 
   /// The answer to `get`, or nil to let git go on.
@@ -35,7 +37,15 @@ struct CredentialHelper {
     -> CredentialMessage?
   {
     guard let choice = try choose(for: request) else { return nil }
-    let tokens = try await freshTokens(choice.account.key)
+    // A token valid long enough is answered as the refresher's own first step would answer
+    // it, without a second keyring search or reading the configuration again; anything
+    // else goes through the refresher (lock, re-read, refresh).
+    let tokens: TokenSet
+    if let stored = choice.stored, stored.tokens.isValid(forAtLeast: Self.minimumValidity, clock: clock) {
+      tokens = stored.tokens
+    } else {
+      tokens = try await freshTokens(choice.account.key)
+    }
     var answer = CredentialMessage()
     if choice.git.bearer, request.values("capability").contains("authtype") {
       answer.append("capability", "authtype")
@@ -90,10 +100,10 @@ struct CredentialHelper {
       return Choice(account: account, git: git)
     }
 
-    let accounts = try serving.flatMap { try store.list(AccountQuery(type: $0.id)).map(\.account) }
+    let accounts = try accountsServing(serving)
     var candidates = accounts
     if let username = request["username"], !username.isEmpty {
-      let named = accounts.filter { $0.name == username || $0.id == username }
+      let named = accounts.filter { $0.account.name == username || $0.account.id == username }
       if !named.isEmpty { candidates = named }
     }
     switch candidates.count {
@@ -102,14 +112,28 @@ struct CredentialHelper {
       say("no account for \(host): run '\(logins)' to sign in")
       return nil
     case 1:
-      guard let git = types[candidates[0].type] else { return nil }
-      return Choice(account: candidates[0], git: git)
+      guard let git = types[candidates[0].account.type] else { return nil }
+      return Choice(account: candidates[0].account, git: git, stored: candidates[0].stored)
     default:
-      let list = candidates.map { "  \($0.qualifiedName)" }.sorted().joined(separator: "\n")
+      let list = candidates.map { "  \($0.account.qualifiedName)" }.sorted().joined(separator: "\n")
       say(
         "\(candidates.count) accounts serve \(host):\n\(list)\n"
           + "Choose one with TOKENCTL_ACCOUNT=TYPE:NAME, or put it in the remote URL: https://NAME@\(host)/…")
       return nil
+    }
+  }
+
+  /// The accounts of the serving types, with their tokens: one keyring search that reads
+  /// attributes and secrets together, where a listing and then a load took two. When it
+  /// throws (a damaged item among them, say), the listing chooses as before: it skips
+  /// such items, and reports every other failure as it always did.
+  private func accountsServing(
+    _ serving: [EndpointDescriptor]
+  ) throws -> [(account: Account, stored: StoredAccount?)] {
+    do {
+      return try serving.flatMap { try store.loadAll(AccountQuery(type: $0.id)).map { ($0.account, $0) } }
+    } catch {
+      return try serving.flatMap { try store.list(AccountQuery(type: $0.id)).map { ($0.account, nil) } }
     }
   }
 

@@ -36,6 +36,7 @@ import os
 import platform
 import shlex
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -367,11 +368,13 @@ printf '%s\\n' "$access"
         client = server["clients"]["native"]
         client_id = client["client_id"] if isinstance(client, dict) else client
         browser = str(ROOT / "Tests/Support/scripted-browser")
-        # git-credential-oauth opens the browser with xdg-open (it does not read BROWSER).
+        # git-credential-oauth 0.4.2 opens the browser with `open` (then xdg-open); it does
+        # not read BROWSER.
         shim = self.scratch / "bin"
         shim.mkdir()
-        (shim / "xdg-open").write_text(f'#!/bin/sh\nexec {shlex.quote(browser)} "$@"\n')
-        (shim / "xdg-open").chmod(0o755)
+        for name in ["open", "xdg-open"]:
+            (shim / name).write_text(f'#!/bin/sh\nexec {shlex.quote(browser)} "$@"\n')
+            (shim / name).chmod(0o755)
         env_file = self.scratch / "browser-env"
         env_file.write_text(
             f"export BROWSER={shlex.quote(browser)} SCRIPTED_BROWSER_ACTION=allow "
@@ -379,13 +382,20 @@ printf '%s\\n' "$access"
             f"PATH={shlex.quote(str(shim))}:\"$PATH\"\n")
         self.config_file.parent.mkdir(parents=True, exist_ok=True)
         self.config_file.write_text(f'[types.oidc]\nissuer = "{server["issuer"]}"\nclient_id = "{client_id}"\n')
+        # 0.4.2 takes the endpoints as paths on the remote's host, and listens on the port
+        # of its redirect URL (the server accepts any port of http://127.0.0.1/, RFC 8252).
+        host = f"127.0.0.1:{server['port']}"
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            redirect_port = probe.getsockname()[1]
+        path = lambda url: "/" + url.split("/", 3)[3]
         endpoints = server["endpoints"]
         oauth_config = (
             f"-c credential.oauthClientId={client_id} -c credential.oauthScopes='openid profile' "
-            f"-c credential.oauthAuthURL={endpoints['authorization']} "
-            f"-c credential.oauthTokenURL={endpoints['token']} "
-            f"-c credential.oauthRedirectURL=http://127.0.0.1/")
-        git_oauth = (f". {env_file} && printf 'protocol=http\\nhost=127.0.0.1\\n\\n' | git -c credential.helper= "
+            f"-c credential.oauthAuthURL={path(endpoints['authorization'])} "
+            f"-c credential.oauthTokenURL={path(endpoints['token'])} "
+            f"-c credential.oauthRedirectURL=http://127.0.0.1:{redirect_port}/")
+        git_oauth = (f". {env_file} && printf 'protocol=http\\nhost={host}\\n\\n' | git -c credential.helper= "
                      f"{oauth_config} -c credential.helper=oauth credential fill")
         login = f". {env_file} && {shlex.quote(self.tokenctl)} login oidc"
         for name, command in [("git-credential-oauth", git_oauth), ("tokenctl login", login)]:
