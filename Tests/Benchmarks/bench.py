@@ -416,7 +416,8 @@ printf '%s\\n' "$access"
     def table(self):
         lines = [
             f"Measured {time.strftime('%Y-%m-%d')} on {machine()}; medians of {self.args.runs} runs "
-            "(fewer where noted) by hyperfine, ours and its baseline in one invocation.",
+            "(fewer where noted) by hyperfine, ours and its baseline in one invocation; load average "
+            f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())} (1 / 5 / 15 min) at the end.",
             "",
             "| # | measure | tokenctl | baseline | ratio | goal | met |",
             "|---|---|---:|---:|---:|---|---|",
