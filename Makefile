@@ -8,14 +8,26 @@ SWIFT ?= swift
 MAN_DATE := 2026-11-21
 KEYRING := Tests/Support/with-private-keyring
 DEBIAN_PACKAGES := libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv
+# Only `make bench` needs these: the timer, the baselines it measures us against (curl,
+# git's contrib libsecret helper, built from git's documentation directory with
+# build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count
+# instructions.
+BENCH_PACKAGES := hyperfine curl git-credential-oauth build-essential time valgrind
 
-.PHONY: all deps build test demo bench man check-man lint install clean hardening
+.PHONY: all deps bench-deps build test demo bench man check-man lint install clean hardening
 
 all: build
 
 # Installs the Debian packages that are missing (as root, or through sudo).
 deps:
-	@missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(DEBIAN_PACKAGES)"
+
+bench-deps: deps
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(BENCH_PACKAGES)"
+
+.PHONY: install-packages
+install-packages:
+	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:" $$missing; \
 	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
@@ -49,10 +61,13 @@ demo: deps auth-server-deps
 	$(SWIFT) build
 	$(KEYRING) Tests/Support/demo .build/debug/tokenctl
 
-# `tokenctl token` against `secret-tool lookup` on the same item, release build.
-bench: deps
+# The benchmarks of the release build against their baselines (Tests/Benchmarks/bench.py),
+# in a throw-away keyring, with the test authorization servers; prints a Markdown table.
+# BENCH_ARGS="--quick" for a short try, "--only 1,5" for some rows.
+BENCH_ARGS ?=
+bench: bench-deps auth-server-deps
 	$(SWIFT) build -c release --static-swift-stdlib
-	$(KEYRING) Tests/Support/bench-token .build/release/tokenctl
+	$(KEYRING) python3 Tests/Benchmarks/bench.py --bin .build/release $(BENCH_ARGS)
 
 # Regenerates man/ from the command definitions (the hand-written pages are left alone).
 man: deps

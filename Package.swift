@@ -33,11 +33,10 @@ let package = Package(
 
     // The Linux side of a native app (RFC 8252): the HTTP transport over libcurl, the
     // loopback redirect listener, the browser launcher, lock files and XDG directories.
-    .systemLibrary(
-      name: "CCurl",
-      pkgConfig: "libcurl",
-      providers: [.apt(["libcurl4-openssl-dev"])]
-    ),
+    // libcurl is opened with dlopen on the first request, not linked (see
+    // Sources/CCurl/include/curl-shim.h): only its headers are needed to build (apt
+    // `libcurl4-openssl-dev`), and the shared library at run time (`libcurl4`).
+    .target(name: "CCurl"),
     .target(name: "NativeAppSupport", dependencies: ["TokenKit", "CCurl"]),
 
     .systemLibrary(
@@ -88,6 +87,7 @@ let package = Package(
         "TokenCtlCLI", "TokenStoreTesting", "NativeAppSupport", "SecretServiceStore",
         // The git server's log names tokens by SHA-256, which the tests compute too.
         .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
   ]
 )

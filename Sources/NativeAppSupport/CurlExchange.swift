@@ -46,12 +46,12 @@ final class CurlExchange: @unchecked Sendable {
 
   /// Sends the request and waits for the whole response.
   func perform() -> Result<HTTPResponse, TransportError> {
-    guard let handle = curl_easy_init() else {
+    guard let handle = tokenctl_curl_easy_init() else {
       return .failure(TransportError(.other, "libcurl could not create a handle for \(place)"))
     }
-    defer { curl_easy_cleanup(handle) }
+    defer { tokenctl_curl_easy_cleanup(handle) }
     var headerList: UnsafeMutablePointer<curl_slist>? = nil
-    defer { curl_slist_free_all(headerList) }
+    defer { tokenctl_curl_slist_free_all(headerList) }
     let errorText = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
     errorText.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     defer { errorText.deallocate() }
@@ -71,7 +71,7 @@ final class CurlExchange: @unchecked Sendable {
     }
     if cancelled.load(ordering: .relaxed) { return .failure(cancelledError) }
 
-    let code = curl_easy_perform(handle)
+    let code = tokenctl_curl_easy_perform(handle)
     guard code == CURLE_OK else { return .failure(failure(code, handle: handle, errorText: errorText)) }
     var status = 0
     _ = tokenctl_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
@@ -220,7 +220,7 @@ final class CurlExchange: @unchecked Sendable {
   }
 
   private func append(_ line: String, to list: inout UnsafeMutablePointer<curl_slist>?) throws(TransportError) {
-    guard let longer = curl_slist_append(list, line) else {
+    guard let longer = tokenctl_curl_slist_append(list, line) else {
       throw TransportError(.other, "out of memory building the request to \(place)")
     }
     list = longer
@@ -294,7 +294,7 @@ final class CurlExchange: @unchecked Sendable {
 
   private static func describe(_ code: CURLcode) -> String {
     // libcurl's fixed text for the code, lower-cased to sit inside a sentence.
-    lowercasedFirst(String(cString: curl_easy_strerror(code)))
+    lowercasedFirst(String(cString: tokenctl_curl_easy_strerror(code)))
   }
 
   private static func errnoText(_ number: Int32) -> String { lowercasedFirst(String(cString: strerror(number))) }

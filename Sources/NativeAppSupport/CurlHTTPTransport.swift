@@ -36,8 +36,11 @@ public struct CurlHTTPTransport: HTTPTransport {
   }
 
   public func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
-    guard Self.globalInitResult == CURLE_OK else {
-      throw TransportError(.other, "libcurl could not be initialized")
+    if let failure = Self.loadFailure {
+      throw TransportError(
+        .other,
+        "cannot send a request to \(CurlExchange.place(of: request.url)): libcurl could not be loaded (\(failure));"
+          + " install it (Debian: apt-get install libcurl4)")
     }
     let exchange = CurlExchange(request, settings: self)
     let result = await withTaskCancellationHandler {
@@ -55,8 +58,9 @@ public struct CurlHTTPTransport: HTTPTransport {
     return try result.get()
   }
 
-  /// `curl_global_init` must run once before any handle exists. A static `let` is
-  /// initialized exactly once, under a lock, on first use, which is what that needs;
-  /// programs that never send a request never pay for it.
-  private static let globalInitResult: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
+  /// Why libcurl is not usable, or nil once it is loaded and initialized. Loading on the
+  /// first request, not at start-up, is what keeps commands that send nothing (`token`
+  /// with a valid token, `list`, the git helper's `get`) as quick to start as
+  /// `secret-tool`: programs that never send a request never map libcurl at all.
+  private static let loadFailure: String? = tokenctl_curl_load().map { String(cString: $0) }
 }

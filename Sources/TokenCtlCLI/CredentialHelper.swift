@@ -28,6 +28,8 @@ struct CredentialHelper {
   struct Choice {
     var account: Account
     var git: GitIntegration
+    /// The account's tokens as the search that chose it found them, when it read them.
+    var stored: StoredAccount? = nil
   }
 
   /// What `choose` found for a request.
@@ -61,7 +63,15 @@ struct CredentialHelper {
       }
     }
     guard case .account(let choice) = selection else { return nil }
-    let tokens = try await freshTokens(choice.account.key)
+    // A token valid long enough is answered as the refresher's own first step would answer
+    // it, without a second keyring search or reading the configuration again; anything
+    // else goes through the refresher (lock, re-read, refresh).
+    let tokens: TokenSet
+    if let stored = choice.stored, stored.tokens.isValid(forAtLeast: Self.minimumValidity, clock: clock) {
+      tokens = stored.tokens
+    } else {
+      tokens = try await freshTokens(choice.account.key)
+    }
     var answer = CredentialMessage()
     if choice.git.bearer, request.values("capability").contains("authtype") {
       answer.append("capability", "authtype")
@@ -155,27 +165,44 @@ struct CredentialHelper {
       return try named(name, by: "the rule for \(prefix) in config.toml")
     }
 
-    let accounts = try serving.flatMap { descriptor in
-      try issuerAccounts[descriptor.id] ?? store.list(AccountQuery(type: descriptor.id)).map(\.account)
-    }
+    // Accounts of issuer-host types were listed above; the others come with their tokens.
+    let accounts =
+      try accountsServing(serving.filter { issuerAccounts[$0.id] == nil })
+      + serving.flatMap { descriptor in
+        (issuerAccounts[descriptor.id] ?? []).map { (account: $0, stored: StoredAccount?.none) }
+      }
     var candidates = accounts
     if let username = request["username"], !username.isEmpty {
-      let named = accounts.filter { $0.name == username || $0.id == username }
+      let named = accounts.filter { $0.account.name == username || $0.account.id == username }
       if !named.isEmpty { candidates = named }
     }
     switch candidates.count {
     case 0:
       return quiet ? .declined : .noAccount(types: serving.map(\.id), host: host)
     case 1:
-      guard let git = types[candidates[0].type] else { return .declined }
-      return .account(Choice(account: candidates[0], git: git))
+      guard let git = types[candidates[0].account.type] else { return .declined }
+      return .account(Choice(account: candidates[0].account, git: git, stored: candidates[0].stored))
     default:
-      let list = candidates.map { "  \($0.qualifiedName)" }.sorted().joined(separator: "\n")
+      let list = candidates.map { "  \($0.account.qualifiedName)" }.sorted().joined(separator: "\n")
       say(
         "\(candidates.count) accounts serve \(host):\n\(list)\n"
           + "Choose one with TOKENCTL_ACCOUNT=TYPE:NAME, with a rule under [git.accounts] in config.toml, "
           + "or by putting it in the remote URL: https://NAME@\(host)/…")
       return .declined
+    }
+  }
+
+  /// The accounts of the serving types, with their tokens: one keyring search that reads
+  /// attributes and secrets together, where a listing and then a load took two. When it
+  /// throws (a damaged item among them, say), the listing chooses as before: it skips
+  /// such items, and reports every other failure as it always did.
+  private func accountsServing(
+    _ serving: [EndpointDescriptor]
+  ) throws -> [(account: Account, stored: StoredAccount?)] {
+    do {
+      return try serving.flatMap { try store.loadAll(AccountQuery(type: $0.id)).map { ($0.account, $0) } }
+    } catch {
+      return try serving.flatMap { try store.list(AccountQuery(type: $0.id)).map { ($0.account, nil) } }
     }
   }
 

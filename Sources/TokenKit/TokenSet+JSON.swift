@@ -44,7 +44,10 @@ extension TokenSet {
   public init(storageJSON bytes: [UInt8], item: String) throws {
     let data = Data(bytes)
     let decoder = JSONDecoder()
-    guard let version = try? decoder.decode(VersionOnly.self, from: data).version else {
+    // One decode on the usual path (`tokenctl token` reads one item per run); the version
+    // alone is decoded only to say why a set that does not decode was refused.
+    let decoded = try? decoder.decode(Stored.self, from: data)
+    guard let version = decoded?.version ?? (try? decoder.decode(VersionOnly.self, from: data).version) else {
       throw TokenKitError(
         .corruptItem, "the stored tokens of \(item) are not a tokenctl token set",
         recovery: "Remove the account with `tokenctl revoke` (which reads no token) and sign in again.")
@@ -55,7 +58,7 @@ extension TokenSet {
         "the stored tokens of \(item) use format \(version), which this tokenctl cannot read (it reads format \(Self.storageFormatVersion))",
         recovery: "Use the tokenctl that wrote them, or a newer one.")
     }
-    guard let stored = try? decoder.decode(Stored.self, from: data) else {
+    guard let stored = decoded else {
       throw TokenKitError(
         .corruptItem, "the stored tokens of \(item) are malformed",
         recovery: "Remove the account with `tokenctl revoke` (which reads no token) and sign in again.")

@@ -5,6 +5,7 @@ extension TokenCtl {
   /// `tokenctl credential`: git's credential helper protocol, as `git-credential-tokenctl`.
   struct Credential: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "credential",
       abstract: "Answer git's credential requests with fresh tokens (git-credential-tokenctl).",
       discussion: """
         Reads a git-credential(1) request on standard input. 'get' prints the username and \

@@ -5,6 +5,7 @@ extension TokenCtl {
   /// Microsoft Graph with a signed-in account.
   struct Graph: ParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "graph",
       abstract: "Search the organisation's users and read profiles through Microsoft Graph.",
       discussion: """
         The app of Microsoft's Azure AD v2.0 walkthrough on the command line: sign in with \

@@ -6,6 +6,7 @@ extension TokenCtl.Graph.Users {
   /// `tokenctl graph users search`: the walkthrough's search view.
   struct Search: AsyncParsableCommand, JSONOutputting {
     static let configuration = CommandConfiguration(
+      commandName: "search",
       abstract: "List the users whose given name (or another property) starts with PREFIX.",
       discussion: """
         Asks Graph for `startswith(PROPERTY,'PREFIX')`, following its next-page links (on \

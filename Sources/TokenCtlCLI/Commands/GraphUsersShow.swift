@@ -5,6 +5,7 @@ extension TokenCtl.Graph.Users {
   /// `tokenctl graph users show`: the walkthrough's detail view.
   struct Show: AsyncParsableCommand, JSONOutputting {
     static let configuration = CommandConfiguration(
+      commandName: "show",
       abstract: "Show one user's profile, by id or user principal name.")
 
     @Argument(help: ArgumentHelp("The user's id or user principal name (ada@contoso.com).", valueName: "user"))

@@ -5,6 +5,7 @@ extension TokenCtl {
   /// `tokenctl list`: the accounts of a group and the state of their tokens.
   struct List: ParsableCommand, JSONOutputting {
     static let configuration = CommandConfiguration(
+      commandName: "list",
       abstract: "List accounts and whether their tokens are usable. Never prints a token.")
 
     @Option(help: ArgumentHelp("Only accounts of this type.", valueName: "type"))

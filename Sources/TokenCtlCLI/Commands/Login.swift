@@ -12,6 +12,7 @@ extension TokenCtl {
   /// `tokenctl login`: sign in to an account type and store the account.
   struct Login: AsyncParsableCommand, JSONOutputting {
     static let configuration = CommandConfiguration(
+      commandName: "login",
       abstract: "Sign in to an account type and keep the account's tokens.",
       discussion: """
         With --browser (the default when a display is available) tokenctl opens the \

@@ -5,6 +5,7 @@ extension TokenCtl {
   /// `tokenctl refresh`: refresh an account's tokens now.
   struct Refresh: AsyncParsableCommand, JSONOutputting {
     static let configuration = CommandConfiguration(
+      commandName: "refresh",
       abstract: "Refresh the tokens of an account, or of every account, now.",
       discussion: """
         Uses the refresh token whatever the access token's expiry, and stores what the \

@@ -15,6 +15,7 @@ extension TokenCtl {
   /// did, and `gh api` and `az rest` do.
   struct Request: AsyncParsableCommand, JSONOutputting {
     static let configuration = CommandConfiguration(
+      commandName: "request",
       abstract: "Send an HTTP request with an account's access token.",
       discussion: """
         Sends the request with `Authorization: Bearer` and the account's token, refreshed \

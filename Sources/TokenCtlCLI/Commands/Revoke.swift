@@ -5,6 +5,7 @@ extension TokenCtl {
   /// `tokenctl revoke`: sign out of an account.
   struct Revoke: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "revoke",
       abstract: "Revoke an account's tokens at the server, then remove the account.",
       discussion: """
         When the account type has a revocation endpoint (RFC 7009), the refresh token and \

@@ -5,6 +5,7 @@ extension TokenCtl {
   /// `tokenctl token`: print an account's access token for a script or a tool.
   struct Token: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "token",
       abstract: "Print an account's access token, refreshing it first if needed.",
       discussion: """
         Prints the access token alone on standard output, for use as \

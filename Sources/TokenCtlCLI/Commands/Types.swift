@@ -5,6 +5,7 @@ extension TokenCtl {
   /// `tokenctl types`: the registered account types.
   struct Types: ParsableCommand, JSONOutputting {
     static let configuration = CommandConfiguration(
+      commandName: "types",
       abstract: "List the account types tokenctl knows and their endpoints.")
 
     @Flag(help: "Print JSON (with a format version) instead of text.")
