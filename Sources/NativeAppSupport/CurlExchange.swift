@@ -98,6 +98,10 @@ final class CurlExchange: @unchecked Sendable {
     // thread-safe.
     try check(tokenctl_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1), "NOSIGNAL")
     try check(tokenctl_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0), "FOLLOWLOCATION")
+    // libcurl's defaults, set anyway: certificate and host name are always verified, and
+    // no setting, environment variable or flag of ours turns that off.
+    try check(tokenctl_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1), "certificate verification")
+    try check(tokenctl_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2), "host name verification")
     try check(tokenctl_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"), "the protocols")
     try check(tokenctl_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"), "the protocols")
     try check(
