@@ -9,7 +9,7 @@ MAN_DATE := 2026-11-21
 KEYRING := Tests/Support/with-private-keyring
 DEBIAN_PACKAGES := libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv
 
-.PHONY: all deps build test demo bench man check-man lint install clean
+.PHONY: all deps build test demo bench man check-man lint install clean fuzz fuzz-short
 
 all: build
 
@@ -37,6 +37,15 @@ demo: deps auth-server-deps
 bench: deps
 	$(SWIFT) build -c release --static-swift-stdlib
 	$(KEYRING) Tests/Support/bench-token .build/release/tokenctl
+
+# libFuzzer over every parser of untrusted input (Tests/Fuzz/run): 1,000,000 runs per
+# target, or 20,000 for CI. A crash fails the target and names its reproducer. The
+# sanitizer and libFuzzer runtimes come with the Swift toolchain; deps brings libcurl.
+fuzz: deps
+	SWIFT=$(SWIFT) Tests/Fuzz/run --runs 1000000
+
+fuzz-short: deps
+	SWIFT=$(SWIFT) Tests/Fuzz/run --runs 20000
 
 # Regenerates man/ from the command definitions (the hand-written pages are left alone).
 man: deps
@@ -78,4 +87,4 @@ auth-server-deps:
 	  && echo "$$key" > $(PYTHON_VENV)/.requirements-stamp
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz
