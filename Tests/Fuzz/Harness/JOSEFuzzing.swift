@@ -32,6 +32,10 @@ enum JOSEFuzzing {
 
     guard let claims = try? IDTokenClaims(unverified: compact) else { return "token" }
     _ = claims.description
+    // Without keys, as for a token received straight from the token endpoint over TLS,
+    // at a fixed time, so that the time checks and their messages see every date.
+    _ = try? IDTokenValidator(issuer: claims.issuer, clientID: claims.audience[0], keys: nil)
+      .validate(compact, nonce: nil, clock: FixedClock(OAuthResponseFuzzing.receivedAt))
     guard !keySetBytes.isEmpty, let keys = try? JSONWebKeySet(json: keySetBytes) else { return "claims" }
     _ = keys.description
     _ = try? keys.verify(token)
