@@ -14,7 +14,7 @@ DEBIAN_PACKAGES := libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-ke
 # instructions.
 BENCH_PACKAGES := hyperfine curl git-credential-oauth build-essential time valgrind
 
-.PHONY: all deps bench-deps build test demo bench man check-man lint install clean hardening
+.PHONY: all deps bench-deps build test demo bench man check-man lint install clean hardening fuzz fuzz-short
 
 all: build
 
@@ -43,18 +43,22 @@ HARDENING_TESTS := FaultMatrixTests|KeyringFaultTests|KeyringCommandTests|Secret
 CRASH_HARNESS := Tests/Hardening/crash-harness .build/debug/tokenctl .build/debug/git-credential-tokenctl
 
 # The whole suite runs inside a private session bus with a throw-away, unlocked keyring,
-# then the hardening checks in their short form (30 kills), then the hardening table.
+# then the hardening checks in their short form (30 kills, 20,000 fuzz runs per target),
+# then the hardening table.
 test: build check-man auth-server-deps
 	rm -f $(HARDENING)
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(SWIFT) test --skip-build
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(CRASH_HARNESS) --kills 30
+	FUZZ_SUMMARY=$(HARDENING) SWIFT=$(SWIFT) Tests/Fuzz/run --runs 20000
 	Tests/Hardening/report $(HARDENING)
 
-# The hardening checks in full: 200 kills, every fault, the secret scan, fuzzing.
+# The hardening checks in full: 200 kills, every fault, the secret scan, and 1,000,000
+# fuzz runs per target (about 20 minutes on 2 cores).
 hardening: build auth-server-deps
 	rm -f $(HARDENING)
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(SWIFT) test --skip-build --filter '$(HARDENING_TESTS)'
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(CRASH_HARNESS) --kills 200
+	FUZZ_SUMMARY=$(HARDENING) SWIFT=$(SWIFT) Tests/Fuzz/run --runs 1000000
 	Tests/Hardening/report $(HARDENING)
 
 demo: deps auth-server-deps
@@ -68,6 +72,15 @@ BENCH_ARGS ?=
 bench: bench-deps auth-server-deps
 	$(SWIFT) build -c release --static-swift-stdlib
 	$(KEYRING) python3 Tests/Benchmarks/bench.py --bin .build/release $(BENCH_ARGS)
+
+# libFuzzer over every parser of untrusted input (Tests/Fuzz/run): 1,000,000 runs per
+# target, or 20,000 for CI. A crash fails the target and names its reproducer. The
+# sanitizer and libFuzzer runtimes come with the Swift toolchain; deps brings libcurl.
+fuzz: deps
+	SWIFT=$(SWIFT) Tests/Fuzz/run --runs 1000000
+
+fuzz-short: deps
+	SWIFT=$(SWIFT) Tests/Fuzz/run --runs 20000
 
 # Regenerates man/ from the command definitions (the hand-written pages are left alone).
 man: deps
@@ -109,4 +122,4 @@ auth-server-deps:
 	  && echo "$$key" > $(PYTHON_VENV)/.requirements-stamp
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz

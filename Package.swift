@@ -16,6 +16,8 @@ let package = Package(
     .library(name: "TokenKit", targets: ["TokenKit"]),
     .library(name: "SecretServiceStore", targets: ["SecretServiceStore"]),
     .library(name: "TokenStoreTesting", targets: ["TokenStoreTesting"]),
+    // For Tests/Fuzz, a package of its own that can only reach products.
+    .library(name: "TokenCtlFuzzing", targets: ["TokenCtlFuzzing"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -70,11 +72,17 @@ let package = Package(
     // What git runs for `credential.helper=tokenctl`: `tokenctl credential` under git's name.
     .executableTarget(name: "git-credential-tokenctl", dependencies: ["TokenCtlCLI"]),
 
+    // The bodies of the libFuzzer targets (`make fuzz`, Tests/Fuzz). A library, so that
+    // TokenKitTests replays the committed seeds through the same code on every `make test`.
+    .target(name: "TokenCtlFuzzing", dependencies: ["TokenKit", "NativeAppSupport"], path: "Tests/Fuzz/Harness"),
+
     .testTarget(
       name: "TokenKitTests",
       dependencies: [
         "TokenKit", "TokenStoreTesting", "NativeAppSupport", "OpenIDConnectAccount", "MicrosoftGraphAccount",
         "GitHubAccount", "GitLabAccount", "GoogleAccount", "BitbucketAccount", "GiteaAccount",
+        // Replays the fuzz seeds (Tests/Fuzz/Corpus) through the fuzz targets' bodies.
+        "TokenCtlFuzzing",
         // The JOSE tests sign tokens with keys of their own.
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "CryptoExtras", package: "swift-crypto"),

@@ -236,22 +236,20 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
     to request: LoopbackRequest, on connection: LoopbackConnection,
     judge: @Sendable (AuthorizationCallback) -> CallbackVerdict
   ) -> Outcome? {
-    guard request.method == "GET" else {
+    let callback: AuthorizationCallback
+    switch request.route(path: path, hostNames: hostNames) {
+    case .wrongMethod:
       answer(connection, status: 405, message: "only GET is expected here", extraFields: ["Allow: GET"])
       return nil
-    }
-    // A page the browser visits may resolve its own name to 127.0.0.1 (DNS rebinding)
-    // and send requests here; a browser following our redirect names our host.
-    if let hostName = request.hostName, !hostNames.contains(hostName) {
+    case .foreignHost:
       answer(connection, status: 400, message: "this address is only for tokenctl's sign-in")
       return nil
-    }
-    // Browsers ask for /favicon.ico; that, and anything else, is not the redirect.
-    guard request.path == path else {
+    case .otherPath:
       answer(connection, status: 404, message: "this is not the address tokenctl waits at")
       return nil
+    case .callback(let found):
+      callback = found
     }
-    let callback = AuthorizationCallback(query: request.query)
     switch judge(callback) {
     case .accept:
       answer(connection, html: successPage, status: 200)

@@ -1,16 +1,29 @@
+import TokenKit
+
 /// The parts of an HTTP/1.1 request head (RFC 9112 §2–3) the loopback listener looks at.
-struct LoopbackRequest: Hashable {
-  var method: String
+///
+/// Pure, and package-visible, so that the fuzz targets reach the same parsing and routing
+/// as a browser does.
+package struct LoopbackRequest: Hashable {
+  package var method: String
   /// The path of the request target, as sent (still percent-encoded).
-  var path: String
+  package var path: String
   /// What follows `?` in the target, without a fragment; empty when there is none.
-  var query: String
+  package var query: String
   /// The `Host` field, if sent.
-  var host: String?
+  package var host: String?
+
+  /// Where a request goes: refused for its method, host or path, or to the judge.
+  package enum Route: Hashable {
+    case wrongMethod
+    case foreignHost
+    case otherPath
+    case callback(AuthorizationCallback)
+  }
 
   /// The index just past the blank line that ends a request head in `bytes`, if it has
   /// arrived. Bare LF line ends are accepted, as RFC 9112 §2.2 allows.
-  static func endOfHead(in bytes: [UInt8]) -> Int? {
+  package static func endOfHead(in bytes: [UInt8]) -> Int? {
     var index = 0
     while let newline = bytes[index...].firstIndex(of: 0x0A) {
       let next = newline + 1
@@ -22,7 +35,7 @@ struct LoopbackRequest: Hashable {
   }
 
   /// Parses a request head (the request line and the fields); nil when it is not one.
-  init?(head: some Collection<UInt8>) {
+  package init?(head: some Collection<UInt8>) {
     // Lines split on the bytes: as Characters, CR LF is one grapheme and never equals LF.
     var lines = Array(head).split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
       String(decoding: line.last == 0x0D ? line.dropLast() : line, as: UTF8.self)
@@ -58,12 +71,23 @@ struct LoopbackRequest: Hashable {
   }
 
   /// The host name of the `Host` field, lower-cased, without port or brackets.
-  var hostName: String? {
+  package var hostName: String? {
     guard var value = host?.lowercased() else { return nil }
     if value.hasPrefix("[") {
       return value.firstIndex(of: "]").map { String(value[value.index(after: value.startIndex)..<$0]) }
     }
     if let colon = value.lastIndex(of: ":") { value = String(value[..<colon]) }
     return value
+  }
+
+  /// The route of this request to a listener waiting at `path` under one of `hostNames`.
+  package func route(path expectedPath: String, hostNames: Set<String>) -> Route {
+    guard method == "GET" else { return .wrongMethod }
+    // A page the browser visits may resolve its own name to 127.0.0.1 (DNS rebinding)
+    // and send requests here; a browser following our redirect names our host.
+    if let hostName, !hostNames.contains(hostName) { return .foreignHost }
+    // Browsers ask for /favicon.ico; that, and anything else, is not the redirect.
+    guard path == expectedPath else { return .otherPath }
+    return .callback(AuthorizationCallback(query: query))
   }
 }

@@ -74,8 +74,8 @@ public struct ManualPasteReceiver: RedirectReceiver {
   }
 
   /// The response in a pasted line: an address's query (or fragment), a bare query, or a
-  /// bare code; nil for anything else.
-  static func callback(from line: String) -> AuthorizationCallback? {
+  /// bare code; nil for anything else. Package-visible for the fuzz targets.
+  package static func callback(from line: String) -> AuthorizationCallback? {
     guard !line.contains(where: { $0 == " " || $0 == "\t" }) else { return nil }
     if let question = line.firstIndex(of: "?") {
       let afterQuestion = line[line.index(after: question)...]

@@ -80,7 +80,9 @@ public struct AuthorizationService: Sendable {
 
   /// Sorts a response: an OAuth error body wins whatever the status (some servers send
   /// errors with 200), then the status, then the media type.
-  static func body(
+  ///
+  /// Package-visible for the fuzz targets, which feed it server answers directly.
+  package static func body(
     of response: HTTPResponse, document: String, bodyRequired: Bool
   ) throws(AuthorizationServiceError)
     -> [UInt8]

@@ -39,7 +39,7 @@ public struct DeviceAuthorizationResponse: Sendable, Hashable, CustomStringConve
     let object = try JSONObject(body, what: "device authorization response")
     guard let deviceCode = object.string("device_code"), let userCode = object.string("user_code"),
       let uri = object.string("verification_uri") ?? object.string("verification_url"),
-      let expiresIn = object.number("expires_in")
+      let expiresIn = object.seconds("expires_in")
     else {
       throw .malformedResponse(
         "the device authorization response lacks device_code, user_code, verification_uri or expires_in")
@@ -47,7 +47,7 @@ public struct DeviceAuthorizationResponse: Sendable, Hashable, CustomStringConve
     self.init(
       deviceCode: deviceCode, userCode: userCode, verificationURI: uri,
       verificationURIComplete: object.string("verification_uri_complete"), expiresIn: expiresIn,
-      interval: object.number("interval") ?? 5, message: object.string("message"))
+      interval: object.seconds("interval") ?? 5, message: object.string("message"))
   }
 
   public var description: String {

@@ -57,6 +57,19 @@ struct JSONObject: Sendable {
     }
   }
 
+  /// A duration in seconds (`expires_in`, `interval`): a number as above, if finite and
+  /// within ``maximumSeconds`` either way; anything else counts as absent. No server means
+  /// a NaN or a lifetime of millennia, and such values would trap the arithmetic done with
+  /// them (whole seconds in the store, the countdown of a device sign-in).
+  func seconds(_ name: String) -> Double? {
+    guard let value = number(name), value.isFinite, abs(value) <= Self.maximumSeconds else { return nil }
+    return value
+  }
+
+  /// About 317 years: above any real lifetime, including the 68 years of `Int32.max` that
+  /// some servers send to mean "never", and far below where whole seconds overflow.
+  static let maximumSeconds: Double = 1e10
+
   func strings(_ name: String) -> [String]? {
     switch fields[name] {
     case .strings(let value): return value

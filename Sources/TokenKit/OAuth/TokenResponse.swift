@@ -37,7 +37,7 @@ public struct TokenResponse: Sendable, Hashable, CustomStringConvertible {
       throw .malformedResponse("the token response has no token_type")
     }
     self.init(
-      accessToken: accessToken, tokenType: tokenType, expiresIn: object.number("expires_in"),
+      accessToken: accessToken, tokenType: tokenType, expiresIn: object.seconds("expires_in"),
       refreshToken: object.string("refresh_token").flatMap { $0.isEmpty ? nil : $0 },
       idToken: object.string("id_token"),
       scope: object.string("scope").map { $0.split(separator: " ").map(String.init) })

@@ -200,6 +200,24 @@ import TokenStoreTesting
     #expect(message.contains("verification_uri"))
     #expect(transport.requests.first?[field: "scope"] == nil)
   }
+
+  /// Like the token response's `expires_in` the fuzzer found: a device code living
+  /// "forever" trapped `description` and the device flow's countdown (`Int(left)`).
+  @Test(arguments: [#""nan""#, #""inf""#, "1e300", "-1e300"])
+  func aDeviceAuthorizationWithAnUnusableExpiresInIsRefused(expiresIn: String) {
+    let body =
+      #"{"device_code":"DC","user_code":"U","verification_uri":"https://e.example/d","expires_in":\#(expiresIn)}"#
+    #expect(throws: AuthorizationServiceError.self) { try DeviceAuthorizationResponse(json: Array(body.utf8)) }
+  }
+
+  @Test(arguments: [#""nan""#, #""-inf""#, "1e300"])
+  func anUnusableIntervalIsTheDefaultFiveSeconds(interval: String) throws {
+    let body =
+      #"{"device_code":"DC","user_code":"U","verification_uri":"https://e.example/d","expires_in":600,"interval":\#(interval)}"#
+    let response = try DeviceAuthorizationResponse(json: Array(body.utf8))
+    #expect(response.interval == 5)
+    #expect(response.description.contains("interval: 5"))
+  }
 }
 
 @Suite struct OAuthErrorMappingTests {

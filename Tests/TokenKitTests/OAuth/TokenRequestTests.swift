@@ -147,6 +147,25 @@ import TokenStoreTesting
     #expect(try Self.decode(body).expiresIn == expected)
   }
 
+  /// The oauth-response fuzz target found `"expires_in":3608…880` (84 digits) trapping
+  /// `description`; a NaN or an infinity (`"nan"`, as a string) did too, and all of them
+  /// trapped storing the token set, whose expiry is kept as whole seconds.
+  @Test(arguments: [#""nan""#, #""inf""#, #""-infinity""#, "1e300", #""1e300""#, "-1e300", "1e10000"])
+  func anUnusableExpiresInCountsAsAbsent(expiresIn: String) throws {
+    let response = try Self.decode(#"{"access_token":"AT","token_type":"Bearer","expires_in":\#(expiresIn)}"#)
+    #expect(response.expiresIn == nil)
+    #expect(response.description.contains("expires_in: none"))
+    let tokens = response.tokenSet(receivedAt: F.now)
+    #expect(tokens.expiresAt == nil)
+    #expect(try TokenSet(storageJSON: tokens.storageJSON(), item: "corp").accessToken == "AT")
+  }
+
+  @Test func aLongButRealLifetimeIsKept() throws {
+    // Int32.max seconds: what some servers send for a token that does not expire.
+    let response = try Self.decode(#"{"access_token":"AT","token_type":"Bearer","expires_in":2147483647}"#)
+    #expect(response.expiresIn == 2_147_483_647)
+  }
+
   @Test func anEmptyRefreshTokenIsNone() throws {
     #expect(try Self.decode(#"{"access_token":"AT","token_type":"Bearer","refresh_token":""}"#).refreshToken == nil)
   }
