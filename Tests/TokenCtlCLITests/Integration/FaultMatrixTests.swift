@@ -46,6 +46,7 @@ import TokenStoreTesting
     "invalid_grant": (5, "tokenctl login faulty"),
     "invalid_client": (11, "does not accept this client"),
     "slow_down": (11, "slow_down"),
+    "error-200": (11, "bad_verification_code"),
     "reused": (5, "tokenctl login faulty"),
     // Certificate verification is always on: an untrusted server gets nothing.
     "untrusted-certificate": (10, "certificate"),
@@ -73,7 +74,7 @@ import TokenStoreTesting
       // is kept and the user told the server was not.
       // The stub answers 200 to revoking a spent refresh token, as RFC 7009 §2.2 asks
       // for tokens it no longer knows.
-      if ["html", "empty", "wrong-shape", "wrong-shape-array", "invalid-json", "reused"].contains(fault) {
+      if ["html", "empty", "wrong-shape", "wrong-shape-array", "invalid-json", "reused", "error-200"].contains(fault) {
         return (0, "")
       }
       return (15, "the account is kept")

@@ -31,19 +31,7 @@ import TokenStoreTesting
       """.write(to: types.appendingPathComponent("gitlocal.toml"), atomically: true, encoding: .utf8)
     }
 
-    var environment: [String: String] {
-      var environment = ProcessInfo.processInfo.environment
-      environment["TOKENCTL_GROUP"] = group
-      environment["TOKENCTL_ACCOUNT"] = nil
-      environment["HOME"] = home.path
-      environment["XDG_CONFIG_HOME"] = home.appendingPathComponent("config").path
-      environment["XDG_CACHE_HOME"] = home.appendingPathComponent("cache").path
-      environment["XDG_RUNTIME_DIR"] = nil
-      environment["GIT_CONFIG_NOSYSTEM"] = "1"
-      environment["GIT_CONFIG_GLOBAL"] = "/dev/null"
-      environment["GIT_TERMINAL_PROMPT"] = "0"
-      return environment
-    }
+    var environment: [String: String] { GitCredentialTests.environment(home: home, group: group) }
 
     /// An account of the loopback type whose access token expired a minute ago.
     @discardableResult
@@ -77,6 +65,22 @@ import TokenStoreTesting
     func helper(_ operation: String, _ input: String) throws -> ProcessResult {
       try ProcessRunner.run(GitCredentialTests.helper, [operation], environment: environment, stdin: input)
     }
+  }
+
+  /// The environment of a git that reads no configuration but ours and never prompts,
+  /// and of a tokenctl whose configuration, cache and group are the test's own.
+  static func environment(home: URL, group: String) -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    environment["TOKENCTL_GROUP"] = group
+    environment["TOKENCTL_ACCOUNT"] = nil
+    environment["HOME"] = home.path
+    environment["XDG_CONFIG_HOME"] = home.appendingPathComponent("config").path
+    environment["XDG_CACHE_HOME"] = home.appendingPathComponent("cache").path
+    environment["XDG_RUNTIME_DIR"] = nil
+    environment["GIT_CONFIG_NOSYSTEM"] = "1"
+    environment["GIT_CONFIG_GLOBAL"] = "/dev/null"
+    environment["GIT_TERMINAL_PROMPT"] = "0"
+    return environment
   }
 
   /// `git-credential-tokenctl`, built beside `tokenctl`.

@@ -65,16 +65,7 @@ import TokenStoreTesting
   }
 
   var environment: [String: String] {
-    var environment = ProcessInfo.processInfo.environment
-    environment["TOKENCTL_GROUP"] = group
-    environment["TOKENCTL_ACCOUNT"] = nil
-    environment["HOME"] = home.path
-    environment["XDG_CONFIG_HOME"] = home.appendingPathComponent("config").path
-    environment["XDG_CACHE_HOME"] = home.appendingPathComponent("cache").path
-    environment["XDG_RUNTIME_DIR"] = nil
-    environment["GIT_CONFIG_NOSYSTEM"] = "1"
-    environment["GIT_CONFIG_GLOBAL"] = "/dev/null"
-    environment["GIT_TERMINAL_PROMPT"] = "0"
+    var environment = GitCredentialTests.environment(home: home, group: group)
     environment["GIT_AUTHOR_NAME"] = "Ada"
     environment["GIT_AUTHOR_EMAIL"] = "ada@example.org"
     environment["GIT_COMMITTER_NAME"] = "Ada"
