@@ -20,18 +20,14 @@ import TokenStoreTesting
 
   /// A store seeded with: graph `ada` valid for an hour, `old` expired with a refresh token
   /// (the built-in graph type has no client id, so refreshing it fails), `gone` expired
-  /// without one, `flagged` valid but marked as needing a sign-in; github `1` (`octo`)
+  /// without one (it needs a sign-in); github `1` (`octo`)
   /// for git; `twin` as both graph and oidc.
   static func seeded() throws -> InMemoryTokenStore.Backing {
     let backing = InMemoryTokenStore.Backing()
     let store = InMemoryTokenStore(group: "default", backing: backing)
-    func save(_ type: String, _ id: String, _ name: String, expiresIn: Double, refresh: Bool = true, needsSignIn: Bool = false)
-      throws
-    {
-      var account = Account(type: type, id: id, name: name, group: "default", createdAt: now, updatedAt: now)
-      account.needsSignIn = needsSignIn
+    func save(_ type: String, _ id: String, _ name: String, expiresIn: Double, refresh: Bool = true) throws {
       try store.save(
-        account,
+        Account(type: type, id: id, name: name, group: "default", createdAt: now, updatedAt: now),
         tokens: TokenSet(
           accessToken: "ACCESS-\(id)", refreshToken: refresh ? "REFRESH" : nil,
           expiresAt: now.addingTimeInterval(expiresIn)))
@@ -39,7 +35,6 @@ import TokenStoreTesting
     try save("graph", "oid-1", "ada", expiresIn: 3600)
     try save("graph", "oid-2", "old", expiresIn: -60)
     try save("graph", "oid-3", "gone", expiresIn: -60, refresh: false)
-    try save("graph", "oid-4", "flagged", expiresIn: 3600, needsSignIn: true)
     try save("github", "1", "octo", expiresIn: 3600)
     try save("graph", "oid-5", "twin", expiresIn: 3600)
     try save("oidc", "sub-5", "twin", expiresIn: 3600)
@@ -84,7 +79,7 @@ import TokenStoreTesting
     ("ada", Int32(0)), ("graph:ada", 0), ("oid-1", 0),
     // Expired, refreshable, but the type has no client id: the refresh path's error.
     ("graph:old", 14),
-    ("gone", 4), ("flagged", 4), ("nobody", 2), ("graph:nobody", 2), ("twin", 3), ("nope:ada", 2),
+    ("gone", 4), ("nobody", 2), ("graph:nobody", 2), ("twin", 3), ("nope:ada", 2),
   ])
   func tokenAnswersAsTheParsedCommand(account: String, status: Int32) async throws {
     try await Self.expectSame(["token", account], status: status)
@@ -110,7 +105,8 @@ import TokenStoreTesting
 
   /// What the shortcut must leave to the parser: options, help, extra words.
   @Test(arguments: [
-    ["token"], ["token", "--help"], ["token", "-h"], ["token", "help"], ["token", ""], ["token", "ada", "--min-valid", "7200"],
+    ["token"], ["token", "--help"], ["token", "-h"], ["token", "help"], ["token", ""],
+    ["token", "ada", "--min-valid", "7200"],
     ["token", "--group", "default", "ada"], ["token", "ada", "extra"], ["token", "--", "ada"], ["credential"],
     ["credential", "--help"], ["help", "token"], ["-v", "token", "ada"], ["token", "ada", "--verbose"],
   ])
