@@ -11,7 +11,10 @@ struct GroupOption: ParsableArguments {
   var group: String?
 
   /// The store of the chosen group.
-  func store(in context: CLIContext) throws -> any TokenStore {
+  func store(in context: CLIContext) throws -> any TokenStore { try Self.store(group, in: context) }
+
+  /// The store of `group`, else of the environment's group, else of the default one.
+  static func store(_ group: String?, in context: CLIContext) throws -> any TokenStore {
     let chosen = group ?? context.environment["TOKENCTL_GROUP"] ?? Account.defaultGroup
     guard !chosen.isEmpty else { throw ValidationError("The group name must not be empty.") }
     return context.makeStore(chosen)

@@ -55,7 +55,10 @@ public struct TokenCtl: ParsableCommand {
 
   /// Parses `arguments`, runs the command in `context`, reports any error, and returns the
   /// exit status. The executable and the tests both come through here.
-  public static func main(arguments: [String], context: CLIContext) async -> Int32 {
+  ///
+  /// `shortcuts: false` sends every command line through the parser, which the tests
+  /// compare ``Shortcut``'s answers with.
+  public static func main(arguments: [String], context: CLIContext, shortcuts: Bool = true) async -> Int32 {
     // --verbose belongs to every command; it is taken out here, before the subcommand
     // parses, anywhere up to a `--`.
     var arguments = arguments
@@ -70,18 +73,22 @@ public struct TokenCtl: ParsableCommand {
       context.environment["TOKENCTL_LOG"] = "debug"
     }
     if context.isDebugging { context = context.debugging() }
-    let command: any ParsableCommand
-    do {
-      command = try parseAsRoot(arguments)
-    } catch {
-      return reportParserOutcome(error, context: context)
+    let shortcut = shortcuts ? Shortcut(arguments) : nil
+    var command: (any ParsableCommand)?
+    if shortcut == nil {
+      do {
+        command = try parseAsRoot(arguments)
+      } catch {
+        return reportParserOutcome(error, context: context)
+      }
     }
     return await CLIContext.$current.withValue(context) {
       do {
-        if var command = command as? any AsyncParsableCommand {
+        if let shortcut {
+          try await shortcut.run()
+        } else if var command = command as? any AsyncParsableCommand {
           try await command.run()
-        } else {
-          var command = command
+        } else if var command {
           try command.run()
         }
         return ExitStatus.success.rawValue

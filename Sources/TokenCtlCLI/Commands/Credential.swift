@@ -30,6 +30,12 @@ extension TokenCtl {
     @OptionGroup var groupOption: GroupOption
 
     func run() async throws {
+      try await Self.answer(operation: operation, group: groupOption.group)
+    }
+
+    /// The command's work, on its parsed values. `TokenCtl.main` calls it directly, without
+    /// parsing, for the plain `credential OPERATION` git runs (see ``TokenCtl/Shortcut``).
+    static func answer(operation: String, group: String?) async throws {
       let context = CLIContext.required
       let input = context.readInput(CredentialMessage.maximumInputLength)
       // Git may learn new operations; an unknown one, like `store`, is not refused.
@@ -42,7 +48,7 @@ extension TokenCtl {
         context.output.writeError("tokenctl credential: refused the request: \(error)\n")
         throw ExitCode.failure
       }
-      let store = try groupOption.store(in: context)
+      let store = try GroupOption.store(group, in: context)
       let configuration = try context.configuration()
       let helper = CredentialHelper(
         registry: try context.effectiveRegistry(configuration), store: store,
@@ -54,7 +60,7 @@ extension TokenCtl {
           output.writeError("tokenctl credential: " + lines.joined(separator: "\n") + "\n")
         })
       if operation == "erase" { return try helper.erase(request) }
-      let offer = CLIContext.current.map { GitSignInOffer(context: $0, group: groupOption.group) }
+      let offer = CLIContext.current.map { GitSignInOffer(context: $0, group: group) }
       let answer = try await helper.get(
         request,
         freshTokens: { key in

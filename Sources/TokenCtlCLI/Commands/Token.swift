@@ -30,8 +30,14 @@ extension TokenCtl {
     }
 
     func run() async throws {
+      try await Self.printToken(account: account, minValid: minValid, group: groupOption.group)
+    }
+
+    /// The command's work, on its parsed values. `TokenCtl.main` calls it directly, without
+    /// parsing, for the plain `token ACCOUNT` (see ``TokenCtl/Shortcut``).
+    static func printToken(account: String, minValid: Int?, group: String?) async throws {
       let context = CLIContext.required
-      let store = try groupOption.store(in: context)
+      let store = try GroupOption.store(group, in: context)
       let reference = AccountReference(parsing: account, knownTypes: Set(context.registry.ids))
       let stored = try reference.load(from: store)
       // The fast path: a valid token needs no configuration, lock or network.
