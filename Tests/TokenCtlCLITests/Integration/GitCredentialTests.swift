@@ -17,18 +17,7 @@ import TokenStoreTesting
 
     init() throws {
       stub = try StubServer.start()
-      let types = home.appendingPathComponent("config/tokenctl/types")
-      try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
-      try """
-      id = "gitlocal"
-      display_name = "Local git"
-      issuer = "\(stub.baseURL)"
-      client_id = "git"
-
-      [git]
-      hosts = ["127.0.0.1"]
-      username = "oauth2"
-      """.write(to: types.appendingPathComponent("gitlocal.toml"), atomically: true, encoding: .utf8)
+      try GitCredentialTests.writeGitType(home: home, issuer: stub.baseURL, clientID: "git", host: "127.0.0.1")
     }
 
     var environment: [String: String] { GitCredentialTests.environment(home: home, group: group) }
@@ -81,6 +70,26 @@ import TokenStoreTesting
     environment["GIT_CONFIG_GLOBAL"] = "/dev/null"
     environment["GIT_TERMINAL_PROMPT"] = "0"
     return environment
+  }
+
+  /// Writes the user type `gitlocal` (tokenctl-types(5)) under `home`'s config: the
+  /// issuer's tokens serve git at `host`, with `oauth2` as the username.
+  static func writeGitType(
+    home: URL, issuer: String, clientID: String, host: String, scopes: [String] = []
+  ) throws {
+    let types = home.appendingPathComponent("config/tokenctl/types")
+    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
+    let scopeLine = scopes.isEmpty ? "" : "scopes = [\(scopes.map { "\"\($0)\"" }.joined(separator: ", "))]\n"
+    try """
+    id = "gitlocal"
+    display_name = "Git on this machine"
+    issuer = "\(issuer)"
+    client_id = "\(clientID)"
+    \(scopeLine)
+    [git]
+    hosts = ["\(host)"]
+    username = "oauth2"
+    """.write(to: types.appendingPathComponent("gitlocal.toml"), atomically: true, encoding: .utf8)
   }
 
   /// `git-credential-tokenctl`, built beside `tokenctl`.

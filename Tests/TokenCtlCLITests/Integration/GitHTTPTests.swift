@@ -40,19 +40,9 @@ import TokenStoreTesting
     ] {
       try git(arguments, expecting: 0)
     }
-    let types = home.appendingPathComponent("config/tokenctl/types")
-    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
-    try """
-    id = "gitlocal"
-    display_name = "Git on the test server"
-    issuer = "\(server.issuer)"
-    client_id = "\(server.nativeClientID)"
-    scopes = ["openid", "profile", "email", "offline_access"]
-
-    [git]
-    hosts = ["\(host)"]
-    username = "oauth2"
-    """.write(to: types.appendingPathComponent("gitlocal.toml"), atomically: true, encoding: .utf8)
+    try GitCredentialTests.writeGitType(
+      home: home, issuer: server.issuer, clientID: server.nativeClientID, host: host,
+      scopes: ["openid", "profile", "email", "offline_access"])
     try configure("")
   }
 

@@ -78,18 +78,9 @@ import TokenStoreTesting
 
     try configure(server.nativeClientID)
     // A type of the user's own that serves git on this machine, for git's helper.
-    let types = setup.home.appendingPathComponent("config/tokenctl/types")
-    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
-    try """
-    id = "gitlocal"
-    display_name = "Git here"
-    issuer = "\(server.issuer)"
-    client_id = "\(server.nativeClientID)"
-    scopes = ["openid", "profile", "email", "offline_access"]
-    [git]
-    hosts = ["127.0.0.1"]
-    username = "oauth2"
-    """.write(to: types.appendingPathComponent("gitlocal.toml"), atomically: true, encoding: .utf8)
+    try GitCredentialTests.writeGitType(
+      home: setup.home, issuer: server.issuer, clientID: server.nativeClientID, host: "127.0.0.1",
+      scopes: ["openid", "profile", "email", "offline_access"])
     try #require(try tokenctl("login", "oidc", "--browser").status == 0, "\(shown)")
     try #require(try tokenctl("login", "gitlocal", "--browser").status == 0, "\(shown)")
     try collectSecrets()
