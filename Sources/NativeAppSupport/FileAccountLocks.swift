@@ -20,11 +20,7 @@ public struct FileAccountLocks: AccountLocking {
 
   public func acquire(_ key: AccountKey, group: String, timeout: Duration) async throws -> any AccountLockHandle {
     try XDGDirectories.ensurePrivateDirectory(directory)
-    // The file name must not leak who signs in where to other users of a shared /tmp-like
-    // place, nor break on odd characters in ids: a hash of group, type and id.
-    let digest = SHA256.hash(data: Array("\(group)\u{0}\(key.type)\u{0}\(key.id)".utf8))
-    let name = digest.prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
-    let path = "\(directory)/\(name).lock"
+    let path = path(for: key, group: group)
     // O_CLOEXEC: a hook or browser started while we hold the lock must not inherit it,
     // or the lock would outlive us in that child.
     let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -49,6 +45,30 @@ public struct FileAccountLocks: AccountLocking {
       }
     }
     return FileLockHandle(fd: fd)
+  }
+}
+
+extension FileAccountLocks {
+  /// The lock file of `key` in `group`. The name must not leak who signs in where to
+  /// other users of a shared /tmp-like place, nor break on odd characters in ids: a hash
+  /// of group, type and id.
+  public func path(for key: AccountKey, group: String) -> String {
+    let digest = SHA256.hash(data: Array("\(group)\u{0}\(key.type)\u{0}\(key.id)".utf8))
+    let name = digest.prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    return "\(directory)/\(name).lock"
+  }
+
+  /// Whether `descriptor` is `key`'s lock file and this process holds its lock: what a
+  /// refresh child checks of the descriptor it was handed.
+  public func holds(_ descriptor: Int32, for key: AccountKey, group: String) -> Bool {
+    var handed = stat()
+    var expected = stat()
+    guard fstat(descriptor, &handed) == 0, stat(path(for: key, group: group), &expected) == 0,
+      handed.st_dev == expected.st_dev, handed.st_ino == expected.st_ino
+    else { return false }
+    // flock on a description that already holds the lock succeeds at once; held by
+    // another description, it fails without waiting.
+    return flock(descriptor, LOCK_EX | LOCK_NB) == 0
   }
 }
 

@@ -46,10 +46,10 @@ public struct ProcessRefreshIsolation: RefreshIsolation {
       newSession: true)
     close(ends[1])
     guard let pid else {
+      // Nothing was sent yet (the program may have been replaced by an upgrade under
+      // us): refreshing here is still safe, only not proof against a kill.
       close(ends[0])
-      throw TokenKitError(
-        .storeFailure, "could not start \(command.first ?? "tokenctl") to refresh \(key)",
-        recovery: "Check that tokenctl is installed completely.")
+      return false
     }
     let (report, status) = await Self.collect(from: ends[0], pid: pid)
     try RefreshReport.decode(report, exitStatus: status, key: key)

@@ -123,6 +123,9 @@ public struct CLIContext: Sendable {
 
   var directories: XDGDirectories { XDGDirectories(environment: environment) }
 
+  /// The refresh locks, one file per account under the runtime directory.
+  var accountLocks: FileAccountLocks { FileAccountLocks(directory: directories.runtime + "/locks") }
+
   /// The configuration file, read when a command needs it (never before parsing).
   func configuration() throws -> Configuration { try Configuration.load(environment: environment) }
 
@@ -136,7 +139,7 @@ public struct CLIContext: Sendable {
     let configuration = try configuration()
     var manager = AccountManager(
       registry: try effectiveRegistry(configuration), store: store, transport: transport, clock: clock,
-      locks: FileAccountLocks(directory: directories.runtime + "/locks"),
+      locks: accountLocks,
       discoveryCache: FileDiscoveryCache(directory: directories.cache + "/discovery"))
     manager.refreshIsolation = refreshIsolation
     if let hook = configuration.hook, !hook.isEmpty {

@@ -41,6 +41,29 @@ private func eventually(within seconds: Double = 5, _ condition: () -> Bool) asy
     handle.release()
   }
 
+  /// What a refresh child checks of the descriptor it was handed: the account's own lock
+  /// file, locked by the very description it holds.
+  @Test func holdsOnlyTheAccountsOwnLockFileWhenItIsNotHeldElsewhere() async throws {
+    let scratch = try TemporaryDirectory()
+    let locks = FileAccountLocks(directory: scratch.path("locks"))
+    let held = try await locks.acquire(Self.key, group: "default", timeout: .seconds(1))
+    defer { held.release() }
+    let path = locks.path(for: Self.key, group: "default")
+    // Another description of the same file: the lock is someone else's.
+    let other = open(path, O_RDWR | O_CLOEXEC)
+    defer { close(other) }
+    #expect(!locks.holds(other, for: Self.key, group: "default"))
+    // Another account's file, or no descriptor at all.
+    let elsewhere = open(scratch.path("elsewhere"), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    defer { close(elsewhere) }
+    #expect(!locks.holds(elsewhere, for: Self.key, group: "default"))
+    #expect(!locks.holds(-1, for: Self.key, group: "default"))
+    #expect(!locks.holds(other, for: AccountKey(type: "corp", id: "user-43"), group: "default"))
+    // Once released, a description of the right file may take the lock: then it holds it.
+    held.release()
+    #expect(locks.holds(other, for: Self.key, group: "default"))
+  }
+
   @Test func aSecondAcquisitionTimesOutWithAClearError() async throws {
     let scratch = try TemporaryDirectory()
     let locks = FileAccountLocks(directory: scratch.path("locks"))

@@ -29,7 +29,15 @@ extension TokenCtl {
       let context = CLIContext.required
       var failure: TokenKitError?
       do {
-        try await context.manager(store: context.makeStore(group)).refreshHoldingLock(AccountKey(type: type, id: id))
+        // Refreshing without the account's lock could race another refresh and spend a
+        // rotated token twice: run only with the lock handed on as descriptor 3.
+        let key = AccountKey(type: type, id: id)
+        guard context.accountLocks.holds(3, for: key, group: group) else {
+          throw TokenKitError(
+            .storeFailure, "\(Self.commandName) refreshes only for tokenctl, which hands it the account's lock",
+            recovery: "Run `tokenctl refresh \(type):\(id)` instead.")
+        }
+        try await context.manager(store: context.makeStore(group)).refreshHoldingLock(key)
       } catch let error as TokenKitError {
         failure = error
       } catch {

@@ -15,7 +15,7 @@
 public protocol RefreshIsolation: Sendable {
   /// Refreshes `key` of `group` elsewhere, handing on `lock` (held by the caller), and
   /// returns once the answer is stored, or throws the refresh's error. Returns false,
-  /// having done nothing, when this lock cannot be handed on; the caller then refreshes
-  /// itself.
+  /// having sent nothing, when this lock cannot be handed on or the other process cannot
+  /// be started; the caller then refreshes itself.
   func refresh(_ key: AccountKey, group: String, holding lock: any AccountLockHandle) async throws -> Bool
 }
