@@ -235,35 +235,17 @@ public struct TOMLParser {
     for (offset, part) in path.enumerated() {
       let isLast = offset == path.count - 1
       let shown = TOMLTable.displayPath(node.path + [part.name])
-      guard let child = node.children[part.name] else {
-        let created = Node(
-          origin: isLast ? .header : .implicit, depth: node.depth + 1, path: node.path + [part.name])
-        node.add(part.name, .init(slot: .table(created), keyPosition: part.position, valuePosition: part.position))
-        node = created
-        continue
-      }
-      switch child.slot {
-      case .value(.table):
-        throw failure(
-          "table '\(shown)' was written inline at \(child.keyPosition), so it cannot be extended by a header",
-          at: part.position)
-      case .value:
-        throw failure(
-          "key '\(shown)' already has a value (at \(child.keyPosition)), so it cannot also be a table",
-          at: part.position)
-      case .table(let table):
-        if isLast {
-          switch table.origin {
-          case .implicit: table.origin = .header
-          case .header:
-            throw failure("table [\(shown)] is defined twice; first at \(child.keyPosition)", at: part.position)
-          case .dotted:
-            throw failure(
-              "table [\(shown)] is already defined by dotted keys at \(child.keyPosition)", at: part.position)
-          }
+      let (table, first) = try childTable(part, under: node, creating: isLast ? .header : .implicit, by: "by a header")
+      if isLast, let first {
+        switch table.origin {
+        case .implicit: table.origin = .header
+        case .header:
+          throw failure("table [\(shown)] is defined twice; first at \(first)", at: part.position)
+        case .dotted:
+          throw failure("table [\(shown)] is already defined by dotted keys at \(first)", at: part.position)
         }
-        node = table
       }
+      node = table
     }
     return (node, sectionCount)
   }
@@ -296,36 +278,20 @@ public struct TOMLParser {
     var node = table
     for part in path.dropLast() {
       let shown = TOMLTable.displayPath(node.path + [part.name])
-      guard let child = node.children[part.name] else {
-        let created = Node(origin: .dotted(section: section), depth: node.depth + 1, path: node.path + [part.name])
-        node.add(part.name, .init(slot: .table(created), keyPosition: part.position, valuePosition: part.position))
-        node = created
-        continue
-      }
-      switch child.slot {
-      case .value(.table):
-        throw failure(
-          "table '\(shown)' was written inline at \(child.keyPosition), so it cannot be extended with dotted keys",
-          at: part.position)
-      case .value:
-        throw failure(
-          "key '\(shown)' already has a value (at \(child.keyPosition)), so it cannot also be a table",
-          at: part.position)
-      case .table(let existing):
+      let (existing, first) = try childTable(
+        part, under: node, creating: .dotted(section: section), by: "with dotted keys")
+      if let first {
         switch existing.origin {
         case .header:
           throw failure(
-            "table [\(shown)] is defined by a header at \(child.keyPosition); add its keys under that header",
-            at: part.position)
+            "table [\(shown)] is defined by a header at \(first); add its keys under that header", at: part.position)
         case .dotted(let other) where other != section:
-          throw failure(
-            "table '\(shown)' was defined by dotted keys at \(child.keyPosition); add its keys there",
-            at: part.position)
+          throw failure("table '\(shown)' was defined by dotted keys at \(first); add its keys there", at: part.position)
         case .dotted: break
         case .implicit: existing.origin = .dotted(section: section)
         }
-        node = existing
       }
+      node = existing
     }
     guard let last = path.last else { return }
     if let existing = node.children[last.name] {
@@ -334,6 +300,33 @@ public struct TOMLParser {
         at: last.position)
     }
     node.add(last.name, .init(slot: .value(value), keyPosition: last.position, valuePosition: valuePosition))
+  }
+
+  /// The table `part` names under `node`, created with `origin` when there is none, with
+  /// where it was first written if it already existed. A value there is an error: a table
+  /// written inline cannot be extended (`how`: "by a header", "with dotted keys"), and a
+  /// key with a value cannot also be a table.
+  private func childTable(
+    _ part: KeyPart, under node: Node, creating origin: Node.Origin, by how: String
+  ) throws -> (Node, first: TOMLPosition?) {
+    guard let child = node.children[part.name] else {
+      let created = Node(origin: origin, depth: node.depth + 1, path: node.path + [part.name])
+      node.add(part.name, .init(slot: .table(created), keyPosition: part.position, valuePosition: part.position))
+      return (created, nil)
+    }
+    let shown = TOMLTable.displayPath(node.path + [part.name])
+    switch child.slot {
+    case .value(.table):
+      throw failure(
+        "table '\(shown)' was written inline at \(child.keyPosition), so it cannot be extended \(how)",
+        at: part.position)
+    case .value:
+      throw failure(
+        "key '\(shown)' already has a value (at \(child.keyPosition)), so it cannot also be a table",
+        at: part.position)
+    case .table(let table):
+      return (table, child.keyPosition)
+    }
   }
 
   /// A key: simple keys joined by dots, with blanks allowed around the dots. Leaves the
