@@ -286,7 +286,8 @@ public struct TOMLParser {
           throw failure(
             "table [\(shown)] is defined by a header at \(first); add its keys under that header", at: part.position)
         case .dotted(let other) where other != section:
-          throw failure("table '\(shown)' was defined by dotted keys at \(first); add its keys there", at: part.position)
+          throw failure(
+            "table '\(shown)' was defined by dotted keys at \(first); add its keys there", at: part.position)
         case .dotted: break
         case .implicit: existing.origin = .dotted(section: section)
         }
