@@ -13,23 +13,24 @@ import TokenKit
 /// Refreshes in a child process that inherits the account's lock and outlives us (see
 /// ``RefreshIsolation`` for why).
 ///
-/// The child is tokenctl itself, run as `command` plus `--group G --type T --id I`: it
+/// The child is this very program (`/proc/self/exe`), run with `arguments` plus `--group G
+/// --type T --id I`: it
 /// reads the account from the keyring, refreshes, stores the answer, and only then writes
 /// one ``RefreshReport`` on its standard output, a pipe to us, and exits. It runs in a
 /// session of its own, ignoring SIGPIPE and SIGINT, so that neither our death nor a
 /// Ctrl-C stops it between the exchange and the store. The lock stays held as long as
 /// either of us has the descriptor open: if we die, the next caller waits for the child.
 public struct ProcessRefreshIsolation: RefreshIsolation {
-  /// The program and leading arguments that start the child's refresh.
-  public var command: [String]
+  /// The arguments that make this program the refresh child (its hidden command).
+  public var arguments: [String]
   /// The child's environment: ours, since it must find the same keyring and settings.
   public var environment: [String: String]
   /// Whether the child may write to our standard error: only when debugging, since its
   /// warnings would repeat ours.
   public var showsErrors = false
 
-  public init(command: [String], environment: [String: String]) {
-    self.command = command
+  public init(arguments: [String], environment: [String: String]) {
+    self.arguments = arguments
     self.environment = environment
   }
 
@@ -39,7 +40,9 @@ public struct ProcessRefreshIsolation: RefreshIsolation {
     guard tokenctl_pipe2(&ends, O_CLOEXEC) == 0 else {
       throw TokenKitError(.storeFailure, "could not refresh \(key): no pipe (\(String(cString: strerror(errno))))")
     }
-    let arguments = command + ["--group", group, "--type", key.type, "--id", key.id]
+    // Looked up now, not at start: the fast paths that never refresh pay nothing for it.
+    guard let program = Self.runningProgram() else { return false }
+    let arguments = [program] + arguments + ["--group", group, "--type", key.type, "--id", key.id]
     let pid = ChildProcess.spawn(
       arguments, environment: environment, output: .descriptor(ends[1], keepErrors: showsErrors), reap: false,
       handOn: [descriptor],
@@ -54,6 +57,14 @@ public struct ProcessRefreshIsolation: RefreshIsolation {
     let (report, status) = await Self.collect(from: ends[0], pid: pid)
     try RefreshReport.decode(report, exitStatus: status, key: key)
     return true
+  }
+
+  /// This program's file.
+  private static func runningProgram() -> String? {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard count > 0 else { return nil }
+    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
   /// Everything the child writes until it closes its output, then its exit status, read

@@ -2,10 +2,6 @@ import NativeAppSupport
 import SecretServiceStore
 import TokenKit
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -70,10 +66,8 @@ public struct CLIContext: Sendable {
       registry: try BuiltinPlugins.registry(),
       makeStore: { SecretServiceTokenStore(group: $0) },
       clock: SystemClock(), environment: environment, output: StandardOutput())
-    if let executable = Self.executablePath() {
-      context.refreshIsolation = ProcessRefreshIsolation(
-        command: [executable, TokenCtl.RefreshWorker.commandName], environment: environment)
-    }
+    context.refreshIsolation = ProcessRefreshIsolation(
+      arguments: [TokenCtl.RefreshWorker.commandName], environment: environment)
     return context
   }
 
@@ -93,14 +87,6 @@ public struct CLIContext: Sendable {
       context.refreshIsolation = isolation
     }
     return context
-  }
-
-  /// This program's file, which the refresh child runs again.
-  private static func executablePath() -> String? {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    guard count > 0 else { return nil }
-    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
   @TaskLocal public static var current: CLIContext?
