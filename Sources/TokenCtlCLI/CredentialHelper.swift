@@ -109,27 +109,34 @@ struct CredentialHelper {
     guard let scheme = request["protocol"]?.lowercased(), let host = request["host"]?.lowercased() else {
       return .declined
     }
+    let plainAllowed = scheme == "http" && Self.isLoopback(host)
+    let descriptors = registry.all.map(\.descriptor).filter { $0.git != nil }
+    var serving = descriptors.filter { descriptor in
+      guard let hosts = descriptor.git?.hosts, hosts.contains(where: { $0.lowercased() == host }) else {
+        return false
+      }
+      return scheme == "https" || (plainAllowed && Self.hasLoopbackEndpoints(descriptor))
+    }
     // A forge type that lists no hosts (Gitea: the instance is the user's choice) serves
     // the host of an issuer: the one each account signed in to, else the configured one.
     // Only accounts of that host are candidates, so a token never crosses instances.
+    // Finding them takes a keyring search per such type, so it is done only for hosts no
+    // type names (github.com and company are answered without it).
     var issuerAccounts: [String: [Account]] = [:]
-    let serving = try registry.all.map(\.descriptor).filter { descriptor in
-      guard let git = descriptor.git else { return false }
-      let plainAllowed = scheme == "http" && Self.isLoopback(host)
-      guard git.hosts.isEmpty else {
-        guard git.hosts.contains(where: { $0.lowercased() == host }) else { return false }
-        return scheme == "https" || (plainAllowed && Self.hasLoopbackEndpoints(descriptor))
+    if serving.isEmpty {
+      serving = try descriptors.filter { descriptor in
+        guard descriptor.git?.hosts.isEmpty == true else { return false }
+        let configured: URL? = if case .discovered(let issuer) = descriptor.endpoints { issuer } else { nil }
+        func serves(_ issuer: URL?) -> Bool {
+          guard let issuer, Self.gitHost(issuer) == host else { return false }
+          return scheme == "https" || (plainAllowed && issuer.scheme == "http")
+        }
+        let accounts = try store.list(AccountQuery(type: descriptor.id)).map(\.account).filter { account in
+          serves(account.issuer.flatMap { URL(string: $0) } ?? configured)
+        }
+        issuerAccounts[descriptor.id] = accounts
+        return !accounts.isEmpty || serves(configured)
       }
-      let configured: URL? = if case .discovered(let issuer) = descriptor.endpoints { issuer } else { nil }
-      func serves(_ issuer: URL?) -> Bool {
-        guard let issuer, Self.gitHost(issuer) == host else { return false }
-        return scheme == "https" || (plainAllowed && issuer.scheme == "http")
-      }
-      let accounts = try store.list(AccountQuery(type: descriptor.id)).map(\.account).filter { account in
-        serves(account.issuer.flatMap { URL(string: $0) } ?? configured)
-      }
-      issuerAccounts[descriptor.id] = accounts
-      return !accounts.isEmpty || serves(configured)
     }
     // No type of ours serves this host (or not over this protocol): not our business.
     guard !serving.isEmpty else { return .declined }
