@@ -18,6 +18,21 @@ struct AuthServer: Sendable {
 
   static func path(_ relative: String) -> String { repository.appendingPathComponent(relative).path }
 
+  /// Our environment for a tokenctl whose browser is the scripted user signing in here,
+  /// on a display, with its configuration and cache under `scratch` and the browser's log
+  /// in `scratch/browser.log`.
+  func browserEnvironment(scratch: URL) -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    environment["BROWSER"] = Self.path("Tests/Support/scripted-browser")
+    environment["SCRIPTED_BROWSER_SERVER_JSON"] = serverJSON
+    environment["SCRIPTED_BROWSER_LOG"] = scratch.appendingPathComponent("browser.log").path
+    environment["XDG_CACHE_HOME"] = scratch.appendingPathComponent("cache").path
+    environment["XDG_CONFIG_HOME"] = scratch.appendingPathComponent("config").path
+    environment["TOKENCTL_CONFIG"] = nil
+    environment["DISPLAY"] = ":0"
+    return environment
+  }
+
   /// Nil (with the reason) when the Python environment is missing: `make test` installs it.
   static let shared: Result<AuthServer, TestSetupError> = {
     let state = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-auth-\(getpid())")

@@ -56,14 +56,7 @@ import TokenStoreTesting
 
   /// Runs tokenctl in process, with the scripted browser signing in as ada.
   func tokenctl(_ arguments: [String]) async throws -> Run {
-    var environment = ProcessInfo.processInfo.environment
-    environment["BROWSER"] = AuthServer.path("Tests/Support/scripted-browser")
-    environment["SCRIPTED_BROWSER_SERVER_JSON"] = server.serverJSON
-    environment["SCRIPTED_BROWSER_LOG"] = scratch.appendingPathComponent("browser.log").path
-    environment["XDG_CACHE_HOME"] = scratch.appendingPathComponent("cache").path
-    environment["XDG_CONFIG_HOME"] = scratch.appendingPathComponent("config").path
-    environment["TOKENCTL_CONFIG"] = nil
-    environment["DISPLAY"] = ":0"
+    let environment = server.browserEnvironment(scratch: scratch)
     let output = CapturedOutput()
     let backing = backing
     let context = CLIContext(

@@ -51,13 +51,7 @@ import TokenStoreTesting
     readLine: @escaping @Sendable () -> String? = { nil },
     sleep: (@Sendable (Double) async throws -> Void)? = nil, output: CapturedOutput = CapturedOutput()
   ) async throws -> Run {
-    var environment = ProcessInfo.processInfo.environment
-    environment["BROWSER"] = AuthServer.path("Tests/Support/scripted-browser")
-    environment["SCRIPTED_BROWSER_SERVER_JSON"] = server.serverJSON
-    environment["SCRIPTED_BROWSER_LOG"] = scratch.appendingPathComponent("browser.log").path
-    environment["XDG_CACHE_HOME"] = scratch.appendingPathComponent("cache").path
-    environment["XDG_CONFIG_HOME"] = scratch.appendingPathComponent("config").path
-    environment["DISPLAY"] = ":0"
+    var environment = server.browserEnvironment(scratch: scratch)
     environment.merge(browser) { $1 }
     let backing = backing
     let context = CLIContext(

@@ -43,15 +43,8 @@ import TokenStoreTesting
   }
 
   func tokenctl(_ arguments: [String], server: AuthServer) async throws -> Run {
-    var environment = ProcessInfo.processInfo.environment
-    environment["BROWSER"] = AuthServer.path("Tests/Support/scripted-browser")
-    environment["SCRIPTED_BROWSER_SERVER_JSON"] = server.serverJSON
-    environment["SCRIPTED_BROWSER_LOG"] = scratch.appendingPathComponent("browser.log").path
-    environment["XDG_CACHE_HOME"] = scratch.appendingPathComponent("cache").path
-    environment["XDG_CONFIG_HOME"] = scratch.appendingPathComponent("config").path
+    var environment = server.browserEnvironment(scratch: scratch)
     environment["XDG_CONFIG_DIRS"] = scratch.appendingPathComponent("system").path
-    environment["TOKENCTL_CONFIG"] = nil
-    environment["DISPLAY"] = ":0"
     let output = CapturedOutput()
     let backing = backing
     let context = CLIContext(
