@@ -86,6 +86,12 @@ final class CurlExchange: @unchecked Sendable {
     guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
       throw TransportError(.other, "cannot send a request to \(place): only http and https are supported")
     }
+    // The last line of defence for every caller: plain http leaves this machine for no
+    // one, and is refused here before libcurl resolves or connects anything.
+    guard Loopback.isSecureOrLoopback(url) else {
+      throw TransportError(
+        .other, "refusing to send a request to \(place) over plain http: http is only for this machine")
+    }
     let method = request.method.uppercased()
     guard !method.isEmpty, method.utf8.allSatisfy(HTTPHeader.isTokenByte) else {
       throw TransportError(.other, "cannot send a request to \(place): the method is not a valid HTTP token")

@@ -63,6 +63,8 @@ struct CredentialHelper {
       }
     }
     guard case .account(let choice) = selection else { return nil }
+    try ServiceConfiguration.requireRecordedIssuer(
+      of: choice.account, in: try registry.descriptor(choice.account.type))
     // A token valid long enough is answered as the refresher's own first step would answer
     // it, without a second keyring search or reading the configuration again; anything
     // else goes through the refresher (lock, re-read, refresh).
@@ -213,7 +215,7 @@ struct CredentialHelper {
     }
   }
 
-  /// Whether `host` (perhaps with a port) is this machine.
+  /// Whether `host` as git sends it (perhaps with a port) is this machine.
   static func isLoopback(_ host: String) -> Bool {
     var name = host
     if name.hasPrefix("["), let close = name.firstIndex(of: "]") {
@@ -221,7 +223,7 @@ struct CredentialHelper {
     } else if let colon = name.lastIndex(of: ":"), name.firstIndex(of: ":") == colon {
       name = String(name[..<colon])
     }
-    return name == "localhost" || name == "::1" || name.hasPrefix("127.")
+    return Loopback.isLoopback(host: name)
   }
 
   /// Every git host the types serve: their own lists, and for types that list none, the

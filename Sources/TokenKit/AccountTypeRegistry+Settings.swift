@@ -136,8 +136,7 @@ extension AccountTypeRegistry {
   /// `text` as an issuer identifier: https, or http on a loopback host (RFC 8252 §8.3), with
   /// no query or fragment (RFC 8414 §2).
   private static func issuerURL(_ text: String, problem: (String, String?) -> TokenKitError) throws -> URL {
-    guard let url = URL(string: text), let scheme = url.scheme, let host = url.host(), !host.isEmpty,
-      scheme == "https" || (scheme == "http" && Endpoints.isLoopback(host)),
+    guard let url = URL(string: text), url.host()?.isEmpty == false, Loopback.isSecureOrLoopback(url),
       url.query() == nil, url.fragment() == nil
     else {
       throw problem(

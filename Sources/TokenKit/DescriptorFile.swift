@@ -385,9 +385,7 @@ public enum DescriptorFile {
     /// An endpoint URL: https, or http on a loopback host (RFC 6749 §3.1, RFC 8252 §8.3).
     private mutating func url(_ key: String, in table: TOMLTable) -> URL? {
       guard let text = string(key, in: table) else { return nil }
-      guard let url = URL(string: text), let scheme = url.scheme, let host = url.host(), !host.isEmpty,
-        scheme == "https" || (scheme == "http" && Endpoints.isLoopback(host))
-      else {
+      guard let url = URL(string: text), url.host()?.isEmpty == false, Loopback.isSecureOrLoopback(url) else {
         report(
           "\(key) must be an https URL (http only on a loopback host)", at: table.entry(key)?.valuePosition)
         return nil

@@ -18,8 +18,7 @@ public enum EndpointConfiguration: Sendable, Hashable {
     switch self {
     case .fixed(let endpoints): return endpoints.problems
     case .discovered(let issuer):
-      if issuer.scheme == "https" { return [] }
-      if issuer.scheme == "http", Endpoints.isLoopback(issuer.host() ?? "") { return [] }
+      if Loopback.isSecureOrLoopback(issuer) { return [] }
       return ["issuer \(issuer.absoluteString) must be https (http only on a loopback host)"]
     case .discoveredFromUserIssuer: return []
     }
@@ -70,13 +69,8 @@ public struct Endpoints: Sendable, Hashable {
   var problems: [String] {
     // RFC 6749 §3.1 and §3.2 require TLS; RFC 8252 §8.3 allows http only for loopback.
     named.compactMap { name, url in
-      if url.scheme == "https" { return nil }
-      if url.scheme == "http", let host = url.host(), Self.isLoopback(host) { return nil }
+      if Loopback.isSecureOrLoopback(url) { return nil }
       return "\(name) \(url.absoluteString) must be https (http only on a loopback host)"
     }
-  }
-
-  static func isLoopback(_ host: String) -> Bool {
-    host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
   }
 }

@@ -121,6 +121,16 @@ import TokenKit
     #expect(error?.message.contains("nonexistent.invalid") == true)
   }
 
+  @Test(arguments: [
+    "http://127.attacker.invalid/token", "http://127.0.0.1.attacker.invalid/token", "http://id.invalid/",
+  ])
+  func plainHTTPOffThisMachineIsRefusedBeforeAnyLookup(url: String) async throws {
+    // A DNS failure would mean libcurl looked the name up: the refusal must come first.
+    let error = await failure(of: HTTPRequest(method: "GET", url: try #require(URL(string: url))))
+    #expect(error?.kind == .other)
+    #expect(error?.message.contains("over plain http") == true)
+  }
+
   @Test func silentServerTimesOut() async throws {
     let silent = try LoopbackSocket(listening: true)
     let transport = CurlHTTPTransport(connectTimeout: .seconds(2), totalTimeout: .seconds(2))

@@ -116,6 +116,19 @@ import TokenKit
       """,
       "corp.toml:4:9: token must be an https URL (http only on a loopback host)"),
     Invalid(
+      "an http endpoint on a host named like a loopback address",
+      """
+      id = "corp"
+      [endpoints]
+      authorization = "https://id.example.org/auth"
+      token = "http://127.0.0.1.attacker.example/token"
+      """,
+      "corp.toml:4:9: token must be an https URL (http only on a loopback host)"),
+    Invalid(
+      "an http API base on a host named like a loopback address",
+      base + "api_base = \"http://127.attacker.example/v1/\"\n",
+      "corp.toml:3:12: api_base must be an https URL (http only on a loopback host)"),
+    Invalid(
       "a misspelt key", base + "clent_id = \"x\"\n",
       "corp.toml:3:1: unknown key 'clent_id'; did you mean 'client_id'?"),
     Invalid(

@@ -43,6 +43,15 @@ extension TokenCtl {
       // The fast path: a valid token needs no configuration, lock or network.
       let margin = minValid.map(Double.init) ?? stored.tokens.defaultRefreshMargin
       if !stored.account.needsSignIn, stored.tokens.isValid(forAtLeast: margin, clock: context.clock) {
+        // Only a type whose issuer the user chooses can have it changed by config.toml, so
+        // only its accounts pay for reading the file here (see the refresher's check).
+        if stored.account.issuer != nil,
+          case .discoveredFromUserIssuer = try context.registry.descriptor(stored.account.type).endpoints
+        {
+          let registry = try context.effectiveRegistry(try context.configuration())
+          try ServiceConfiguration.requireRecordedIssuer(
+            of: stored.account, in: try registry.descriptor(stored.account.type))
+        }
         context.output.write(stored.tokens.accessToken + "\n")
         return
       }

@@ -271,7 +271,7 @@ public struct AccountManager: Sendable {
     let account = stored.account
     guard let behavior = registry.behavior(account.type), behavior.revokesTokens else { return false }
     let configuration = try await ServiceConfiguration.resolve(
-      try registry.descriptor(account.type), issuer: account.issuer, clientID: account.clientID, discovery: discovery)
+      for: account, descriptor: try registry.descriptor(account.type), discovery: discovery)
     do {
       return try await behavior.revoke(stored.tokens, configuration: configuration, transport: transport)
     } catch {
@@ -290,7 +290,7 @@ public struct AccountManager: Sendable {
     let descriptor = try registry.descriptor(account.type)
     if case .fixed(let endpoints) = descriptor.endpoints, endpoints.revocation == nil { return nil }
     let configuration = try await ServiceConfiguration.resolve(
-      descriptor, issuer: account.issuer, clientID: account.clientID, discovery: discovery)
+      for: account, descriptor: descriptor, discovery: discovery)
     guard configuration.endpoints.revocation != nil else { return nil }
     return configuration.service(transport: transport)
   }

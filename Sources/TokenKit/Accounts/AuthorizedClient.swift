@@ -31,7 +31,7 @@ public struct AuthorizedClient: Sendable {
   public func send(_ request: HTTPRequest, allowedHosts: Set<String> = []) async throws -> HTTPResponse {
     let descriptor = try manager.registry.descriptor(account.type)
     let host = request.url.host()?.lowercased() ?? ""
-    guard request.url.scheme == "https" || Endpoints.isLoopback(host) else {
+    guard Loopback.isSecureOrLoopback(request.url) else {
       throw TokenKitError(
         .notConfigured, "tokenctl sends tokens over https only, not to \(request.url.scheme ?? "?")://\(host)")
     }

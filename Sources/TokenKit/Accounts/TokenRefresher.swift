@@ -43,6 +43,7 @@ public struct TokenRefresher: Sendable {
   /// rotation and return a token of the same lifetime.
   public func freshTokens(for key: AccountKey, minimumValidity: Double? = nil) async throws -> StoredAccount {
     let stored = try load(key)
+    try requireRecordedIssuer(stored.account)
     if stored.tokens.isValid(forAtLeast: minimumValidity ?? stored.tokens.defaultRefreshMargin, clock: clock) {
       return stored
     }
@@ -51,7 +52,18 @@ public struct TokenRefresher: Sendable {
 
   /// Refreshes the account now, whatever its token's expiry; `tokenctl refresh`.
   public func refresh(_ key: AccountKey) async throws -> StoredAccount {
-    try await refresh(try load(key), minimumValidity: nil, force: true)
+    let stored = try load(key)
+    try requireRecordedIssuer(stored.account)
+    return try await refresh(stored, minimumValidity: nil, force: true)
+  }
+
+  /// Refuses before anything happens when the account's type now names another issuer
+  /// (see ``ServiceConfiguration/requireRecordedIssuer(of:in:)``): a valid token is not
+  /// handed out either, since its holder will send it to the server the type now names.
+  /// An account whose type is gone fails later, with its own message.
+  private func requireRecordedIssuer(_ account: Account) throws {
+    guard let descriptor = try? registry.descriptor(account.type) else { return }
+    try ServiceConfiguration.requireRecordedIssuer(of: account, in: descriptor)
   }
 
   private func refresh(_ stored: StoredAccount, minimumValidity: Double?, force: Bool) async throws -> StoredAccount {
@@ -108,8 +120,7 @@ public struct TokenRefresher: Sendable {
     let descriptor = try registry.descriptor(account.type)
     let configuration: ServiceConfiguration
     do {
-      configuration = try await ServiceConfiguration.resolve(
-        descriptor, issuer: account.issuer, clientID: account.clientID, discovery: discovery)
+      configuration = try await ServiceConfiguration.resolve(for: account, descriptor: descriptor, discovery: discovery)
     } catch let error as TokenKitError {
       events.publish(AccountEvent(.failed, account, message: error.message))
       throw error

@@ -49,6 +49,15 @@ public struct ServiceConfiguration: Sendable {
       return ServiceConfiguration(
         descriptor: descriptor, endpoints: endpoints, client: client, issuer: endpoints.issuer)
     case .discovered(let issuer):
+      // A sign-in that asks for another issuer than the type's own would otherwise be sent
+      // to the type's without a word: the user believes they signed in elsewhere.
+      if let userIssuer, userIssuer != issuer.absoluteString {
+        throw TokenKitError(
+          .notConfigured,
+          "issuer \(userIssuer) was asked for, but account type '\(descriptor.id)' is set up for issuer \(issuer.absoluteString); nothing was sent to either",
+          recovery:
+            "Sign in without naming an issuer to use \(issuer.absoluteString), or change the type's issuer setting.")
+      }
       issuerURL = issuer
     case .discoveredFromUserIssuer:
       guard let text = userIssuer else {
@@ -56,8 +65,7 @@ public struct ServiceConfiguration: Sendable {
           .notConfigured, "account type '\(descriptor.id)' needs an issuer",
           recovery: "Pass --issuer https://… or set issuer in the [types.\(descriptor.id)] table of config.toml.")
       }
-      guard let url = URL(string: text),
-        url.scheme == "https" || (url.scheme == "http" && Endpoints.isLoopback(url.host() ?? "")),
+      guard let url = URL(string: text), url.host()?.isEmpty == false, Loopback.isSecureOrLoopback(url),
         url.query() == nil, url.fragment() == nil
       else {
         throw TokenKitError(
@@ -75,6 +83,44 @@ public struct ServiceConfiguration: Sendable {
     return ServiceConfiguration(
       descriptor: descriptor, endpoints: metadata.endpoints, client: client, issuer: metadata.issuer,
       issuerInAuthorizationResponse: metadata.authorizationResponseIssParameterSupported)
+  }
+
+  /// Refuses to use `descriptor` for `account` when the type now names another issuer than
+  /// the one the account signed in at.
+  ///
+  /// An account's refresh token, client credentials and access token belong to the server
+  /// that issued them; a changed setting must never send them to another one, which would
+  /// learn them, and for a revocation answer "revoked" while the real grant lives on. The
+  /// check reads no network, so callers make it before anything is sent, on every path
+  /// that hands a token on (refresh, revocation, a token printed or given to git).
+  /// Accounts that recorded no issuer, and types whose issuer is left open (one per
+  /// tenant) or chosen per account, pass.
+  public static func requireRecordedIssuer(of account: Account, in descriptor: EndpointDescriptor) throws {
+    guard let recorded = account.issuer else { return }
+    let current: String?
+    switch descriptor.endpoints {
+    case .discovered(let issuer): current = issuer.absoluteString
+    case .fixed(let endpoints): current = endpoints.issuer
+    case .discoveredFromUserIssuer: current = nil
+    }
+    // Issuers are compared as strings, as OpenID Connect Core §3.1.3.7 and RFC 8414 §3.3 do.
+    guard let current, current != recorded else { return }
+    throw TokenKitError(
+      .notConfigured,
+      "\(account.qualifiedName) was signed in at issuer \(recorded), but account type '\(account.type)' is now set up for issuer \(current); its tokens go only to \(recorded), so nothing was sent",
+      recovery:
+        "Set the type's issuer back to \(recorded) or remove it. To use \(current), sign in there; that is another account."
+    )
+  }
+
+  /// The configuration to refresh or revoke `account`'s tokens with: its type's, resolved
+  /// for the issuer and client the account signed in with, after
+  /// ``requireRecordedIssuer(of:in:)``.
+  public static func resolve(
+    for account: Account, descriptor: EndpointDescriptor, discovery: MetadataDiscovery
+  ) async throws -> ServiceConfiguration {
+    try requireRecordedIssuer(of: account, in: descriptor)
+    return try await resolve(descriptor, issuer: account.issuer, clientID: account.clientID, discovery: discovery)
   }
 
   /// The service for the token, device and revocation endpoints.

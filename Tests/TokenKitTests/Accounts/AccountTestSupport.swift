@@ -14,7 +14,7 @@ struct AccountHarness {
   let locks = MemoryAccountLocks()
   let events = AccountEventCenter()
   let transport: ScriptedTransport
-  let registry: AccountTypeRegistry
+  var registry: AccountTypeRegistry
 
   init(
     descriptors: [EndpointDescriptor] = [F.descriptor()],
@@ -34,6 +34,13 @@ struct AccountHarness {
       }
       return next
     }
+  }
+
+  /// This harness with `settings` applied to its registry, as config.toml applies them.
+  func reconfigured(_ settings: [String: AccountTypeSettings]) throws -> AccountHarness {
+    var copy = self
+    copy.registry = try registry.applying(settings)
+    return copy
   }
 
   var manager: AccountManager {

@@ -344,6 +344,9 @@ func discoveryDocument(issuer: String, _ changes: [String: String?] = [:]) -> St
 
   @Test(arguments: [
     "http://id.example", "https://id.example?x=1", "https://id.example#f", "ftp://id.example",
+    // Names in someone else's DNS zone that merely start like a loopback address.
+    "http://127.attacker.example", "http://127.0.0.1.attacker.example", "http://localhost.attacker.example",
+    "http://[::ffff:127.0.0.1]",
   ])
   func serviceConfigurationRefusesAnUnsafeUserIssuer(issuer: String) async throws {
     let transport = ScriptedTransport(responses: [])
