@@ -28,6 +28,8 @@ public struct ProcessRefreshIsolation: RefreshIsolation {
   /// Whether the child may write to our standard error: only when debugging, since its
   /// warnings would repeat ours.
   public var showsErrors = false
+  /// Receives the child's warnings: failures that did not stop its refresh.
+  public var warn: (@Sendable (String) -> Void)?
 
   public init(arguments: [String], environment: [String: String]) {
     self.arguments = arguments
@@ -55,7 +57,7 @@ public struct ProcessRefreshIsolation: RefreshIsolation {
       return false
     }
     let (report, status) = await Self.collect(from: ends[0], pid: pid)
-    try RefreshReport.decode(report, exitStatus: status, key: key)
+    for warning in try RefreshReport.decode(report, exitStatus: status, key: key) { warn?(warning) }
     return true
   }
 

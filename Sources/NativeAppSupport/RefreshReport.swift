@@ -14,25 +14,30 @@ public struct RefreshReport: Codable, Sendable, Hashable {
   public var code: String?
   public var message: String?
   public var recovery: String?
+  /// Failures that did not stop the refresh (an ID token dropped), for the parent to show.
+  public var warnings: [String]?
 
   /// More than any report; a child writing more is not ours.
   static let maximumSize = 64 * 1024
 
   /// The report of a refresh that ended with `error` (nil: success), as one JSON line.
-  public static func encode(_ error: TokenKitError?) -> [UInt8] {
-    let report = RefreshReport(code: error?.code.description, message: error?.message, recovery: error?.recovery)
+  public static func encode(_ error: TokenKitError?, warnings: [String] = []) -> [UInt8] {
+    let report = RefreshReport(
+      code: error?.code.description, message: error?.message, recovery: error?.recovery,
+      warnings: warnings.isEmpty ? nil : warnings)
     return Array((try? JSONEncoder().encode(report)) ?? Data("{}".utf8)) + [10]
   }
 
-  /// Throws the error `bytes` report, or one saying the child failed without a report.
-  static func decode(_ bytes: [UInt8], exitStatus: Int32, key: AccountKey) throws {
+  /// The warnings `bytes` report; throws the error it reports, or one saying the child
+  /// failed without a report.
+  static func decode(_ bytes: [UInt8], exitStatus: Int32, key: AccountKey) throws -> [String] {
     guard let report = try? JSONDecoder().decode(RefreshReport.self, from: Data(bytes)) else {
       let how = exitStatus & 0x7f == 0 ? "exit status \((exitStatus >> 8) & 0xff)" : "signal \(exitStatus & 0x7f)"
       throw TokenKitError(
         .storeFailure, "the process refreshing \(key) ended without saying how it went (\(how))",
         recovery: "Run `tokenctl refresh \(key)` to see what fails.")
     }
-    guard let name = report.code else { return }
+    guard let name = report.code else { return report.warnings ?? [] }
     throw TokenKitError(
       TokenKitError.Code(name: name) ?? .storeFailure, report.message ?? "the refresh of \(key) failed",
       recovery: report.recovery)

@@ -33,6 +33,8 @@ public struct CLIContext: Sendable {
   /// Where refreshes run once locked: a child process for the real executables (see
   /// ``RefreshIsolation``), this process when nil.
   public var refreshIsolation: (any RefreshIsolation)?
+  /// Failures that did not stop the command, shown once it has succeeded.
+  public var warnings = WarningLog()
 
   public init(
     registry: AccountTypeRegistry, makeStore: @escaping @Sendable (String) -> any TokenStore,
@@ -66,8 +68,9 @@ public struct CLIContext: Sendable {
       registry: try BuiltinPlugins.registry(),
       makeStore: { SecretServiceTokenStore(group: $0) },
       clock: SystemClock(), environment: environment, output: StandardOutput())
-    context.refreshIsolation = ProcessRefreshIsolation(
-      arguments: [TokenCtl.RefreshWorker.commandName], environment: environment)
+    var isolation = ProcessRefreshIsolation(arguments: [TokenCtl.RefreshWorker.commandName], environment: environment)
+    isolation.warn = { [warnings = context.warnings] in warnings.add($0) }
+    context.refreshIsolation = isolation
     return context
   }
 
@@ -128,6 +131,9 @@ public struct CLIContext: Sendable {
       locks: accountLocks,
       discoveryCache: FileDiscoveryCache(directory: directories.cache + "/discovery"))
     manager.refreshIsolation = refreshIsolation
+    manager.events.observe { [warnings] event in
+      if event.kind == .failed, let message = event.message { warnings.add(message) }
+    }
     if let hook = configuration.hook, !hook.isEmpty {
       let command = HookCommand(command: hook, environment: environment)
       manager.events.observe { command.run($0) }

@@ -91,6 +91,9 @@ public struct TokenCtl: ParsableCommand {
         } else if var command {
           try command.run()
         }
+        for warning in context.warnings.drain() {
+          context.output.writeError("tokenctl: warning: \(TerminalSafe.text(warning))\n")
+        }
         return ExitStatus.success.rawValue
       } catch let error as TokenKitError {
         report(error, context: context, json: (command as? any JSONOutputting)?.json ?? false)

@@ -43,7 +43,8 @@ extension TokenCtl {
       } catch {
         failure = TokenKitError(.storeFailure, "the refresh of \(type):\(id) failed: \(error)")
       }
-      context.output.write(bytes: RefreshReport.encode(failure))
+      // The parent shows the warnings; this process's standard error is usually closed.
+      context.output.write(bytes: RefreshReport.encode(failure, warnings: context.warnings.drain()))
     }
   }
 }

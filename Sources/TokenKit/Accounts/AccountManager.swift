@@ -177,7 +177,7 @@ public struct AccountManager: Sendable {
       // own `iss` is then checked for consistency and recorded, the signature still is.
       let validator = IDTokenValidator(
         issuer: configuration.issuer ?? unverified.issuer, clientID: configuration.client.id,
-        keys: try await keys(configuration))
+        keys: try await configuration.signingKeys(transport: transport))
       let claims = try validator.validate(idToken, nonce: nonce, clock: clock)
       if let identity = registry.behavior(configuration.descriptor.id)?.identity(claims: claims) { return identity }
       return AccountIdentity(claims: claims, issuerIsPerAccount: perAccountIssuer)
@@ -196,21 +196,6 @@ public struct AccountManager: Sendable {
       "the server issued no ID token and has no userinfo endpoint, so tokenctl cannot tell who signed in",
       recovery:
         "Request the openid scope (--scope openid …), or use an account type that knows how to look up the user.")
-  }
-
-  private func keys(_ configuration: ServiceConfiguration) async throws -> JSONWebKeySet? {
-    guard let jwks = configuration.endpoints.jwks else { return nil }
-    let action = "fetch the signing keys from \(jwks.absoluteString)"
-    do {
-      let response = try await transport.send(
-        HTTPRequest(method: "GET", url: jwks, headers: [HTTPHeader("Accept", "application/json")]))
-      let body = try AuthorizationService.body(of: response, document: "key set", bodyRequired: true)
-      return try JSONWebKeySet(json: body)
-    } catch let error as TransportError {
-      throw TokenKitError(.transport(error), while: action)
-    } catch let error as AuthorizationServiceError {
-      throw TokenKitError(error, while: action)
-    }
   }
 
   private func userinfo(

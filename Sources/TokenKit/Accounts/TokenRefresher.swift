@@ -147,16 +147,57 @@ public struct TokenRefresher: Sendable {
       throw failure
     }
     if let behavior = registry.behavior(account.type) { response = behavior.normalized(response) }
-    let tokens = response.tokenSet(receivedAt: clock.now, previous: current.tokens)
+    // A new ID token is stored only once checked, and checking may need the network (the
+    // issuer's keys): the set is stored first with the ID token it had.
+    var unchecked = response
+    unchecked.idToken = nil
+    var tokens = unchecked.tokenSet(receivedAt: clock.now, previous: current.tokens)
     var updated = account
     updated.updatedAt = clock.now
     if let granted = response.scope { updated.scopes = granted }
     // The server has rotated the refresh token by now: store the new set before anything
     // else can fail, or the only valid refresh token would be lost.
     try store.save(updated, tokens: tokens)
+    if let idToken = response.idToken {
+      do {
+        try await checkRefreshedIDToken(idToken, of: updated, previous: current.tokens.idToken, configuration)
+        tokens.idToken = idToken
+        try store.save(updated, tokens: tokens)
+      } catch let error as TokenKitError where error.code != .keyringLocked && error.code != .keyringUnavailable {
+        // The grant is fine and already stored; only the identity statement is bad or
+        // could not be checked. Keeping the tokens loses nothing, keeping the ID token
+        // would hand other programs reading the keyring an unchecked identity.
+        events.publish(
+          AccountEvent(
+            .failed, updated,
+            message:
+              "the ID token that came with the refresh of \(account.qualifiedName) was dropped: \(error.message); "
+              + "the new access and refresh tokens were kept"))
+      }
+    }
     let refreshed = StoredAccount(account: updated, tokens: tokens)
     events.publish(AccountEvent(.refreshed, updated))
     return refreshed
+  }
+
+  /// OpenID Connect Core §12.2: a refreshed ID token is checked as the sign-in's was
+  /// (signature, issuer, audience, times), and must name the same issuer, subject,
+  /// audience and authorized party as the one it replaces, issued no earlier.
+  private func checkRefreshedIDToken(
+    _ idToken: String, of account: Account, previous: String?, _ configuration: ServiceConfiguration
+  ) async throws {
+    let earlier = try previous.map { try IDTokenClaims(unverified: $0) }
+    guard let issuer = configuration.issuer ?? earlier?.issuer ?? account.issuer else {
+      throw TokenKitError(.invalidIDToken, "there is no issuer to check it against")
+    }
+    let validator = IDTokenValidator(
+      issuer: issuer, clientID: configuration.client.id, keys: try await configuration.signingKeys(transport: transport)
+    )
+    if let earlier {
+      _ = try validator.validateRefreshed(idToken, previous: earlier, clock: clock)
+    } else {
+      _ = try validator.validate(idToken, nonce: nil, clock: clock)
+    }
   }
 
   private static func needsSignIn(_ account: Account) -> TokenKitError {

@@ -72,7 +72,8 @@ public struct IDTokenValidator: Sendable {
   ///
   /// The same checks as `validate`, except the nonce, which a refreshed token need not
   /// carry; and `iss`, `sub`, `aud` and `azp` must be those of the ID token of the original
-  /// sign-in, `previous`, which `IDTokenClaims(unverified:)` can read back from storage.
+  /// sign-in, `previous`, which `IDTokenClaims(unverified:)` can read back from storage,
+  /// and `iat` must not be earlier than `previous`'s.
   public func validateRefreshed(
     _ idToken: some StringProtocol, previous: IDTokenClaims, clock: some WallClock
   ) throws -> IDTokenClaims {
@@ -95,6 +96,13 @@ public struct IDTokenValidator: Sendable {
     guard claims.authorizedParty == previous.authorizedParty else {
       throw failure(
         "The refreshed ID token names a different authorized party (azp) than the first one.", recovery: recovery)
+    }
+    // §12.2: iat is the time the new token was issued, so never before the first one's.
+    guard claims.issuedAt >= previous.issuedAt else {
+      throw failure(
+        "The refreshed ID token claims to be issued at \(Self.text(claims.issuedAt)), before the first one "
+          + "(\(Self.text(previous.issuedAt))).",
+        recovery: recovery)
     }
     return claims
   }

@@ -123,6 +123,22 @@ public struct ServiceConfiguration: Sendable {
     return try await resolve(descriptor, issuer: account.issuer, clientID: account.clientID, discovery: discovery)
   }
 
+  /// The keys that sign the issuer's ID tokens, from `jwks_uri`; nil when it publishes none.
+  public func signingKeys(transport: any HTTPTransport) async throws -> JSONWebKeySet? {
+    guard let jwks = endpoints.jwks else { return nil }
+    let action = "fetch the signing keys from \(jwks.absoluteString)"
+    do {
+      let response = try await transport.send(
+        HTTPRequest(method: "GET", url: jwks, headers: [HTTPHeader("Accept", "application/json")]))
+      let body = try AuthorizationService.body(of: response, document: "key set", bodyRequired: true)
+      return try JSONWebKeySet(json: body)
+    } catch let error as TransportError {
+      throw TokenKitError(.transport(error), while: action)
+    } catch let error as AuthorizationServiceError {
+      throw TokenKitError(error, while: action)
+    }
+  }
+
   /// The service for the token, device and revocation endpoints.
   public func service(transport: any HTTPTransport) -> AuthorizationService {
     AuthorizationService(endpoints: endpoints, client: client, transport: transport)
