@@ -62,14 +62,20 @@ public struct EndpointDescriptor: Sendable, Hashable {
     self.git = git
   }
 
-  /// The hosts this type's access tokens may be sent to: the API's, the git hosts', and
-  /// the userinfo endpoint's. Sending a token anywhere else needs the user's say-so.
-  public var servedHosts: Set<String> {
-    var hosts = Set((git?.hosts ?? []).map { $0.lowercased() })
-    if let host = apiBase?.host() { hosts.insert(host.lowercased()) }
-    if case .fixed(let endpoints) = endpoints, let host = endpoints.userinfo?.host() { hosts.insert(host.lowercased()) }
-    return hosts
+  /// The origins this type's access tokens may be sent to: the API's, the git hosts'
+  /// (https), and the userinfo endpoint's. Sending a token anywhere else, another port
+  /// of the same host included, needs the user's say-so.
+  public var servedOrigins: Set<Origin> {
+    var origins = Set((git?.hosts ?? []).compactMap { Origin(naming: $0) })
+    if let origin = apiBase.flatMap(Origin.init) { origins.insert(origin) }
+    if case .fixed(let endpoints) = endpoints, let origin = endpoints.userinfo.flatMap(Origin.init) {
+      origins.insert(origin)
+    }
+    return origins
   }
+
+  /// The hosts of ``servedOrigins``, for people to read.
+  public var servedHosts: Set<String> { Set(servedOrigins.map(\.host)) }
 
   /// The problems that make this descriptor unusable; empty when it is sound.
   public var problems: [String] {

@@ -25,9 +25,11 @@ extension TokenCtl {
 
         A relative URL (`/me` or `me`) is resolved against the account type's API base, \
         keeping its path: `graph` + `/me` is https://graph.microsoft.com/v1.0/me. An \
-        absolute URL must be https (http only on the loopback address), and its host one \
-        the account type serves (see `tokenctl types`); other hosts need --allow-host, \
-        since the token would be given to them.
+        absolute URL must be https (http only on the loopback address), and its origin \
+        (scheme, host and port) one the account type serves (see `tokenctl types`); \
+        others need --allow-host, since the token would be given to them: HOST or \
+        HOST:PORT allows https to that host and port (443 by default), an origin such as \
+        http://127.0.0.1:8080 allows exactly that.
 
         --data sends a body (@FILE reads a file, @- standard input) and makes the method \
         POST unless --method says otherwise. Its Content-Type, unless a --header sets one, \
@@ -72,13 +74,14 @@ extension TokenCtl {
 
     @Option(
       help: ArgumentHelp(
-        "A host the token may be sent to although the type does not serve it; repeatable.",
+        "A host or HOST:PORT (https), or an origin (http://127.0.0.1:8080), the token may be sent to; repeatable.",
         valueName: "host"))
     var allowHost: [String] = []
 
     @OptionGroup var groupOption: GroupOption
 
     func validate() throws {
+      for host in allowHost { _ = try Self.origin(naming: host) }
       if let method, method.isEmpty || !method.utf8.allSatisfy(HTTPHeader.isTokenByte) {
         throw ValidationError("The method '\(TerminalSafe.text(method))' is not an HTTP method name.")
       }
@@ -105,7 +108,7 @@ extension TokenCtl {
       if let method { request.method = method.uppercased() }
 
       let client = AuthorizedClient(manager: manager, account: key, sleep: context.sleep)
-      let response = try await client.send(request, allowedHosts: Set(allowHost.map { $0.lowercased() }))
+      let response = try await client.send(request, allowed: Set(try allowHost.map(Self.origin(naming:))))
       if json {
         context.output.write(JSONOutput.render(ResponseDocument(response)))
       } else {
@@ -126,6 +129,17 @@ extension TokenCtl {
     }
 
     // MARK: Reading the command line
+
+    /// An --allow-host value: `HOST[:PORT]` for https, or an origin URL such as
+    /// `http://127.0.0.1:8080`.
+    static func origin(naming text: String) throws -> Origin {
+      guard let origin = Origin(naming: text) else {
+        throw ValidationError(
+          "--allow-host '\(TerminalSafe.text(text))' is not a host, a host:port, or an origin such as http://127.0.0.1:8080."
+        )
+      }
+      return origin
+    }
 
     /// `url` as an absolute URL: itself, or resolved against the type's API base.
     static func resolve(_ url: String, against descriptor: EndpointDescriptor) throws -> URL {

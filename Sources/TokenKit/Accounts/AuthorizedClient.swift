@@ -25,21 +25,23 @@ public struct AuthorizedClient: Sendable {
     self.sleep = sleep
   }
 
-  /// Sends `request` with the account's token. Refuses a host the account type does not
-  /// serve unless `allowedHosts` names it: a token sent to the wrong host is a token given
-  /// away.
-  public func send(_ request: HTTPRequest, allowedHosts: Set<String> = []) async throws -> HTTPResponse {
+  /// Sends `request` with the account's token. Refuses an origin (scheme, host and port)
+  /// the account type does not serve unless `allowed` names it: a token sent to the wrong
+  /// server is a token given away.
+  public func send(_ request: HTTPRequest, allowed: Set<Origin> = []) async throws -> HTTPResponse {
     let descriptor = try manager.registry.descriptor(account.type)
     let host = request.url.host()?.lowercased() ?? ""
     guard Loopback.isSecureOrLoopback(request.url) else {
       throw TokenKitError(
         .notConfigured, "tokenctl sends tokens over https only, not to \(request.url.scheme ?? "?")://\(host)")
     }
-    guard descriptor.servedHosts.contains(host) || allowedHosts.contains(host) else {
+    guard let origin = Origin(request.url), descriptor.servedOrigins.contains(origin) || allowed.contains(origin)
+    else {
+      let named = Origin(request.url)?.description ?? host
       throw TokenKitError(
         .notConfigured,
-        "account type '\(account.type)' does not serve \(host), so its token is not sent there",
-        recovery: "If you trust \(host) with this token, pass --allow-host \(host).")
+        "account type '\(account.type)' does not serve \(named), so its token is not sent there",
+        recovery: "If you trust \(named) with this token, pass --allow-host \(named).")
     }
     var tokens = try await manager.freshTokens(for: account)
     var refreshed = false

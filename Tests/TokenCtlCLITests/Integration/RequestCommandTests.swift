@@ -39,6 +39,13 @@ import TokenStoreTesting
     _ arguments: String..., registry: AccountTypeRegistry, transport: any HTTPTransport,
     sleep: @escaping @Sendable (Double) async throws -> Void = { _ in }
   ) async -> Int32 {
+    await run(arguments: arguments, registry: registry, transport: transport, sleep: sleep)
+  }
+
+  func run(
+    arguments: [String], registry: AccountTypeRegistry, transport: any HTTPTransport,
+    sleep: @escaping @Sendable (Double) async throws -> Void = { _ in }
+  ) async -> Int32 {
     let backing = backing
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-request-\(UUID())")
     let context = CLIContext(
@@ -223,6 +230,40 @@ import TokenStoreTesting
       transport: allowed)
     #expect(status == 0)
     #expect(allowed.requests.map { $0.header("Authorization") } == ["Bearer \(tokens.accessToken)"])
+  }
+
+  @Test(arguments: [
+    // Another port of the served host, with and without --allow-host naming the host.
+    ("https://api.example.test:8443/v1.0/me", [String]()),
+    ("https://api.example.test:8443/v1.0/me", ["--allow-host", "api.example.test"]),
+    // An allowed host on another port, and plain http to an allowed loopback port's neighbour.
+    ("https://evil.example:444/", ["--allow-host", "evil.example"]),
+    ("http://127.0.0.1:9998/", ["--allow-host", "http://127.0.0.1:9999"]),
+    ("http://127.0.0.1:9999/", ["--allow-host", "127.0.0.1:9999"]),
+  ])
+  func anotherPortOrSchemeOfAnAllowedHostGetsNoToken(url: String, options: [String]) async throws {
+    let tokens = try seedAPI()
+    let refused = ScriptedTransport(responses: [])
+    let status = await run(
+      arguments: ["api:ada", url] + options, registry: try registry(Self.api), transport: refused)
+    #expect(status == 14, "\(output.stderr)")
+    #expect(refused.requestCount == 0)
+    #expect(output.stderr.contains("does not serve"), "\(output.stderr)")
+    #expect(!output.stderr.contains(tokens.accessToken))
+  }
+
+  @Test(arguments: [
+    ("https://api.example.test:8443/v1.0/me", "api.example.test:8443"),
+    ("http://127.0.0.1:9999/x", "http://127.0.0.1:9999"),
+    ("https://[::1]:8443/x", "[::1]:8443"),
+  ])
+  func theExactOriginCanBeAllowed(url: String, allowed: String) async throws {
+    let tokens = try seedAPI()
+    let transport = ScriptedTransport(responses: [ScriptedTransport.text(200, "ok")])
+    let status = await run(
+      arguments: ["api:ada", url, "--allow-host", allowed], registry: try registry(Self.api), transport: transport)
+    #expect(status == 0, "\(output.stderr)")
+    #expect(transport.requests.map { $0.header("Authorization") } == ["Bearer \(tokens.accessToken)"])
   }
 
   @Test func tooManyRequestsWaitsForRetryAfter() async throws {
