@@ -61,7 +61,7 @@ public struct XDGDirectories: Sendable, Hashable {
     // A root that is not an ancestor of `path` is a caller's mistake; the least it can
     // mean is `path` itself.
     let isAncestor =
-      root.map { $0.hasPrefix("/") == path.hasPrefix("/") } ?? true && components.starts(with: rootComponents)
+      (root.map { $0.hasPrefix("/") == path.hasPrefix("/") } ?? true) && components.starts(with: rootComponents)
     let firstPrivate = isAncestor ? rootComponents.count - 1 : components.count - 1
     // A relative path stays relative: its components are created from the working directory.
     var partial = path.hasPrefix("/") ? "" : "."
