@@ -11,15 +11,21 @@ import TokenKit
 /// crash or SIGKILL), and cost no daemon.
 public struct FileAccountLocks: AccountLocking {
   public var directory: String
+  /// The outermost directory that is tokenctl's own, which must be private down to
+  /// `directory` (``XDGDirectories/ensurePrivateDirectory(_:within:)``).
+  public var root: String
 
-  public init(directory: String) { self.directory = directory }
+  public init(directory: String, root: String? = nil) {
+    self.directory = directory
+    self.root = root ?? directory
+  }
 
   /// How often a waiter tries again. Short next to a refresh's round trip (100 ms and
   /// more), long enough that 32 waiters cost nothing measurable.
   static let pollInterval: Duration = .milliseconds(10)
 
   public func acquire(_ key: AccountKey, group: String, timeout: Duration) async throws -> any AccountLockHandle {
-    try XDGDirectories.ensurePrivateDirectory(directory)
+    try XDGDirectories.ensurePrivateDirectory(directory, within: root)
     let path = path(for: key, group: group)
     // O_CLOEXEC: a hook or browser started while we hold the lock must not inherit it,
     // or the lock would outlive us in that child.

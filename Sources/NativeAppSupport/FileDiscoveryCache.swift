@@ -17,8 +17,14 @@ import TokenKit
 /// not errors: the cache only saves a round trip.
 public struct FileDiscoveryCache: DiscoveryCache {
   public var directory: String
+  /// The outermost directory that is tokenctl's own, which must be private down to
+  /// `directory` (``XDGDirectories/ensurePrivateDirectory(_:within:)``).
+  public var root: String
 
-  public init(directory: String) { self.directory = directory }
+  public init(directory: String, root: String? = nil) {
+    self.directory = directory
+    self.root = root ?? directory
+  }
 
   public func load(issuer: String) -> (document: [UInt8], fetchedAt: Date)? {
     let path = self.path(issuer)
@@ -31,7 +37,7 @@ public struct FileDiscoveryCache: DiscoveryCache {
   }
 
   public func store(issuer: String, document: [UInt8], fetchedAt: Date) {
-    guard (try? XDGDirectories.ensurePrivateDirectory(directory)) != nil else { return }
+    guard (try? XDGDirectories.ensurePrivateDirectory(directory, within: root)) != nil else { return }
     let path = self.path(issuer)
     guard PrivateFile.writeAtomically(path, document) else { return }
     var times = [

@@ -21,6 +21,10 @@ public struct XDGDirectories: Sendable, Hashable {
   /// directory's `run/`: private to the user, and on the same machine as every process
   /// that shares the keyring.
   public var runtime: String
+  /// The outermost directory of `runtime` that is tokenctl's own, and so must be private
+  /// with everything below it: `runtime` itself, or `cache` when `runtime` falls back
+  /// under it.
+  public var runtimeRoot: String
 
   public init(environment: [String: String]) {
     let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.passwdHome()
@@ -33,30 +37,85 @@ public struct XDGDirectories: Sendable, Hashable {
     cache = base("XDG_CACHE_HOME", ".cache") + "/tokenctl"
     if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
       self.runtime = runtime + "/tokenctl"
+      runtimeRoot = self.runtime
     } else {
       self.runtime = cache + "/run"
+      runtimeRoot = cache
     }
   }
 
-  /// Creates `path` and its missing parents; the directories tokenctl creates are 0700.
-  /// An existing directory owned by someone else is refused: a lock or cache there could
-  /// be read or planted by them.
-  public static func ensurePrivateDirectory(_ path: String) throws {
+  /// Creates `path` and its missing parents, 0700 whatever the umask, and checks that
+  /// `path`, and every directory from `root` down to it, is a safe private directory
+  /// (``checkPrivateDirectory(_:)``).
+  ///
+  /// `root` is the outermost directory that is tokenctl's own, `path` itself when nil: a
+  /// `tokenctl` directory that is a symlink would carry everything below it to wherever it
+  /// points. The directories above `root` (`$XDG_RUNTIME_DIR`, `~/.cache`) are the user's
+  /// to arrange, a symlink included, and are only created when missing.
+  ///
+  /// A directory that exists but is open to others is refused, not tightened: the user
+  /// made it so, and what others may have planted in it would stay.
+  public static func ensurePrivateDirectory(_ path: String, within root: String? = nil) throws {
+    let components = path.split(separator: "/")
+    let rootComponents = (root ?? path).split(separator: "/")
+    // A root that is not an ancestor of `path` is a caller's mistake; the least it can
+    // mean is `path` itself.
+    let isAncestor =
+      (root.map { $0.hasPrefix("/") == path.hasPrefix("/") } ?? true) && components.starts(with: rootComponents)
+    let firstPrivate = isAncestor ? rootComponents.count - 1 : components.count - 1
     // A relative path stays relative: its components are created from the working directory.
     var partial = path.hasPrefix("/") ? "" : "."
-    for component in path.split(separator: "/") {
+    for (index, component) in components.enumerated() {
       partial += "/" + component
-      if mkdir(partial, 0o700) != 0 && errno != EEXIST {
+      if mkdir(partial, 0o700) == 0 {
+        try makePrivate(partial)
+      } else if errno != EEXIST {
         throw TokenKitErrorFactory.io("create the directory \(partial)", errno: errno)
       }
+      if index >= firstPrivate { try checkPrivateDirectory(partial) }
     }
+  }
+
+  /// Checks that `path` is a safe private directory: a directory itself, not a symlink to
+  /// one; owned by this user; and closed to group and others, since whoever may enter it
+  /// can read the names of the lock files, and whoever may write it can plant or swap them.
+  ///
+  /// The one rule for every directory tokenctl keeps to itself.
+  public static func checkPrivateDirectory(_ path: String) throws {
     var info = stat()
     guard lstat(path, &info) == 0 else { throw TokenKitErrorFactory.io("inspect \(path)", errno: errno) }
-    guard (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid() else {
+    let elsewhere = "Remove it, or point XDG_CACHE_HOME and XDG_RUNTIME_DIR elsewhere."
+    switch info.st_mode & S_IFMT {
+    case S_IFDIR: break
+    case S_IFLNK:
       throw TokenKitError(
-        .storeFailure, "\(path) is not a directory owned by you",
-        recovery: "Remove it, or point XDG_CACHE_HOME / XDG_RUNTIME_DIR elsewhere.")
+        .storeFailure, "\(path) is a symbolic link, and tokenctl keeps its files only in a directory of its own",
+        recovery: "Remove the link (`rm \(path)`); tokenctl then creates a private directory in its place.")
+    default:
+      throw TokenKitError(.storeFailure, "\(path) is not a directory", recovery: elsewhere)
     }
+    guard info.st_uid == geteuid() else {
+      throw TokenKitError(
+        .storeFailure, "\(path) belongs to another user (owner \(UserName.describe(info.st_uid)))",
+        recovery: elsewhere)
+    }
+    guard info.st_mode & 0o077 == 0 else {
+      throw TokenKitError(
+        .storeFailure,
+        "\(path) is open to other users (mode \(String(info.st_mode & 0o7777, radix: 8))), and must be private to you",
+        recovery: "Run `chmod 700 \(path)`.")
+    }
+  }
+
+  /// Sets a directory this process just created to 0700: the umask may have taken the
+  /// owner's own bits away.
+  ///
+  /// By path, because Linux has no `lchmod` and a descriptor cannot be opened on a
+  /// directory the umask left unreadable. Swapping the new directory for a link needs write
+  /// access to its parent, which only the user has: a directory of tokenctl's own, checked
+  /// just after, or one of the user's own base directories.
+  private static func makePrivate(_ path: String) throws {
+    guard chmod(path, 0o700) == 0 else { throw TokenKitErrorFactory.io("make \(path) private", errno: errno) }
   }
 
   private static func passwdHome() -> String {

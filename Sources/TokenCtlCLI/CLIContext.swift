@@ -113,7 +113,9 @@ public struct CLIContext: Sendable {
   var directories: XDGDirectories { XDGDirectories(environment: environment) }
 
   /// The refresh locks, one file per account under the runtime directory.
-  var accountLocks: FileAccountLocks { FileAccountLocks(directory: directories.runtime + "/locks") }
+  var accountLocks: FileAccountLocks {
+    FileAccountLocks(directory: directories.runtime + "/locks", root: directories.runtimeRoot)
+  }
 
   /// The configuration file, read when a command needs it (never before parsing).
   func configuration() throws -> Configuration { try Configuration.load(environment: environment) }
@@ -129,7 +131,7 @@ public struct CLIContext: Sendable {
     var manager = AccountManager(
       registry: try effectiveRegistry(configuration), store: store, transport: transport, clock: clock,
       locks: accountLocks,
-      discoveryCache: FileDiscoveryCache(directory: directories.cache + "/discovery"))
+      discoveryCache: FileDiscoveryCache(directory: directories.cache + "/discovery", root: directories.cache))
     manager.refreshIsolation = refreshIsolation
     manager.events.observe { [warnings] event in
       if event.kind == .failed, let message = event.message { warnings.add(message) }

@@ -1,10 +1,6 @@
 import NativeAppSupport
 import TokenKit
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 /// tokenctl's configuration file, `config.toml`: the hook and the user's settings for
 /// each account type.
 ///
@@ -12,7 +8,8 @@ import TokenKit
 /// `~/.config/tokenctl/config.toml`. No file means no settings. The file is TOML, in the
 /// subset ``TOMLParser`` reads: no floats, dates or arrays of tables, none of which the
 /// configuration needs. Unknown keys are errors, so a typo is reported instead of silently
-/// ignored.
+/// ignored. A file that someone other than the user may change is refused, since one line
+/// of it can send sign-ins elsewhere (``SettingsFile``).
 ///
 /// ```toml
 /// # A command run by /bin/sh on every account event, with TOKENCTL_EVENT,
@@ -74,26 +71,12 @@ public struct Configuration: Sendable, Hashable {
   /// Reads the configuration at `path`; a missing file is an empty configuration.
   ///
   /// - Throws: ``TokenKitError`` `notConfigured` when the file cannot be read, is not
-  ///   valid, or holds a client secret that others can read.
+  ///   valid, or may be changed by someone else or, holding a client secret, read by them
+  ///   (``SettingsFile/checkPermissions(holdsSecret:)``).
   public static func load(path: String) throws -> Configuration {
-    guard let (bytes, mode, owner) = try readFile(path) else { return Configuration() }
-    let configuration = try Configuration(parsing: bytes, path: path)
-    // The hook runs as the user: a file that someone else owns or may write lets them run
-    // commands as the user. ssh refuses such configuration files for the same reason.
-    if configuration.hook != nil, owner != geteuid() || mode & 0o022 != 0 {
-      throw TokenKitError(
-        .notConfigured,
-        "\(path) sets a hook but \(owner != geteuid() ? "belongs to another user" : "others may write it (mode \(String(mode & 0o777, radix: 8)))")",
-        recovery: "Run `chmod go-w \(path)` (and make it yours), so that only you decide what the hook runs.")
-    }
-    // As ssh does with private keys: a secret in a file others can read is already
-    // leaked, and going on would hide that.
-    if configuration.types.values.contains(where: { $0.clientSecret != nil }), mode & 0o077 != 0 {
-      throw TokenKitError(
-        .notConfigured,
-        "\(path) holds a client_secret but others can read it (mode \(String(mode & 0o777, radix: 8)))",
-        recovery: "Run `chmod 600 \(path)`, and consider asking the provider for a new secret.")
-    }
+    guard let file = try SettingsFile.read(path) else { return Configuration() }
+    let configuration = try Configuration(parsing: file.bytes, path: path)
+    try file.checkPermissions(holdsSecret: configuration.types.values.contains { $0.clientSecret != nil })
     return configuration
   }
 
@@ -238,43 +221,5 @@ public struct Configuration: Sendable, Hashable {
 
   private static func problem(_ path: String, _ position: TOMLPosition, _ message: String) -> TokenKitError {
     TokenKitError(.notConfigured, "\(path):\(position): \(message)")
-  }
-
-  /// The file's bytes and permission bits, or nil if it does not exist.
-  ///
-  /// Opened non-blocking so a FIFO cannot hang tokenctl, and checked with `fstat` on the
-  /// open descriptor so that the mode checked is the mode of the file read.
-  static func readFile(_ path: String) throws -> (bytes: [UInt8], mode: mode_t, owner: uid_t)? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-    if descriptor < 0 {
-      if errno == ENOENT { return nil }
-      throw ioProblem("read \(path)", errno)
-    }
-    defer { close(descriptor) }
-    var info = stat()
-    guard fstat(descriptor, &info) == 0 else { throw ioProblem("inspect \(path)", errno) }
-    guard info.st_mode & S_IFMT == S_IFREG else {
-      throw TokenKitError(.notConfigured, "\(path) is not a regular file")
-    }
-    // One byte more than the parser accepts, so that it can report the file as too big.
-    let limit = TOMLParser.maximumSize + 1
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    while bytes.count < limit {
-      let count = chunk.withUnsafeMutableBytes { buffer in
-        read(descriptor, buffer.baseAddress, min(buffer.count, limit - bytes.count))
-      }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw ioProblem("read \(path)", errno)
-      }
-      if count == 0 { break }
-      bytes.append(contentsOf: chunk[0..<count])
-    }
-    return (bytes, info.st_mode, info.st_uid)
-  }
-
-  private static func ioProblem(_ action: String, _ code: Int32) -> TokenKitError {
-    TokenKitError(.notConfigured, "could not \(action): \(String(cString: strerror(code)))")
   }
 }

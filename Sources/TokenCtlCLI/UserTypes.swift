@@ -47,7 +47,7 @@ enum UserTypes {
           }
           warn(line)
         } catch let error as TokenKitError {
-          warn("skipped \(path): \(error.message)")
+          warn("skipped \(path): \(problem(error))")
         } catch {
           warn("skipped \(path): \(error)")
         }
@@ -77,23 +77,23 @@ enum UserTypes {
     return names.sorted().map { directory + "/" + $0 }
   }
 
-  /// Reads and parses the file at `path`, applying config.toml's rule for secrets.
+  /// Reads and parses the file at `path`, and applies config.toml's rule for who may
+  /// change it and, holding a secret, read it (``SettingsFile/checkPermissions(holdsSecret:)``).
   ///
   /// - Throws: ``DescriptorFileError`` for a malformed file; ``TokenKitError``
-  ///   `notConfigured` when it cannot be read or holds a client secret others can read.
+  ///   `notConfigured` when it cannot be read or its permissions are refused.
   static func descriptor(at path: String) throws -> EndpointDescriptor {
-    guard let (bytes, mode, _) = try Configuration.readFile(path) else {
+    guard let file = try SettingsFile.read(path) else {
       throw TokenKitError(.notConfigured, "\(path): no such file")
     }
-    let descriptor = try DescriptorFile.parse(bytes, source: path)
-    // As ssh does with private keys: a secret in a file others can read is already
-    // leaked, and going on would hide that.
-    if descriptor.clientSecret != nil, mode & 0o077 != 0 {
-      throw TokenKitError(
-        .notConfigured,
-        "\(path) holds a client_secret but others can read it (mode \(String(mode & 0o777, radix: 8)))",
-        recovery: "Run `chmod 600 \(path)`, and consider asking the provider for a new secret.")
-    }
+    let descriptor = try DescriptorFile.parse(file.bytes, source: path)
+    try file.checkPermissions(holdsSecret: descriptor.clientSecret != nil)
     return descriptor
+  }
+
+  /// An error about a file as one line: what is wrong and, where there is one, the fix,
+  /// since a warning has no room for a hint of its own.
+  static func problem(_ error: TokenKitError) -> String {
+    error.message + (error.recovery.map { ". " + $0 } ?? "")
   }
 }

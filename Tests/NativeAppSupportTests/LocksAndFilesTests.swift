@@ -176,6 +176,21 @@ private func eventually(within seconds: Double = 5, _ condition: () -> Bool) asy
     #expect(error?.code == .storeFailure)
   }
 
+  /// Issue 11: a lock directory that is a symlink would put the locks wherever it points,
+  /// in a directory someone else may control.
+  @Test func aLockDirectoryThatIsASymlinkIsRefused() async throws {
+    let scratch = try TemporaryDirectory()
+    try FileManager.default.createDirectory(atPath: scratch.path("elsewhere"), withIntermediateDirectories: false)
+    try FileManager.default.createSymbolicLink(
+      atPath: scratch.path("locks"), withDestinationPath: scratch.path("elsewhere"))
+    let error = await #expect(throws: TokenKitError.self) {
+      try await FileAccountLocks(directory: scratch.path("locks")).acquire(Self.key, group: "default", timeout: .zero)
+    }
+    #expect(error?.code == .storeFailure)
+    #expect(error?.message.hasPrefix("\(scratch.path("locks")) is a symbolic link") == true, "\(error?.message ?? "")")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("elsewhere")).isEmpty)
+  }
+
   @Test func aRelativeDirectoryIsCreatedWhereItSays() async throws {
     let scratch = try TemporaryDirectory()
     // From any working directory, enough "../" reach the root.
@@ -421,6 +436,34 @@ private final class SlowTokenEndpoint: HTTPTransport, Sendable {
     }
   }
 
+  /// Issue 11: a private directory group or others may enter or write is refused, not
+  /// tightened behind the user's back: a directory they made that way was meant for
+  /// something, and what others may have planted in it stays.
+  @Test(arguments: [0o755, 0o750, 0o711, 0o701, 0o770, 0o777])
+  func aPrivateDirectoryOthersMayEnterIsRefused(bits: Int) throws {
+    let scratch = try TemporaryDirectory()
+    let path = scratch.path("locks")
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+    #expect(chmod(path, mode_t(bits)) == 0)
+    let error = #expect(throws: TokenKitError.self) { try XDGDirectories.ensurePrivateDirectory(path) }
+    #expect(error?.code == .storeFailure)
+    #expect(
+      error?.message == "\(path) is open to other users (mode \(String(bits, radix: 8))), and must be private to you",
+      "\(error?.message ?? "")")
+    #expect(error?.recovery == "Run `chmod 700 \(path)`.")
+    #expect(mode(path) == bits)
+  }
+
+  @Test func aDiscoveryCacheInAnOpenDirectoryStoresNothing() throws {
+    let scratch = try TemporaryDirectory()
+    let path = scratch.path("discovery")
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+    #expect(chmod(path, 0o755) == 0)
+    let cache = FileDiscoveryCache(directory: path)
+    cache.store(issuer: "https://id.example", document: Array("{}".utf8), fetchedAt: Date())
+    #expect(try FileManager.default.contentsOfDirectory(atPath: path).isEmpty)
+  }
+
   @Test func ensurePrivateDirectoryCreatesParentsPrivately() throws {
     let scratch = try TemporaryDirectory()
     let path = scratch.path("a/b/c")
@@ -430,6 +473,31 @@ private final class SlowTokenEndpoint: HTTPTransport, Sendable {
     let file = scratch.path("file")
     #expect(FileManager.default.createFile(atPath: file, contents: Data()))
     let error = #expect(throws: TokenKitError.self) { try XDGDirectories.ensurePrivateDirectory(file) }
-    #expect(error?.message.contains("is not a directory owned by you") == true)
+    #expect(error?.message == "\(file) is not a directory")
+  }
+
+  /// Every directory from the root tokenctl owns down is checked; those above are the user's.
+  @Test func everyDirectoryBelowTheRootIsCheckedAndNoneAbove() throws {
+    let scratch = try TemporaryDirectory()
+    try FileManager.default.createDirectory(atPath: scratch.path("elsewhere"), withIntermediateDirectories: false)
+    try FileManager.default.createSymbolicLink(
+      atPath: scratch.path("base"), withDestinationPath: scratch.path("elsewhere"))
+    // A symlinked base directory, like a symlinked ~/.cache, is fine.
+    try XDGDirectories.ensurePrivateDirectory(scratch.path("base/tokenctl/run"), within: scratch.path("base/tokenctl"))
+    #expect(mode(scratch.path("elsewhere/tokenctl/run")) == 0o700)
+
+    try FileManager.default.createSymbolicLink(
+      atPath: scratch.path("base/linked"), withDestinationPath: scratch.path("elsewhere/tokenctl"))
+    let error = #expect(throws: TokenKitError.self) {
+      try XDGDirectories.ensurePrivateDirectory(scratch.path("base/linked/run"), within: scratch.path("base/linked"))
+    }
+    #expect(error?.message.hasPrefix("\(scratch.path("base/linked")) is a symbolic link") == true)
+
+    #expect(chmod(scratch.path("elsewhere/tokenctl"), 0o755) == 0)
+    let open = #expect(throws: TokenKitError.self) {
+      try XDGDirectories.ensurePrivateDirectory(
+        scratch.path("base/tokenctl/run"), within: scratch.path("base/tokenctl"))
+    }
+    #expect(open?.recovery == "Run `chmod 700 \(scratch.path("base/tokenctl"))`.")
   }
 }

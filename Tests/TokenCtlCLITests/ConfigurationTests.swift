@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TokenCtlCLI
 import TokenKit
+import TokenStoreTesting
 
 @Suite struct ConfigurationTests {
   /// A temporary directory holding `config.toml`, removed when the test ends.
@@ -207,8 +208,63 @@ import TokenKit
     let file = try ConfigFile()
     try file.write("hook = 'notify-send x'\n", mode: mode)
     let error = #expect(throws: TokenKitError.self) { try Configuration.load(environment: file.environment) }
-    #expect(error?.message == "\(file.path) sets a hook but others may write it (mode \(String(mode, radix: 8)))")
+    #expect(
+      error?.message.hasPrefix("\(file.path) may be changed by other users (mode \(String(mode, radix: 8)), ") == true)
     #expect(error?.recovery?.contains("chmod go-w \(file.path)") == true)
+  }
+
+  /// Issue 11, finding 5: one line of config.toml (an issuer, a plugin's authority host)
+  /// sends the next sign-in to another server, so a file others may change is refused
+  /// whatever it holds, as ssh refuses such a config file.
+  @Test(arguments: [0o666, 0o620, 0o646, 0o660])
+  func anyFileOthersMayWriteIsRefused(mode: Int) throws {
+    let file = try ConfigFile()
+    try file.write("[types.graph]\nauthority_host = \"login.attacker.example\"\n", mode: mode)
+    let error = #expect(throws: TokenKitError.self) { try Configuration.load(environment: file.environment) }
+    #expect(error?.code == .notConfigured)
+    let owner = try #require(Self.userName(geteuid()))
+    #expect(
+      error?.message
+        == "\(file.path) may be changed by other users (mode \(String(mode, radix: 8)), owner \(owner)), "
+        + "and whoever changes it decides where your sign-ins go")
+    #expect(error?.recovery == "Run `chmod go-w \(file.path)`.")
+  }
+
+  @Test(.enabled(if: geteuid() == 0, "only root can give a file away"), arguments: [0o644, 0o600, 0o666])
+  func aFileOwnedBySomeoneElseIsRefused(mode: Int) throws {
+    let file = try ConfigFile()
+    try file.write("[types.oidc]\nissuer = \"https://id.attacker.example\"\n", mode: mode)
+    #expect(chown(file.path, 65534, 65534) == 0)
+    let error = #expect(throws: TokenKitError.self) { try Configuration.load(environment: file.environment) }
+    #expect(error?.code == .notConfigured)
+    let owner = Self.userName(65534) ?? "uid 65534"
+    #expect(
+      error?.message
+        == "\(file.path) belongs to another user (mode \(String(mode, radix: 8)), owner \(owner)), "
+        + "and whoever changes it decides where your sign-ins go")
+    let me = try #require(Self.userName(geteuid()))
+    #expect(error?.recovery?.contains("chown \(me) \(file.path)") == true, "\(error?.recovery ?? "")")
+    #expect(error?.recovery?.contains("chmod go-w \(file.path)") == (mode & 0o022 != 0))
+  }
+
+  /// The name of the user `uid`, as the messages give it.
+  static func userName(_ uid: uid_t) -> String? {
+    getpwuid(uid).flatMap { $0.pointee.pw_name.map { String(cString: $0) } }
+  }
+
+  /// The command fails as for any unusable configuration (exit 14), before it does anything.
+  @Test func aCommandRefusesAConfigurationOthersMayWrite() async throws {
+    let file = try ConfigFile()
+    try file.write("[types.graph]\nclient_id = \"attacker-app\"\n", mode: 0o666)
+    let output = CapturedOutput()
+    let context = CLIContext(
+      registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0) },
+      clock: FixedClock(Date(timeIntervalSince1970: 1_800_000_000)), environment: file.environment, output: output)
+    let status = await TokenCtl.main(arguments: ["types"], context: context)
+    #expect(status == ExitStatus.notConfigured.rawValue, "\(output.stderr)")
+    #expect(output.stderr.contains("tokenctl: \(file.path) may be changed by other users (mode 666, "))
+    #expect(output.stderr.contains("hint: Run `chmod go-w \(file.path)`."))
+    #expect(!output.stdout.contains("attacker-app"))
   }
 
   @Test func aFileWithoutSecretsMayBeReadable() throws {

@@ -90,8 +90,8 @@ import TokenStoreTesting
     #expect(result.status == 0)
     #expect(
       result.stderr == """
-        tokenctl: warning: skipped \(builtin): account type 'graph' is defined twice: by plugin MicrosoftGraph and by \(builtin)
-        tokenctl: warning: skipped \(system): account type 'corp' is defined twice: by \(user) and by \(system)
+        tokenctl: warning: skipped \(builtin): account type 'graph' is defined twice: by plugin MicrosoftGraph and by \(builtin). Rename or remove one of them.
+        tokenctl: warning: skipped \(system): account type 'corp' is defined twice: by \(user) and by \(system). Rename or remove one of them.
 
         """)
     #expect(result.stdout.contains(user))
@@ -103,7 +103,8 @@ import TokenStoreTesting
     let refused = try await run("types")
     #expect(
       refused.stderr
-        == "tokenctl: warning: skipped \(open): \(open) holds a client_secret but others can read it (mode 640)\n")
+        == "tokenctl: warning: skipped \(open): \(open) holds a client_secret but others can read it (mode 640). "
+        + "Run `chmod 600 \(open)`, and consider asking the provider for a new secret.\n")
     #expect(!refused.stdout.contains("corp  "))
     #expect(!refused.stderr.contains("s3cret"))
 
@@ -113,6 +114,66 @@ import TokenStoreTesting
     #expect(accepted.stdout.contains("corp  corp sign-in"))
     #expect(accepted.stdout.contains("client_secret_basic"))
     #expect(!accepted.stdout.contains("s3cret"))
+  }
+
+  /// Issue 11, finding 5: a type file names the endpoints tokens go to, so one that
+  /// others may change is skipped like any other bad file, and `--check` says why.
+  @Test(arguments: [0o666, 0o620, 0o646])
+  func aFileOthersMayWriteIsSkippedAndCheckSaysWhy(mode: Int) async throws {
+    let corp = try write(type("corp"), to: userDirectory + "/corp.toml", mode: mode)
+    let owner = try #require(ConfigurationTests.userName(geteuid()))
+    let problem =
+      "\(corp) may be changed by other users (mode \(String(mode, radix: 8)), owner \(owner)), "
+      + "and whoever changes it decides where your sign-ins go. Run `chmod go-w \(corp)`."
+    let result = try await run("types")
+    #expect(result.status == 0)
+    #expect(result.stderr == "tokenctl: warning: skipped \(corp): \(problem)\n")
+    #expect(!result.stdout.contains("corp  "))
+
+    let check = try await run("types", "--check", corp)
+    #expect(check.status == ExitStatus.notConfigured.rawValue)
+    #expect(check.stdout == problem + "\n")
+  }
+
+  @Test(.enabled(if: geteuid() == 0, "only root can give a file away"), arguments: [true, false])
+  func aFileOwnedBySomeoneElseIsSkipped(inSystemDirectory: Bool) async throws {
+    let corp = try write(type("corp"), to: (inSystemDirectory ? systemDirectory : userDirectory) + "/corp.toml")
+    #expect(chown(corp, 65534, 65534) == 0)
+    let result = try await run("types")
+    #expect(result.status == 0)
+    let owner = ConfigurationTests.userName(65534) ?? "uid 65534"
+    #expect(
+      result.stderr.hasPrefix(
+        "tokenctl: warning: skipped \(corp): \(corp) belongs to another user (mode 644, owner \(owner)), "),
+      "\(result.stderr)")
+    #expect(!result.stdout.contains("corp  "))
+    let check = try await run("types", "--check", corp)
+    #expect(check.status == ExitStatus.notConfigured.rawValue)
+    #expect(check.stdout.contains("chown"))
+  }
+
+  /// `types` lists the types as commands use them: with config.toml's settings applied.
+  @Test func typesShowWhatConfigTomlSets() async throws {
+    try write(type("corp"), to: userDirectory + "/corp.toml")
+    try write(
+      "[types.graph]\nclient_id = \"graph-app\"\n[types.corp]\nclient_id = \"corp-app\"\n",
+      to: scratch.path + "/config/tokenctl/config.toml")
+    let text = try await run("types")
+    #expect(text.status == 0, "\(text.stderr)")
+    let lines = text.stdout.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
+    #expect(lines.contains("client id: graph-app"), "\(text.stdout)")
+    #expect(lines.contains("client id: corp-app"))
+    #expect(lines.contains("source: plugin MicrosoftGraph + config.toml"))
+
+    let json = try await run("types", "--json")
+    #expect(json.status == 0, "\(json.stderr)")
+    let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+    let types = try #require(document["types"] as? [[String: Any]])
+    let clientIDs = Dictionary(
+      uniqueKeysWithValues: types.map { ($0["id"] as? String ?? "", $0["client_id"] as? String) })
+    #expect(clientIDs["graph"] == "graph-app")
+    #expect(clientIDs["corp"] == "corp-app")
+    #expect(clientIDs["oidc"] == .some(nil))
   }
 
   @Test func checkReportsEachFileAndExitsNotConfiguredOnAnyProblem() async throws {

@@ -26,7 +26,7 @@ struct TypeFileCheck {
     } catch let error as DescriptorFileError {
       problems = error.problems
     } catch let error as TokenKitError {
-      problems = [error.message]
+      problems = [UserTypes.problem(error)]
     } catch {
       problems = ["\(path): \(error)"]
     }

@@ -32,7 +32,8 @@ extension TokenCtl {
         if results.contains(where: { !$0.isValid }) { throw ExitCode(ExitStatus.notConfigured.rawValue) }
         return
       }
-      let entries = context.registry.all
+      // The types as commands use them: with config.toml's client ids, issuers and scopes.
+      let entries = try context.effectiveRegistry(try context.configuration()).all
       if json {
         context.output.write(JSONOutput.render(TypesDocument(types: entries.map(TypeDocument.init))))
         return

@@ -16,11 +16,12 @@
 ///
 /// var registry = AccountTypeRegistry()
 /// try registry.register(MicrosoftGraphPlugin.self)          // the "account type"
+/// let directories = XDGDirectories(environment: environment)
 /// let manager = AccountManager(
 ///   registry: registry, store: SecretServiceTokenStore(group: "default"),
 ///   transport: CurlHTTPTransport(), clock: SystemClock(),
-///   locks: FileAccountLocks(directory: XDGDirectories(environment: environment).runtime + "/locks"),
-///   discoveryCache: FileDiscoveryCache(directory: XDGDirectories(environment: environment).cache + "/discovery"))
+///   locks: FileAccountLocks(directory: directories.runtime + "/locks", root: directories.runtimeRoot),
+///   discoveryCache: FileDiscoveryCache(directory: directories.cache + "/discovery", root: directories.cache))
 ///
 /// // requestAccessToAccountWithType: the browser opens, the user signs in.
 /// let listener = try LoopbackRedirectListener(host: "localhost")
