@@ -125,7 +125,11 @@ public struct GraphClient: Sendable {
     guard !(200..<300).contains(response.status) else { return }
     let detail = try? JSONDecoder().decode(ErrorDocument.self, from: Data(response.body)).error
     var message = "could not \(action): Microsoft Graph answered HTTP \(response.status)"
-    if let detail { message += " \(detail.code ?? "")" + (detail.message.map { ": \($0)" } ?? "") }
+    // Graph's words are quoted escaped: a line break in them must not start a line of ours.
+    if let detail {
+      message +=
+        " \(ServerText.escaped(detail.code ?? ""))" + (detail.message.map { ": \(ServerText.escaped($0))" } ?? "")
+    }
     let recovery: String?
     switch response.status {
     case 401:
@@ -137,7 +141,7 @@ public struct GraphClient: Sendable {
     case 429, 503:
       recovery =
         "Microsoft Graph is throttling requests; try again "
-        + (response.header("Retry-After").map { "in \($0) s." } ?? "later.")
+        + (response.header("Retry-After").map { "in \(ServerText.escaped($0)) s." } ?? "later.")
     default:
       recovery = nil
     }

@@ -161,13 +161,15 @@ extension TokenCtl {
         return .device(
           present: { authorization, secondsLeft in
             if !shown.testAndSet() {
+              // The server's words are escaped one by one, line breaks included, so that
+              // none of them can start a line that looks like ours.
+              let safe = { (text: String) in ServerText.escaped(text) }
               var text =
-                "To sign in, open \(authorization.verificationURI)\nand enter the code \(authorization.userCode)"
+                "To sign in, open \(safe(authorization.verificationURI))\nand enter the code \(safe(authorization.userCode))"
                 + " (it expires in \(DurationText.format(seconds: secondsLeft))).\n"
-              if let message = authorization.message { text += message + "\n" }
-              if let complete = authorization.verificationURIComplete { text += "(or open \(complete))\n" }
-              // The server's words reach the terminal: each line made safe, the breaks kept.
-              output.writeError(text.split(separator: "\n").map { TerminalSafe.text(String($0)) + "\n" }.joined())
+              if let message = authorization.message { text += safe(message) + "\n" }
+              if let complete = authorization.verificationURIComplete { text += "(or open \(safe(complete)))\n" }
+              output.writeError(text)
             }
             let left = "Waiting for approval: the code expires in \(DurationText.format(seconds: secondsLeft)). "
             output.writeError(terminal ? "\r\u{1B}[K" + left : "")

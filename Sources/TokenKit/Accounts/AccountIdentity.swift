@@ -15,7 +15,8 @@ public struct AccountIdentity: Sendable, Hashable {
 
   public init(id: String, name: String, issuer: String?) {
     self.id = id
-    self.name = name
+    // The server chose the name, and every message about the account quotes it.
+    self.name = ServerText.escaped(name)
     self.issuer = issuer
   }
 

@@ -81,7 +81,7 @@ public struct IDTokenValidator: Sendable {
     let recovery = "Sign in again to this account."
     guard claims.issuer == previous.issuer else {
       throw failure(
-        "The refreshed ID token was issued by \(claims.issuer), not by \(previous.issuer), which issued the first one.",
+        "The refreshed ID token was issued by \(ServerText.escaped(claims.issuer)), not by \(ServerText.escaped(previous.issuer)), which issued the first one.",
         recovery: recovery)
     }
     guard claims.subject == previous.subject else {
@@ -113,12 +113,13 @@ public struct IDTokenValidator: Sendable {
     // RFC 8725 §3.11: an access token in JWT form (RFC 9068 §2.1) is not an ID token, even
     // if its claims happen to fit.
     if let type = token.header.type?.lowercased(), type == "at+jwt" || type == "application/at+jwt" {
-      throw failure("The token is an access token (typ \(type)), not an ID token.")
+      throw failure("The token is an access token (typ \(ServerText.escaped(type))), not an ID token.")
     }
     var claims = try IDTokenClaims(token: token, signatureVerified: false)
 
     guard claims.issuer == issuer else {
-      throw failure("The ID token was issued by \(claims.issuer), not by the expected issuer \(issuer).")
+      throw failure(
+        "The ID token was issued by \(ServerText.escaped(claims.issuer)), not by the expected issuer \(issuer).")
     }
     guard claims.audience.contains(clientID) else {
       throw failure("The ID token is for \(Self.list(claims.audience)), not for this client id \(clientID).")
@@ -128,7 +129,8 @@ public struct IDTokenValidator: Sendable {
         "The ID token has several audiences but no authorized party (azp) saying which client it was issued to.")
     }
     if let party = claims.authorizedParty, party != clientID {
-      throw failure("The ID token was issued to the client \(party) (azp), not to this client id \(clientID).")
+      throw failure(
+        "The ID token was issued to the client \(ServerText.escaped(party)) (azp), not to this client id \(clientID).")
     }
 
     if let keys {
@@ -167,7 +169,8 @@ public struct IDTokenValidator: Sendable {
   }
 
   private static func list(_ audience: [String]) -> String {
-    audience.count == 1 ? audience[0] : "[\(audience.joined(separator: ", "))]"
+    let escaped = audience.map { ServerText.escaped($0) }
+    return escaped.count == 1 ? escaped[0] : "[\(escaped.joined(separator: ", "))]"
   }
 
   private static func text(_ date: Date) -> String { date.formatted(.iso8601) }

@@ -84,14 +84,14 @@ public struct JSONWebKey: Sendable, CustomStringConvertible {
       case "P-256": parsed = x.count == 32 && y.count == 32 ? try? .p256(.init(x963Representation: point)) : nil
       case "P-384": parsed = x.count == 48 && y.count == 48 ? try? .p384(.init(x963Representation: point)) : nil
       case "P-521": parsed = x.count == 66 && y.count == 66 ? try? .p521(.init(x963Representation: point)) : nil
-      case let curve?: throw unusable("is on the curve \(curve), which tokenctl does not support")
+      case let curve?: throw unusable("is on the curve \(ServerText.escaped(curve)), which tokenctl does not support")
       case nil: throw unusable("has no curve (crv)")
       }
       guard let parsed else { throw unusable("is not a valid point on its curve") }
       key = parsed
       keySizeInBits = x.count == 66 ? 521 : x.count * 8
     default:
-      throw unusable("has the key type \(keyType), which tokenctl cannot check signatures with")
+      throw unusable("has the key type \(ServerText.escaped(keyType)), which tokenctl cannot check signatures with")
     }
 
     self.keyType = keyType
@@ -156,6 +156,6 @@ public struct JSONWebKey: Sendable, CustomStringConvertible {
 
   /// How messages name a key: by its `kid`, quoted, or as "without a key id".
   static func name(_ keyID: String?) -> String {
-    keyID.map { "\"\($0)\"" } ?? "without a key id (kid)"
+    keyID.map { "\"\(ServerText.escaped($0))\"" } ?? "without a key id (kid)"
   }
 }

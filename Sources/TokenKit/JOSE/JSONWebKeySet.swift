@@ -71,7 +71,8 @@ public struct JSONWebKeySet: Sendable, CustomStringConvertible {
   /// The keys that may have signed `token`: those with its `kid`, or the only key fitting
   /// its `alg`.
   func candidates(for token: JSONWebToken) throws -> [JSONWebKey] {
-    let name = token.header.algorithm
+    // The header is the token's sender's: its words are escaped wherever they are quoted.
+    let name = ServerText.escaped(token.header.algorithm)
     guard let algorithm = token.algorithm else {
       if name.hasPrefix("HS") {
         throw Self.failure(
@@ -102,14 +103,14 @@ public struct JSONWebKeySet: Sendable, CustomStringConvertible {
           "The ID token is signed with a key tokenctl cannot use. \(skipped.reason)", recovery: Self.misconfigured)
       }
       throw Self.failure(
-        "The ID token is signed with the key \"\(keyID)\", which is not in the issuer's key set.",
+        "The ID token is signed with the key \"\(ServerText.escaped(keyID))\", which is not in the issuer's key set.",
         recovery: "Sign in again: the issuer may just have changed its keys. If it keeps failing, "
           + "the account type's issuer is misconfigured.")
     }
     let fitting = named.filter { $0.fits(algorithm) }
     guard !fitting.isEmpty else {
       throw Self.failure(
-        "The ID token claims the algorithm \(name), which its key \"\(keyID)\" (\(named[0].keyType)) does not allow.",
+        "The ID token claims the algorithm \(name), which its key \"\(ServerText.escaped(keyID))\" (\(ServerText.escaped(named[0].keyType))) does not allow.",
         recovery: Self.misconfigured)
     }
     return fitting

@@ -3,16 +3,17 @@
 public struct OAuthError: Error, Sendable, Hashable, CustomStringConvertible {
   /// `error`: `invalid_grant`, `access_denied`, `authorization_pending`, …
   public var code: String
-  /// `error_description`: text from the server for a developer, shortened and stripped of
-  /// control characters because it reaches the user's terminal.
+  /// `error_description`: text from the server for a developer, shortened and with its
+  /// control characters and line breaks escaped (``ServerText``), since it reaches the
+  /// user's terminal; so are `error` and `error_uri`.
   public var errorDescription: String?
   /// `error_uri`.
   public var errorURI: String?
 
   public init(code: String, errorDescription: String? = nil, errorURI: String? = nil) {
-    self.code = code
-    self.errorDescription = errorDescription.map(Self.clean)
-    self.errorURI = errorURI.map(Self.clean)
+    self.code = ServerText.escaped(code)
+    self.errorDescription = errorDescription.map { ServerText.escaped($0) }
+    self.errorURI = errorURI.map { ServerText.escaped($0) }
   }
 
   /// `invalid_grant` (§5.2): the refresh token or code is expired, revoked, or was issued
@@ -30,11 +31,5 @@ public struct OAuthError: Error, Sendable, Hashable, CustomStringConvertible {
   public var description: String {
     guard let errorDescription, !errorDescription.isEmpty else { return code }
     return "\(code): \(errorDescription)"
-  }
-
-  // A server's text is shown to the user: keep it to one printable line of bounded length.
-  private static func clean(_ text: String) -> String {
-    let printable = String(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : Character($0) })
-    return printable.count > 300 ? String(printable.prefix(300)) + "…" : printable
   }
 }

