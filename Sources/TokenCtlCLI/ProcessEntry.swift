@@ -1,3 +1,5 @@
+import NativeAppSupport
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -8,6 +10,9 @@ extension TokenCtl {
   /// `prefix` before the process's arguments, and exits with its status. Both
   /// executables, `tokenctl` and `git-credential-tokenctl`, are this call.
   public static func runAsProcess(prefix: [String] = [], name: String) async -> Never {
+    // Before anything reads a token: this process, the git helper and the refresh child
+    // (both are this call) leave no core dump, and no other process may trace them.
+    ProcessProtection.forbidCoreDumpsAndTracing()
     var environment: [String: String] = [:]
     var entry = environ
     while let pointer = entry.pointee {

@@ -1,4 +1,5 @@
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 
 // Linux calls that glibc declares only under _GNU_SOURCE, which Swift's Glibc module is
@@ -25,4 +26,11 @@ static inline int tokenctl_spawn_closefrom(posix_spawn_file_actions_t *actions, 
 // pipe(2) with close-on-exec set atomically, for the same reason as accept4.
 static inline int tokenctl_pipe2(int fds[2], int flags) {
   return pipe2(fds, flags);
+}
+
+// prctl(2) is variadic, which Swift cannot call. PR_SET_DUMPABLE 0: no core dump of this
+// process, and other processes of the same user may not ptrace it or read its memory,
+// environment or descriptors through /proc. Reset by execve, so children are unaffected.
+static inline int tokenctl_set_undumpable(void) {
+  return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
