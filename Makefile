@@ -7,14 +7,14 @@ SWIFT ?= swift
 # reproducible. Bump it with the version.
 MAN_DATE := 2026-11-21
 KEYRING := Tests/Support/with-private-keyring
-DEBIAN_PACKAGES := libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv
+DEBIAN_PACKAGES := binutils libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count
 # instructions.
 BENCH_PACKAGES := hyperfine curl git-credential-oauth build-essential time valgrind
 
-.PHONY: all deps bench-deps build test demo bench man check-man lint install clean hardening fuzz fuzz-short
+.PHONY: all deps bench-deps build test demo bench man check-man lint install clean hardening fuzz fuzz-short check-release
 
 all: build
 
@@ -76,7 +76,11 @@ demo: deps auth-server-deps
 #   .dynsym, .dynstr and hash table) so that other images could bind to them; nothing
 #   does, and the loader searched them for every symbol of the shared libraries.
 # Together: peak RSS -1.5 MiB. PIE, RELRO and the non-executable stack are unchanged.
-RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
+# - --disable-local-rpath: SwiftPM adds RUNPATH $ORIGIN, which the loader searches before
+#   the system's folders for every library, libcurl's dlopen included: a libcurl.so.4
+#   beside the binary would run in a process holding tokens (issue 11). The static Swift
+#   runtime needs no run path; `make check-release` proves there is none.
+RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
   -Xlinker --no-export-dynamic
 
 # The benchmarks of the release build against their baselines (Tests/Benchmarks/bench.py),
@@ -110,9 +114,15 @@ check-man: deps
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Plugins Tests
 
-install: deps
+# The release executables, built as `make install` builds them, checked with readelf: no
+# run path, PIE, RELRO, no executable stack (Tests/Support/check-release-binaries).
+RELEASE_BINARIES := .build/release/tokenctl .build/release/git-credential-tokenctl
+check-release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product tokenctl
 	$(SWIFT) build $(RELEASE_FLAGS) --product git-credential-tokenctl
+	Tests/Support/check-release-binaries $(RELEASE_BINARIES)
+
+install: check-release
 	install -D -m 755 .build/release/tokenctl $(DESTDIR)$(PREFIX)/bin/tokenctl
 	install -m 755 .build/release/git-credential-tokenctl $(DESTDIR)$(PREFIX)/bin/git-credential-tokenctl
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
