@@ -303,12 +303,15 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
       lingering: .seconds(1))
   }
 
-  /// Accepts every waiting connection. When the slots are full, the connection that has
+  /// Accepts the waiting connections. When the slots are full, the connection that has
   /// come least far with its request (the oldest among equals) gives way: one that has sent
   /// nothing stands for no browser's request, while the newcomer may be the redirect. Only
   /// when every slot holds a request about to be answered is the newcomer turned away.
+  ///
+  /// At most a slot-table's worth per call: a program connecting as fast as we accept must
+  /// not keep the loop from reading the requests it already has.
   private func accept(from listening: Int32, into connections: inout [LoopbackConnection], crowded: inout Bool) {
-    while true {
+    for _ in 0..<Self.maximumConnections {
       let socket = tokenctl_accept4(listening, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
       if socket < 0 {
         if errno == EINTR || errno == ECONNABORTED { continue }
