@@ -15,6 +15,19 @@ final class LoopbackConnection {
     case draining
   }
 
+  /// How far the client has come with its request, for choosing which connection gives
+  /// way when every slot is taken: the earlier the stage, the less is lost by closing it.
+  enum Stage: Comparable {
+    /// No complete request line yet: a spare connection, or one held open to take a slot.
+    case silent
+    /// A request line without the rest of the head, which a browser sends at once.
+    case partialHead
+    /// Answered; only waiting for the client to close.
+    case answered
+    /// A whole head (or more than a head may hold) is here, to be answered next.
+    case complete
+  }
+
   /// What reading brought.
   enum Progress {
     case waiting
@@ -25,13 +38,17 @@ final class LoopbackConnection {
 
   let socket: Int32
   private(set) var phase = Phase.reading
+  /// When the connection is closed unless it has moved on: the first bytes' deadline,
+  /// then the head's, then the end of draining.
   private(set) var deadline: ContinuousClock.Instant
+  private let headDeadline: ContinuousClock.Instant
   private var buffer: [UInt8] = []
   private var closed = false
 
-  init(socket: Int32, deadline: ContinuousClock.Instant) {
+  init(socket: Int32, firstBytesBy: ContinuousClock.Instant, headBy: ContinuousClock.Instant) {
     self.socket = socket
-    self.deadline = deadline
+    deadline = firstBytesBy
+    headDeadline = headBy
   }
 
   /// Reads what has arrived, up to one byte past `limit`.
@@ -46,10 +63,24 @@ final class LoopbackConnection {
       }
       if count == 0 { return .closed }
       guard phase == .reading else { continue }
+      if buffer.isEmpty { deadline = headDeadline }
       buffer += chunk[..<count]
       if let end = LoopbackRequest.endOfHead(in: buffer) { return .head(LoopbackRequest(head: buffer[..<end])) }
       if buffer.count > limit { return .tooLarge }
     }
+  }
+
+  /// The stage of the request, counting bytes that have arrived but not been read: a
+  /// browser's request may be waiting in the kernel while other connections are accepted.
+  func stage(limit: Int) -> Stage {
+    guard phase == .reading else { return .answered }
+    var pending = [UInt8](repeating: 0, count: max(0, limit + 1 - buffer.count))
+    let count = pending.withUnsafeMutableBytes {
+      recv(socket, $0.baseAddress, $0.count, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+    }
+    let bytes = buffer + pending.prefix(max(0, count))
+    if bytes.count > limit || LoopbackRequest.endOfHead(in: bytes) != nil { return .complete }
+    return bytes.contains(0x0A) ? .partialHead : .silent
   }
 
   /// Sends `response`, waiting at most `timeout` for the client to take it, then half-closes

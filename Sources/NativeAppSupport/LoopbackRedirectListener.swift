@@ -10,11 +10,19 @@ import TokenKit
 /// server on 127.0.0.1 that answers the browser's redirect once.
 ///
 /// It binds in `init`, so the port is known (and known to be free) before the browser is
-/// sent anywhere. It listens on 127.0.0.1 only, whatever `host` says: `host` only goes
-/// into `redirectURI`, because some providers register `http://localhost` rather than the
-/// IP literal RFC 8252 §8.3 recommends. Nothing off the machine can reach it.
+/// sent anywhere. For `host` `127.0.0.1` it listens there only. Some providers register
+/// `http://localhost` rather than the IP literal RFC 8252 §8.3 recommends, and a browser
+/// may resolve that to ::1: for `localhost` it listens on [::1] too, on the same port, so
+/// that no other program can take that address and receive the code (see
+/// ``LoopbackListeningSockets``). Either way, nothing off the machine can reach it, and a
+/// request is served the same whichever address it came to.
 ///
-/// `receive` serves until a response is accepted or rejected, then closes the socket, so
+/// A few connection slots are enough for a browser. A local program can open many
+/// connections and send nothing; when every slot is taken, the oldest connection that has
+/// sent no request line gives way to the newcomer, so such connections cannot keep the
+/// browser out, and a connection that stays silent is closed soon in any case.
+///
+/// `receive` serves until a response is accepted or rejected, then closes the sockets, so
 /// a second redirect finds nothing listening. It never logs or shows the query: it holds
 /// the authorization code.
 public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
@@ -27,14 +35,15 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
   private let hostNames: Set<String>
   private let successPage: String
   private let failurePage: @Sendable (String) -> String
+  private let log: @Sendable (String) -> Void
   /// A socket pair (a pipe, made close-on-exec atomically) that wakes the serving thread for cancellation or `close()`.
   private let wakeReader: Int32
   private let wakeWriter: Int32
   private let state: Mutex<State>
 
   private struct State {
-    /// The listening socket; -1 once closed.
-    var socket: Int32
+    /// The listening sockets; empty once closed.
+    var sockets: [Int32]
     var receiving = false
     var wakeReason: WakeReason?
   }
@@ -51,22 +60,35 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
   static let maximumHeadSize = 8 << 10
   /// A browser sends its request at once; a connection that has sent no complete head by
   /// then is idle (browsers open spare connections) or hostile, and must not hold a slot.
+  /// It also bounds a connection that trickles its request a byte at a time.
   static let readTimeout: Duration = .seconds(5)
+  /// A browser sends its request line the moment it has connected, within milliseconds
+  /// even on a loaded machine; a connection silent for longer is a spare one a browser
+  /// opened just in case, or one held open to take a slot. Short, so that such connections
+  /// free their slots soon; two seconds leave room for a browser on a machine busy with
+  /// a build.
+  static let firstBytesTimeout: Duration = .seconds(2)
   /// Browsers open two or three connections per page; more at once is not a browser.
   static let maximumConnections = 16
 
-  /// Binds 127.0.0.1:`port` (any free port when nil) and starts listening.
+  /// Binds 127.0.0.1:`port` (any free port when nil), and [::1] on the same port for
+  /// `localhost`, and starts listening.
   ///
   /// - Parameters:
   ///   - host: `127.0.0.1` or `localhost`: what `redirectURI` names.
+  ///   - port: a fixed port, which must then be free on each address listened on.
   ///   - path: the path of `redirectURI`; requests for other paths get 404.
   ///   - successPage: the HTML shown after an accepted response.
   ///   - failurePage: makes the HTML shown after a rejected or ignored response from a
   ///     message that is already HTML-escaped.
+  ///   - log: told, in a line, where the listener waits and of what a debug log should
+  ///     show: ::1 missing on this machine, connections closed to make room. Never the
+  ///     requests, which hold the code.
   /// - Throws: `TokenKitError` `.signInFailed` when the port cannot be bound.
   public init(
     host: String = "127.0.0.1", port: UInt16? = nil, path: String = "/", successPage: String? = nil,
-    failurePage: (@Sendable (_ escapedMessage: String) -> String)? = nil
+    failurePage: (@Sendable (_ escapedMessage: String) -> String)? = nil,
+    log: @escaping @Sendable (String) -> Void = { _ in }
   ) throws {
     let host = host.lowercased()
     guard host == "127.0.0.1" || host == "localhost" else {
@@ -75,28 +97,31 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
         recovery: "Use http://127.0.0.1 as the redirect address (RFC 8252 §7.3).")
     }
     let path = path.hasPrefix("/") ? path : "/" + path
-    let (socket, boundPort) = try Self.listen(port: port ?? 0)
+    let listening = try LoopbackListeningSockets(port: port, bothFamilies: host == "localhost", log: log)
+    let boundPort = listening.port
     var pipeEnds: [Int32] = [-1, -1]
     let socketType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
     guard socketpair(AF_UNIX, socketType, 0, &pipeEnds) == 0 else {
-      let reason = Self.errnoText()
-      _ = Glibc.close(socket)
+      let reason = LoopbackListeningSockets.errnoText()
+      listening.descriptors.forEach { _ = Glibc.close($0) }
       throw TokenKitError(.signInFailed, "cannot wait for the sign-in redirect: \(reason)")
     }
+    let places = listening.descriptors.count == 2 ? "127.0.0.1 and [::1]" : "127.0.0.1"
+    log("waiting for the sign-in redirect on \(places), port \(boundPort)")
     self.port = boundPort
     self.path = path
     redirectURI = "http://\(host):\(boundPort)\(path)"
     hostNames = ["127.0.0.1", "localhost"]
     self.successPage = successPage ?? LoopbackResponse.defaultSuccessPage
     self.failurePage = failurePage ?? { LoopbackResponse.defaultFailurePage(escapedMessage: $0) }
+    self.log = log
     wakeReader = pipeEnds[0]
     wakeWriter = pipeEnds[1]
-    state = Mutex(State(socket: socket))
+    state = Mutex(State(sockets: listening.descriptors))
   }
 
   deinit {
-    let socket = state.withLock { $0.socket }
-    if socket >= 0 { _ = Glibc.close(socket) }
+    state.withLock { $0.sockets }.forEach { _ = Glibc.close($0) }
     _ = Glibc.close(wakeReader)
     _ = Glibc.close(wakeWriter)
   }
@@ -108,21 +133,21 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
   public func receive(
     timeout: Duration, judge: @escaping @Sendable (AuthorizationCallback) -> CallbackVerdict
   ) async throws -> AuthorizationCallback {
-    let socket = try state.withLock { state throws(TokenKitError) -> Int32 in
-      guard state.socket >= 0 else {
+    let sockets = try state.withLock { state throws(TokenKitError) -> [Int32] in
+      guard !state.sockets.isEmpty else {
         throw TokenKitError(.signInFailed, "the sign-in redirect listener is already closed")
       }
       guard !state.receiving else {
         throw TokenKitError(.signInFailed, "the sign-in redirect listener is already waiting for the browser")
       }
       state.receiving = true
-      return state.socket
+      return state.sockets
     }
     let deadline = ContinuousClock.now + timeout
     let outcome = await withTaskCancellationHandler {
       await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
         let started = DetachedThread.start {
-          continuation.resume(returning: self.serve(socket, until: deadline, judge: judge))
+          continuation.resume(returning: self.serve(sockets, until: deadline, judge: judge))
         }
         if !started { continuation.resume(returning: .failed("no thread to wait for the browser on")) }
       }
@@ -131,8 +156,8 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
     }
     // One answer per sign-in: whatever happened, nothing listens any more.
     state.withLock { state in
-      _ = Glibc.close(state.socket)
-      state.socket = -1
+      state.sockets.forEach { _ = Glibc.close($0) }
+      state.sockets = []
       state.receiving = false
     }
     switch outcome {
@@ -155,13 +180,13 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
 
   /// Stops listening; a `receive` in progress throws. Also done by `deinit`.
   public func close() {
-    let socket = state.withLock { state -> Int32 in
-      // While receiving, the serving thread owns the socket: wake it and let it finish.
-      guard !state.receiving else { return -1 }
-      defer { state.socket = -1 }
-      return state.socket
+    let sockets = state.withLock { state -> [Int32]? in
+      // While receiving, the serving thread owns the sockets: wake it and let it finish.
+      guard !state.receiving else { return nil }
+      defer { state.sockets = [] }
+      return state.sockets
     }
-    if socket >= 0 { _ = Glibc.close(socket) } else { wake(.closed) }
+    if let sockets { sockets.forEach { _ = Glibc.close($0) } } else { wake(.closed) }
   }
 
   private func wake(_ reason: WakeReason) {
@@ -175,10 +200,12 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
   // MARK: Serving, on a thread of its own
 
   private func serve(
-    _ listening: Int32, until deadline: ContinuousClock.Instant,
+    _ listening: [Int32], until deadline: ContinuousClock.Instant,
     judge: @Sendable (AuthorizationCallback) -> CallbackVerdict
   ) -> Outcome {
+    // In the order they were accepted: the oldest first.
     var connections: [LoopbackConnection] = []
+    var crowded = false
     defer { connections.forEach { $0.close() } }
     while true {
       if let reason = state.withLock({ $0.wakeReason }) { return reason == .cancelled ? .cancelled : .closed }
@@ -190,16 +217,14 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
         return true
       }
 
-      var descriptors = [
-        pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0),
-        pollfd(fd: listening, events: Int16(POLLIN), revents: 0),
-      ]
+      var descriptors = [pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)]
+      descriptors += listening.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
       descriptors += connections.map { pollfd(fd: $0.socket, events: Int16(POLLIN), revents: 0) }
       let wakeUp = connections.map(\.deadline).reduce(deadline, min)
       let ready = poll(&descriptors, nfds_t(descriptors.count), Int32(clamping: (wakeUp - now).millisecondsRoundedUp))
       if ready < 0 {
         if errno == EINTR { continue }
-        return .failed("cannot wait for the sign-in redirect: \(Self.errnoText())")
+        return .failed("cannot wait for the sign-in redirect: \(LoopbackListeningSockets.errnoText())")
       }
       if descriptors[0].revents != 0 {
         var bytes = [UInt8](repeating: 0, count: 64)
@@ -207,7 +232,7 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
         continue
       }
 
-      let readable = zip(connections, descriptors.dropFirst(2)).filter { $0.1.revents != 0 }.map(\.0)
+      let readable = zip(connections, descriptors.dropFirst(1 + listening.count)).filter { $0.1.revents != 0 }.map(\.0)
       for connection in readable {
         switch connection.read(limit: Self.maximumHeadSize) {
         case .waiting:
@@ -227,7 +252,9 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
           }
         }
       }
-      if descriptors[1].revents != 0 { accept(from: listening, into: &connections) }
+      for (socket, descriptor) in zip(listening, descriptors.dropFirst()) where descriptor.revents != 0 {
+        accept(from: socket, into: &connections, crowded: &crowded)
+      }
     }
   }
 
@@ -276,70 +303,49 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
       lingering: .seconds(1))
   }
 
-  private func accept(from listening: Int32, into connections: inout [LoopbackConnection]) {
-    while true {
+  /// Accepts the waiting connections. When the slots are full, the connection that has
+  /// come least far with its request (the oldest among equals) gives way: one that has sent
+  /// nothing stands for no browser's request, while the newcomer may be the redirect. Only
+  /// when every slot holds a request about to be answered is the newcomer turned away.
+  ///
+  /// At most a slot-table's worth per call: a program connecting as fast as we accept must
+  /// not keep the loop from reading the requests it already has.
+  private func accept(from listening: Int32, into connections: inout [LoopbackConnection], crowded: inout Bool) {
+    for _ in 0..<Self.maximumConnections {
       let socket = tokenctl_accept4(listening, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
       if socket < 0 {
         if errno == EINTR || errno == ECONNABORTED { continue }
         return  // EAGAIN: none left; anything else: try again at the next poll.
       }
-      guard connections.count < Self.maximumConnections else {
-        _ = Glibc.close(socket)
-        continue
+      if connections.count >= Self.maximumConnections {
+        guard let victim = Self.leastAdvanced(connections) else {
+          _ = Glibc.close(socket)
+          continue
+        }
+        if !crowded {
+          crowded = true
+          log(
+            "more than \(Self.maximumConnections) connections to the sign-in redirect listener at once: "
+              + "closing those that send nothing to make room (is another program connecting?)")
+        }
+        connections.remove(at: victim).close()
       }
-      connections.append(LoopbackConnection(socket: socket, deadline: .now + Self.readTimeout))
+      let now = ContinuousClock.now
+      connections.append(
+        LoopbackConnection(socket: socket, firstBytesBy: now + Self.firstBytesTimeout, headBy: now + Self.readTimeout))
     }
   }
 
-  // MARK: Binding
-
-  private static func listen(port: UInt16) throws -> (socket: Int32, port: UInt16) {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard socket >= 0 else {
-      throw TokenKitError(.signInFailed, "cannot wait for the sign-in redirect: \(errnoText())")
+  /// The index of the oldest connection at the earliest stage, unless every one has a
+  /// complete request waiting.
+  private static func leastAdvanced(_ connections: [LoopbackConnection]) -> Int? {
+    var found: (index: Int, stage: LoopbackConnection.Stage)?
+    for (index, connection) in connections.enumerated() {
+      let stage = connection.stage(limit: maximumHeadSize)
+      // Nothing comes earlier, and the oldest comes first.
+      if stage == .silent { return index }
+      if stage < .complete, stage < found?.stage ?? .complete { found = (index, stage) }
     }
-    var succeeded = false
-    defer { if !succeeded { _ = Glibc.close(socket) } }
-    // Lets a fixed port be bound again at once after the previous sign-in, whose closed
-    // connections linger in TIME_WAIT. On Linux it does not let two sockets listen on one port.
-    var on: Int32 = 1
-    _ = setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = port.bigEndian
-    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian  // 127.0.0.1
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard bound == 0, Glibc.listen(socket, 16) == 0 else {
-      let number = errno
-      let place = "127.0.0.1:\(port)"
-      switch number {
-      case EADDRINUSE:
-        throw TokenKitError(
-          .signInFailed, "cannot wait for the sign-in redirect on \(place): another program uses that port",
-          recovery:
-            "Stop that program (`ss -ltnp 'sport = :\(port)'` names it) and try again, or use --paste or --device.")
-      case EACCES:
-        throw TokenKitError(
-          .signInFailed, "cannot wait for the sign-in redirect on \(place): ports below 1024 need privileges",
-          recovery: "Configure a redirect port above 1023.")
-      default:
-        throw TokenKitError(.signInFailed, "cannot wait for the sign-in redirect on \(place): \(errnoText(number))")
-      }
-    }
-    var boundAddress = sockaddr_in()
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &boundAddress) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
-    }
-    // The socket must not block the serving thread in `accept`.
-    _ = fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) | O_NONBLOCK)
-    succeeded = true
-    return (socket, UInt16(bigEndian: boundAddress.sin_port))
+    return found?.index
   }
-
-  private static func errnoText(_ number: Int32 = errno) -> String { String(cString: strerror(number)) }
 }

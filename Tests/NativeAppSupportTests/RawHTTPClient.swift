@@ -25,22 +25,15 @@ enum RawHTTPClient {
     }
   }
 
-  /// Connects to `address`:`port`; the socket, or the errno of the failure.
+  /// Connects to `address` (`127.0.0.1`, `::1`):`port`; the socket, or the errno of the failure.
   static func connect(_ address: String = "127.0.0.1", port: Int) -> Result<Int32, ConnectFailure> {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    let target = SocketAddress(address, port: port)
+    let socket = Glibc.socket(target.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard socket >= 0 else { return .failure(ConnectFailure(errno: errno)) }
     var timeout = timeval(tv_sec: 5, tv_usec: 0)
     setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    var target = sockaddr_in()
-    target.sin_family = sa_family_t(AF_INET)
-    target.sin_port = UInt16(port).bigEndian
-    inet_pton(AF_INET, address, &target.sin_addr)
-    let result = withUnsafePointer(to: &target) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard result == 0 else {
+    guard target.withSockaddr({ Glibc.connect(socket, $0, $1) }) == 0 else {
       let number = errno
       close(socket)
       return .failure(ConnectFailure(errno: number))
@@ -50,27 +43,29 @@ enum RawHTTPClient {
 
   /// Sends `request` as is and reads the response until the server closes, on a thread
   /// of its own (the socket calls block).
-  static func exchange(port: Int, _ request: String) async throws -> Response {
+  static func exchange(_ address: String = "127.0.0.1", port: Int, _ request: String) async throws -> Response {
     try await withCheckedThrowingContinuation { continuation in
-      Thread.detachNewThread { continuation.resume(with: Result { try blockingExchange(port: port, request) }) }
+      Thread.detachNewThread {
+        continuation.resume(with: Result { try blockingExchange(address, port: port, request) })
+      }
     }
   }
 
-  /// Whether connections to 127.0.0.1:`port` are refused within a few seconds.
+  /// Whether connections to `address`:`port` are refused within a few seconds.
   ///
   /// Not at once: a child that another test is spawning holds a copy of every descriptor,
   /// close-on-exec or not, until it has called exec, which on a busy machine takes a while;
   /// a listening socket closed meanwhile keeps accepting until then.
-  static func isEventuallyRefused(port: Int) async -> Bool {
+  static func isEventuallyRefused(_ address: String = "127.0.0.1", port: Int) async -> Bool {
     for _ in 0..<100 {
-      if isRefused(port: port) { return true }
+      if isRefused(address, port: port) { return true }
       try? await Task.sleep(for: .milliseconds(50))
     }
     return false
   }
 
-  private static func blockingExchange(port: Int, _ request: String) throws -> Response {
-    let socket = try connect(port: port).mapError { TestFailure("connect: \($0)") }.get()
+  private static func blockingExchange(_ address: String, port: Int, _ request: String) throws -> Response {
+    let socket = try connect(address, port: port).mapError { TestFailure("connect: \($0)") }.get()
     defer { close(socket) }
     var bytes = Array(request.utf8)[...]
     while !bytes.isEmpty {
@@ -116,11 +111,12 @@ enum RawHTTPClient {
   }
 
   /// The local addresses of the listening TCP sockets on `port`, from /proc/net/tcp
-  /// (`0100007F` is 127.0.0.1, `00000000` is any address).
-  static func listeningAddresses(port: Int) throws -> [String] {
+  /// (`0100007F` is 127.0.0.1, `00000000` is any address), or /proc/net/tcp6 when `ipv6`
+  /// (`00000000000000000000000001000000` is ::1).
+  static func listeningAddresses(port: Int, ipv6: Bool = false) throws -> [String] {
     // Read to the end: procfs reports a size of 0, and a one-shot read may stop at the
     // first page, which holds only the first few dozen sockets.
-    guard let handle = FileHandle(forReadingAtPath: "/proc/net/tcp") else { return [] }
+    guard let handle = FileHandle(forReadingAtPath: ipv6 ? "/proc/net/tcp6" : "/proc/net/tcp") else { return [] }
     defer { try? handle.close() }
     let table = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
     let wanted = String(format: "%04X", port)

@@ -124,7 +124,10 @@ extension TokenCtl {
         guard case .loopback(let host, let port, let path) = descriptor.redirect else {
           throw ValidationError("Account type '\(type)' has an out-of-band redirect: use --paste.")
         }
-        let listener = try LoopbackRedirectListener(host: host, port: port, path: path)
+        let debugging = context.isDebugging
+        let listener = try LoopbackRedirectListener(
+          host: host, port: port, path: path,
+          log: { line in if debugging { output.writeError("tokenctl: debug: \(line)\n") } })
         let environment = context.environment
         let open = context.openBrowser
         let noBrowser = self.noBrowser
