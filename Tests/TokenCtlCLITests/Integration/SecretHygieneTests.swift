@@ -90,7 +90,10 @@ import TokenStoreTesting
     #expect(try tokenctl("token", "--min-valid", "100000", "gitlocal:ada").status == 0, "a refresh in the child")
     let fill = try tokenctl("credential", "get", stdin: "protocol=http\nhost=127.0.0.1\n\n")
     #expect(fill.status == 0 && fill.stdout.contains("password="), "\(fill.stderr)")
-    let request = try tokenctl("request", "gitlocal:ada", server.issuer + "/userinfo/")
+    // The type serves git on 127.0.0.1 over https; the server's own origin must be allowed.
+    let origin = try #require(URL(string: server.issuer).flatMap { Origin($0) })
+    let request = try tokenctl(
+      "request", "gitlocal:ada", server.issuer + "/userinfo/", "--allow-host", "http://127.0.0.1:\(origin.port)")
     #expect(request.status == 0, "\(request.stderr)")
     try collectSecrets()
     attributes += try keyringAttributes()
