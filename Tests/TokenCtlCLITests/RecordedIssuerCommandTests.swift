@@ -8,12 +8,11 @@ import TokenStoreTesting
 /// in config.toml naming another server than the one an account signed in at, no command
 /// sends that account's tokens anywhere, and each says why with exit status 14.
 @Suite struct RecordedIssuerCommandTests {
-  static let now = Date(timeIntervalSince1970: 1_800_000_000)
+  static let now = CommandSandbox.now
   static let signedInAt = "https://a.example/"
   static let configured = "https://b.example/"
 
-  let backing = InMemoryTokenStore.Backing()
-  let home = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-issuer-\(UUID().uuidString)")
+  let sandbox = CommandSandbox()
   /// Answers everything at the configured issuer as a working server would, so that the
   /// old behaviour (sending the account's tokens there) would succeed and be seen.
   let transport = ScriptedTransport { request throws(TransportError) in
@@ -35,17 +34,16 @@ import TokenStoreTesting
   }
 
   init() throws {
-    let config = home.appendingPathComponent("config/tokenctl")
-    try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-    try """
-    [types.oidc]
-    issuer = "\(Self.configured)"
-    client_id = "tokenctl"
+    try sandbox.writeConfig(
+      """
+      [types.oidc]
+      issuer = "\(Self.configured)"
+      client_id = "tokenctl"
 
-    [types.gitea]
-    issuer = "\(Self.configured)"
-    client_id = "tokenctl"
-    """.write(to: config.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+      [types.gitea]
+      issuer = "\(Self.configured)"
+      client_id = "tokenctl"
+      """)
   }
 
   func seed(_ type: String, expiresIn: Double) throws -> StoredAccount {
@@ -54,25 +52,12 @@ import TokenStoreTesting
       issuer: Self.signedInAt, clientID: "tokenctl")
     let tokens = TokenSet(
       accessToken: "OLD-ACCESS", refreshToken: "OLD-REFRESH", expiresAt: Self.now.addingTimeInterval(expiresIn))
-    try InMemoryTokenStore(group: "default", backing: backing).save(account, tokens: tokens)
+    try sandbox.store.save(account, tokens: tokens)
     return StoredAccount(account: account, tokens: tokens)
   }
 
   func run(_ arguments: [String], input: String = "") async throws -> (status: Int32, stdout: String, stderr: String) {
-    let output = CapturedOutput()
-    let backing = backing
-    let context = CLIContext(
-      registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0, backing: backing) },
-      clock: FixedClock(Self.now),
-      environment: [
-        "HOME": home.path, "XDG_CONFIG_HOME": home.appendingPathComponent("config").path,
-        "XDG_CACHE_HOME": home.appendingPathComponent("cache").path,
-        "XDG_RUNTIME_DIR": home.appendingPathComponent("run").path,
-      ],
-      output: output, transport: transport, openBrowser: { _, _ in nil }, readLine: { nil },
-      readInput: { _ in Array(input.utf8) }, terminal: { nil })
-    let status = await TokenCtl.main(arguments: arguments, context: context)
-    return (status, output.stdout, output.stderr)
+    try await sandbox.run(arguments, transport: transport, input: input)
   }
 
   func expectRefused(
@@ -82,7 +67,7 @@ import TokenStoreTesting
     #expect(result.stderr.contains(Self.signedInAt) && result.stderr.contains(Self.configured), "\(result.stderr)")
     #expect(!result.stdout.contains("ACCESS"))
     #expect(transport.requestCount == 0, "\(transport.requests)")
-    #expect(try InMemoryTokenStore(group: "default", backing: backing).load(kept.account.key) == kept)
+    #expect(try sandbox.store.load(kept.account.key) == kept)
   }
 
   static let commands: [(arguments: [String], expiresIn: Double)] = [
@@ -117,7 +102,7 @@ import TokenStoreTesting
     let account = Account(
       type: "oidc", id: "b|grace", name: "grace", group: "default", createdAt: Self.now, updatedAt: Self.now,
       issuer: Self.configured, clientID: "tokenctl")
-    try InMemoryTokenStore(group: "default", backing: backing).save(
+    try sandbox.store.save(
       account, tokens: TokenSet(accessToken: "GRACE-ACCESS", expiresAt: Self.now.addingTimeInterval(3600)))
     let result = try await run(["token", "oidc:grace"])
     #expect(result.status == 0)

