@@ -127,7 +127,13 @@ public struct CLIContext: Sendable {
 
   /// The account manager of `store`'s group, with the configured hook observing events.
   func manager(store: any TokenStore) throws -> AccountManager {
-    let configuration = try configuration()
+    try manager(store: store, configuration: try configuration())
+  }
+
+  /// The account manager of `store`'s group with `configuration`'s settings and hook; with
+  /// none, the account types as registered, and no hook.
+  func manager(store: any TokenStore, configuration: Configuration?) throws -> AccountManager {
+    let configuration = configuration ?? Configuration()
     var manager = AccountManager(
       registry: try effectiveRegistry(configuration), store: store, transport: transport, clock: clock,
       locks: accountLocks,
@@ -138,7 +144,14 @@ public struct CLIContext: Sendable {
     }
     if let hook = configuration.hook, !hook.isEmpty {
       let command = HookCommand(command: hook, environment: environment)
-      manager.events.observe { command.run($0) }
+      // A hook never fails a command (a slow or broken one must not cost anyone a token),
+      // but one that cannot even start is worth a warning.
+      manager.events.observe { [warnings] event in
+        if command.run(event) == nil {
+          warnings.add(
+            "the hook could not be started for the event '\(event.kind.rawValue)' of \(event.account.qualifiedName)")
+        }
+      }
     }
     return manager
   }

@@ -26,7 +26,6 @@ public struct TokenKitError: Error, Sendable, Hashable, CustomStringConvertible 
       case networkFailure = "network-failure"
       case invalidIDToken = "invalid-id-token"
       case revocationFailed = "revocation-failed"
-      case hookFailed = "hook-failed"
     }
     private let raw: Raw
     private init(_ raw: Raw) { self.raw = raw }
@@ -69,8 +68,6 @@ public struct TokenKitError: Error, Sendable, Hashable, CustomStringConvertible 
     public static let invalidIDToken = Code(.invalidIDToken)
     /// The revocation endpoint refused or could not be reached.
     public static let revocationFailed = Code(.revocationFailed)
-    /// The configured hook command could not run.
-    public static let hookFailed = Code(.hookFailed)
 
     /// A stable, machine-readable name (used in `--json` error output).
     public var description: String { raw.rawValue }

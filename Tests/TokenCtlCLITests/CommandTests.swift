@@ -38,6 +38,18 @@ import TokenStoreTesting
     return (status, output.stdout, output.stderr)
   }
 
+  @Test func typesLabelsEveryEndpoint() async throws {
+    let result = try await run("types")
+    #expect(result.status == 0)
+    // Labels are padded to line up their values: compare with single spaces.
+    let lines = result.stdout.split(separator: "\n").map {
+      $0.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+    }
+    // jwks_uri is the one metadata name without `_endpoint`: it once printed as ": URL".
+    #expect(lines.contains("jwks uri: https://gitlab.com/oauth/discovery/keys"), "\(result.stdout)")
+    #expect(!lines.contains { $0.hasPrefix(":") }, "\(result.stdout)")
+  }
+
   @Test func listShowsATableOfStatusesAndNoTokens() async throws {
     try seed("graph", "oid-1", "ada@contoso.com", expiresIn: 42 * 60, access: "SECRET-A")
     try seed("oidc", "sub-1", "grace", expiresIn: -10, access: "SECRET-B")

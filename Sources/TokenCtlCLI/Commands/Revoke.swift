@@ -28,15 +28,19 @@ extension TokenCtl {
       let store = try groupOption.store(in: context)
       let reference = AccountReference(parsing: account, knownTypes: Set(context.registry.ids))
       let listing = try reference.resolve(in: store)
-      let result: AccountManager.SignOut
+      var result: AccountManager.SignOut
       if local {
-        // No configuration, no network: `--local` must work when both are broken, and it
-        // reads no token, so it also removes an item whose secret is unreadable.
-        guard try store.remove(listing.account.key) else {
-          throw TokenKitError(.noSuchAccount, "no account '\(reference)' in group '\(store.group)'")
+        // No network, and no need of config.toml: `--local` must work when either is
+        // broken. The hook, which config.toml names, hears of it when the file is usable.
+        let manager: AccountManager
+        do {
+          manager = try context.manager(store: store)
+        } catch let error as TokenKitError {
+          context.warnings.add("no hook was told of the removal: \(error.message)")
+          manager = try context.manager(store: store, configuration: nil)
         }
-        result = AccountManager.SignOut(
-          account: listing.account, revokedAtServer: false, note: "the server was not told (--local)")
+        result = try await manager.signOut(listing.account.key, localOnly: true)
+        result.note = result.note.map { $0 + " (--local)" }
       } else {
         result = try await context.manager(store: store).signOut(listing.account.key)
       }

@@ -48,8 +48,10 @@ extension TokenCtl {
       switch descriptor.endpoints {
       case .fixed(let endpoints):
         for (name, url) in endpoints.named {
-          fields.append(
-            (name.dropLast("_endpoint".count).split(separator: "_").joined(separator: " "), url.absoluteString))
+          // `token_endpoint` reads "token"; `jwks_uri`, the one name without the suffix,
+          // keeps its own words.
+          let words = name.hasSuffix("_endpoint") ? name.dropLast("_endpoint".count) : Substring(name)
+          fields.append((words.split(separator: "_").joined(separator: " "), url.absoluteString))
         }
       case .discovered(let issuer):
         fields.append(("issuer", "\(issuer.absoluteString) (endpoints discovered)"))

@@ -297,17 +297,26 @@ public struct AccountManager: Sendable {
 
   /// Revokes the account's tokens at the server when its type has a revocation endpoint
   /// (RFC 7009), then removes the account. If the server cannot be told, the account is
-  /// kept and the error thrown, unless `localOnly`, which skips the server entirely.
+  /// kept and the error thrown, unless `localOnly`, which skips the server entirely and
+  /// reads no token. Either way the account's `revoked` event is published.
   @discardableResult
   public func signOut(_ key: AccountKey, localOnly: Bool = false) async throws -> SignOut {
+    if localOnly {
+      // Nothing is sent and no token is read, so an item whose secret cannot be read (a
+      // damaged or newer item) can be removed too.
+      guard let listing = try store.list(AccountQuery(type: key.type, id: key.id)).first, try store.remove(key) else {
+        throw TokenKitError(.noSuchAccount, "no account \(key) in group '\(store.group)'")
+      }
+      let result = SignOut(account: listing.account, revokedAtServer: false, note: "the server was not told")
+      events.publish(AccountEvent(.revoked, listing.account, message: result.note))
+      return result
+    }
     guard let stored = try store.load(key) else {
       throw TokenKitError(.noSuchAccount, "no account \(key) in group '\(store.group)'")
     }
     let account = stored.account
     var result = SignOut(account: account, revokedAtServer: false, note: nil)
-    if localOnly {
-      result.note = "removed from this computer only (--local); the server was not told"
-    } else if let service = try await revocationService(for: account) {
+    if let service = try await revocationService(for: account) {
       do {
         // Revoking the refresh token ends the grant (RFC 7009 §2.1); the access token is
         // revoked too, for servers that keep it alive until expiry otherwise.

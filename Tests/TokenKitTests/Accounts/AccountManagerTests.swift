@@ -435,14 +435,18 @@ struct SignInServer {
     #expect(events.first?.message == result.note)
   }
 
-  @Test func localOnlyNeverTellsTheServer() async throws {
+  @Test func localOnlyNeverTellsTheServerButTellsTheObservers() async throws {
     let harness = try H(responses: [])
     try harness.seed(left: 600)
+    let recorder = EventRecorder(harness.events)
     let result = try await harness.manager.signOut(H.key, localOnly: true)
     #expect(!result.revokedAtServer)
-    #expect(result.note?.contains("--local") == true)
+    #expect(result.note == "the server was not told")
     #expect(harness.transport.requestCount == 0)
     #expect(try harness.stored() == nil)
+    let events = await recorder.drain()
+    #expect(events.map(\.kind) == [.revoked])
+    #expect(events.first?.account.key == H.key)
   }
 
   @Test func anUnknownAccountIsNoSuchAccount() async throws {
