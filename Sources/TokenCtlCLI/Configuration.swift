@@ -53,9 +53,6 @@ public struct Configuration: Sendable, Hashable {
     self.gitAccounts = gitAccounts
   }
 
-  /// The keys of a `[types.ID]` table.
-  static let typeKeys = ["client_id", "client_secret", "issuer", "scopes", "redirect_port"]
-
   /// Where the configuration is read from: `$TOKENCTL_CONFIG`, else under the XDG config
   /// directory (`$XDG_CONFIG_HOME`, else `$HOME/.config`).
   public static func path(environment: [String: String]) -> String {
@@ -163,9 +160,9 @@ public struct Configuration: Sendable, Hashable {
         // A string under another name is the plugin's own setting, checked against what
         // the plugin declares when the settings are applied; a near-miss of a common key
         // is a typo, and said so here, where the line is known.
-        let typo = typeKeys.contains { EditDistance.levenshtein(key, $0) <= 2 }
+        let typo = AccountTypeSettings.keys.contains { EditDistance.levenshtein(key, $0) <= 2 }
         guard !typo, let string = value.string else {
-          throw unknownKey(key, at: entry.keyPosition, in: header, expected: typeKeys, path: path)
+          throw unknownKey(key, at: entry.keyPosition, in: header, expected: AccountTypeSettings.keys, path: path)
         }
         settings.options[key] = string
       }

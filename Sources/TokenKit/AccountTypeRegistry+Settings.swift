@@ -33,7 +33,7 @@ extension AccountTypeRegistry {
       var descriptor = try Self.descriptor(entry.descriptor, applying: typeSettings, source: source)
       if !typeSettings.options.isEmpty {
         let declared = pluginOptions[id]
-        let known = Self.commonKeys + (declared?.keys ?? [])
+        let known = AccountTypeSettings.keys + (declared?.keys ?? [])
         if let unknown = typeSettings.options.keys.sorted().first(where: { !(declared?.keys ?? []).contains($0) }) {
           throw TokenKitError(
             .notConfigured, "\(source): [types.\(id)]: unknown key '\(unknown)'",
@@ -56,9 +56,6 @@ extension AccountTypeRegistry {
     return registry
   }
 
-  /// The keys every `[types.ID]` table takes.
-  static let commonKeys = ["client_id", "client_secret", "issuer", "scopes", "redirect_port"]
-
   /// Replaces the entry registered under the same id as `entry`'s descriptor, or adds it.
   /// Unchecked: the caller has validated the descriptor.
   mutating func replace(_ entry: Entry) {
@@ -76,14 +73,14 @@ extension AccountTypeRegistry {
 
     if let clientID = settings.clientID {
       // RFC 6749 Appendix A.1: a client_id is VSCHAR, printable ASCII.
-      guard !clientID.isEmpty, clientID.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+      guard OAuthSyntax.isVisibleASCII(clientID) else {
         throw problem("client_id must be non-empty printable ASCII (RFC 6749 Appendix A.1)")
       }
       descriptor.clientID = clientID
     }
     if let clientSecret = settings.clientSecret {
       // Appendix A.2 says the same of a client_secret; the message never shows it.
-      guard !clientSecret.isEmpty, clientSecret.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+      guard OAuthSyntax.isVisibleASCII(clientSecret) else {
         throw problem("client_secret must be non-empty printable ASCII (RFC 6749 Appendix A.2)")
       }
       descriptor.clientSecret = clientSecret
@@ -96,9 +93,7 @@ extension AccountTypeRegistry {
       }
       // RFC 6749 §3.3: scope-token = 1*NQCHAR, printable ASCII without space, '"' and '\'.
       for scope in scopes
-      where scope.isEmpty
-        || !scope.utf8.allSatisfy({ $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) })
-      {
+      where !OAuthSyntax.isScopeToken(scope) {
         throw problem(
           "scope \(TOMLValue.quoted(scope)) is not a scope token: printable ASCII without spaces, '\"' or '\\' (RFC 6749 §3.3)"
         )
@@ -136,9 +131,7 @@ extension AccountTypeRegistry {
   /// `text` as an issuer identifier: https, or http on a loopback host (RFC 8252 §8.3), with
   /// no query or fragment (RFC 8414 §2).
   private static func issuerURL(_ text: String, problem: (String, String?) -> TokenKitError) throws -> URL {
-    guard let url = URL(string: text), url.host()?.isEmpty == false, Loopback.isSecureOrLoopback(url),
-      url.query() == nil, url.fragment() == nil
-    else {
+    guard let url = OAuthSyntax.issuerURL(text) else {
       throw problem(
         "issuer \(TOMLValue.quoted(text)) must be an https URL without query or fragment (http only on a loopback host)",
         "Use the issuer your provider documents, such as https://accounts.example.com.")

@@ -20,6 +20,10 @@ public struct AccountTypeSettings: Sendable, Hashable {
   /// Settings the type's plugin defines for itself (a tenant, a cloud's hosts), by key.
   public var options: [String: String] = [:]
 
+  /// The keys every `[types.ID]` table takes, as config.toml names the fields above; a
+  /// plugin may declare more of its own.
+  public static let keys = ["client_id", "client_secret", "issuer", "scopes", "redirect_port"]
+
   public init(
     clientID: String? = nil, clientSecret: String? = nil, issuer: String? = nil, scopes: [String]? = nil,
     redirectPort: UInt16? = nil

@@ -124,8 +124,7 @@ public enum DescriptorFile {
         return nil
       }
       guard let id = string("id", in: table) else { return nil }
-      let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-")
-      guard !id.isEmpty, id.allSatisfy(allowed.contains), id.first != "-" else {
+      guard EndpointDescriptor.isValidID(id) else {
         report(
           "id \(TOMLValue.quoted(id)) must be lowercase letters, digits and '-', not starting with '-'",
           at: table.entry("id")?.valuePosition)
@@ -184,9 +183,7 @@ public enum DescriptorFile {
           continue
         }
         // RFC 6749 §3.3: scope-token = 1*NQCHAR, printable ASCII without space, '"' and '\'.
-        guard !scope.isEmpty,
-          scope.utf8.allSatisfy({ $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) })
-        else {
+        guard OAuthSyntax.isScopeToken(scope) else {
           report(
             "scope \(TOMLValue.quoted(scope)) is not a scope token: printable ASCII without spaces, '\"' or '\\' (RFC 6749 §3.3)",
             at: entry.valuePosition)
@@ -375,7 +372,7 @@ public enum DescriptorFile {
 
     private mutating func printableASCII(_ key: String, in table: TOMLTable, rfc: String) -> String? {
       guard let text = string(key, in: table) else { return nil }
-      guard !text.isEmpty, text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+      guard OAuthSyntax.isVisibleASCII(text) else {
         report("\(key) must be non-empty printable ASCII (\(rfc))", at: table.entry(key)?.valuePosition)
         return nil
       }
@@ -385,7 +382,7 @@ public enum DescriptorFile {
     /// An endpoint URL: https, or http on a loopback host (RFC 6749 §3.1, RFC 8252 §8.3).
     private mutating func url(_ key: String, in table: TOMLTable) -> URL? {
       guard let text = string(key, in: table) else { return nil }
-      guard let url = URL(string: text), url.host()?.isEmpty == false, Loopback.isSecureOrLoopback(url) else {
+      guard let url = OAuthSyntax.endpointURL(text) else {
         report(
           "\(key) must be an https URL (http only on a loopback host)", at: table.entry(key)?.valuePosition)
         return nil
@@ -397,7 +394,7 @@ public enum DescriptorFile {
     private mutating func issuerURL(_ key: String, in table: TOMLTable) -> URL? {
       let before = problems.count
       guard let url = url(key, in: table) else { return nil }
-      guard url.query() == nil, url.fragment() == nil else {
+      guard OAuthSyntax.isIssuerShaped(url) else {
         if problems.count == before {
           report("\(key) must have no query or fragment (RFC 8414 §2)", at: table.entry(key)?.valuePosition)
         }

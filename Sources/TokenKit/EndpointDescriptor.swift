@@ -77,11 +77,18 @@ public struct EndpointDescriptor: Sendable, Hashable {
   /// The hosts of ``servedOrigins``, for people to read.
   public var servedHosts: Set<String> { Set(servedOrigins.map(\.host)) }
 
+  /// Whether `id` may name an account type: lowercase ASCII letters, digits and `-`, not
+  /// starting with `-`, so that it is safe in keyring attributes, file names, `TYPE:NAME`
+  /// references and command lines.
+  public static func isValidID(_ id: String) -> Bool {
+    !id.isEmpty && id.first != "-"
+      && id.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D }
+  }
+
   /// The problems that make this descriptor unusable; empty when it is sound.
   public var problems: [String] {
     var problems: [String] = []
-    let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-")
-    if id.isEmpty || !id.allSatisfy(allowed.contains) || id.first == "-" {
+    if !Self.isValidID(id) {
       problems.append("id '\(id)' must be lowercase letters, digits and '-', not starting with '-'")
     }
     if displayName.isEmpty { problems.append("display name is empty") }

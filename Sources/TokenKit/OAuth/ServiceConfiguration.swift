@@ -65,9 +65,7 @@ public struct ServiceConfiguration: Sendable {
           .notConfigured, "account type '\(descriptor.id)' needs an issuer",
           recovery: "Pass --issuer https://… or set issuer in the [types.\(descriptor.id)] table of config.toml.")
       }
-      guard let url = URL(string: text), url.host()?.isEmpty == false, Loopback.isSecureOrLoopback(url),
-        url.query() == nil, url.fragment() == nil
-      else {
+      guard let url = OAuthSyntax.issuerURL(text) else {
         throw TokenKitError(
           .notConfigured, "issuer '\(text)' is not an https URL without query or fragment (OpenID Connect Discovery §2)"
         )
