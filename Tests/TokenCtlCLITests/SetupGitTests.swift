@@ -71,6 +71,19 @@ import TokenStoreTesting
     #expect(try helpers("github.com") == ["tokenctl"])
   }
 
+  @Test func aGroupIsChosenAsEveryCommandChoosesIt() async throws {
+    // An instance known only to the accounts of group "work": --group finds it.
+    try InMemoryTokenStore(group: "work", backing: backing).save(
+      Account(
+        type: "gitea", id: "1", name: "ada", group: "work", createdAt: Date(), updatedAt: Date(),
+        issuer: "https://git.work.example/"),
+      tokens: TokenSet(accessToken: "A", refreshToken: "R", expiresAt: nil))
+    #expect(try await tokenctl("setup-git").status == 0)
+    #expect(try helpers("git.work.example") == [])
+    #expect(try await tokenctl("setup-git", "--group", "work").status == 0)
+    #expect(try helpers("git.work.example") == ["tokenctl"])
+  }
+
   @Test(arguments: ["https://github.com", "github.com/acme", ""])
   func aHostWithSchemeOrPathIsRefused(host: String) async throws {
     #expect(try await tokenctl("setup-git", "--host", host).status == 64)

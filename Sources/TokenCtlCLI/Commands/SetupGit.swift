@@ -25,6 +25,8 @@ extension TokenCtl {
     @Flag(help: "Remove tokenctl's entry instead of adding it.")
     var unset = false
 
+    @OptionGroup var groupOption: GroupOption
+
     enum Scope: String, EnumerableFlag {
       case global, local
     }
@@ -42,9 +44,9 @@ extension TokenCtl {
       let context = CLIContext.required
       let configuration = try context.configuration()
       let registry = try context.effectiveRegistry(configuration)
-      let group = context.environment["TOKENCTL_GROUP"] ?? Account.defaultGroup
+      // The group's accounts name the hosts of forge types that list none (Gitea).
       let helper = CredentialHelper(
-        registry: registry, store: context.makeStore(group.isEmpty ? Account.defaultGroup : group),
+        registry: registry, store: try groupOption.store(in: context),
         environment: context.environment, clock: context.clock, warn: { _ in })
       let chosen = hosts.isEmpty ? helper.servedHosts() : hosts
       guard !chosen.isEmpty else {
