@@ -271,9 +271,10 @@ final class CurlExchange: @unchecked Sendable {
       var connectTime: curl_off_t = 0
       _ = tokenctl_curl_getinfo_off(handle, CURLINFO_CONNECT_TIME_T, &connectTime)
       if connectTime == 0 {
-        return TransportError(.timedOut, "could not connect to \(place) within \(settings.connectTimeout.secondsText)")
+        return TransportError(
+          .timedOut, "could not connect to \(place) within \(DurationText.format(settings.connectTimeout))")
       }
-      return TransportError(.timedOut, "no response from \(place) within \(settings.totalTimeout.secondsText)")
+      return TransportError(.timedOut, "no response from \(place) within \(DurationText.format(settings.totalTimeout))")
     case CURLE_ABORTED_BY_CALLBACK:
       return cancelledError
     case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_ENGINE_NOTFOUND,

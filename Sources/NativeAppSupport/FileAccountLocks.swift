@@ -42,7 +42,7 @@ public struct FileAccountLocks: AccountLocking {
       guard clock.now < deadline else {
         close(fd)
         throw TokenKitError(
-          .storeFailure, "another tokenctl has been refreshing \(key) for more than \(timeout.secondsText)",
+          .storeFailure, "another tokenctl has been refreshing \(key) for more than \(DurationText.format(timeout))",
           recovery: "Try again; if it persists, look for a hung tokenctl process.")
       }
       do { try await Task.sleep(for: Self.pollInterval) } catch {

@@ -100,7 +100,7 @@ public struct ManualPasteReceiver: RedirectReceiver {
     let readLine = readLine
     let timer = Task {
       try? await Task.sleep(until: deadline, clock: .continuous)
-      race.finish(.failure(TokenKitError(.signInTimedOut, "nothing was pasted within \(timeout.secondsText)")))
+      race.finish(.failure(TokenKitError(.signInTimedOut, "nothing was pasted within \(DurationText.format(timeout))")))
     }
     defer { timer.cancel() }
     return try await withTaskCancellationHandler {

@@ -144,19 +144,19 @@ public struct IDTokenValidator: Sendable {
     guard claims.expiresAt > now.addingTimeInterval(-skew) else {
       throw failure(
         "The ID token expired at \(Self.text(claims.expiresAt)); this computer's time, \(Self.text(now)), is past "
-          + "it by more than the \(Self.text(clockSkew)) allowed for clock differences.",
+          + "it by more than the \(DurationText.format(clockSkew)) allowed for clock differences.",
         recovery: clockRecovery)
     }
     guard claims.issuedAt <= now.addingTimeInterval(skew) else {
       throw failure(
         "The ID token was issued at \(Self.text(claims.issuedAt)), ahead of this computer's time, "
-          + "\(Self.text(now)), by more than the \(Self.text(clockSkew)) allowed for clock differences.",
+          + "\(Self.text(now)), by more than the \(DurationText.format(clockSkew)) allowed for clock differences.",
         recovery: clockRecovery)
     }
     if let notBefore = claims.notBefore, notBefore > now.addingTimeInterval(skew) {
       throw failure(
         "The ID token is not valid before \(Self.text(notBefore)), ahead of this computer's time, "
-          + "\(Self.text(now)), by more than the \(Self.text(clockSkew)) allowed for clock differences.",
+          + "\(Self.text(now)), by more than the \(DurationText.format(clockSkew)) allowed for clock differences.",
         recovery: clockRecovery)
     }
     return claims
@@ -174,10 +174,4 @@ public struct IDTokenValidator: Sendable {
   }
 
   private static func text(_ date: Date) -> String { date.formatted(.iso8601) }
-
-  private static func text(_ duration: Duration) -> String {
-    let seconds = duration.components.seconds
-    if seconds % 60 == 0 && seconds >= 60 { return seconds == 60 ? "1 minute" : "\(seconds / 60) minutes" }
-    return seconds == 1 ? "1 second" : "\(seconds) seconds"
-  }
 }

@@ -1,11 +1,4 @@
 extension Duration {
-  /// The duration for a message: "30 s", "1.5 s".
-  var secondsText: String {
-    let (seconds, attoseconds) = components
-    let tenths = attoseconds / 100_000_000_000_000_000
-    return tenths == 0 ? "\(seconds) s" : "\(seconds).\(tenths) s"
-  }
-
   /// Whole milliseconds, rounded up so that a short positive wait never becomes zero
   /// (a `poll` timeout of 0 would spin).
   var millisecondsRoundedUp: Int64 {
