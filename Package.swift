@@ -39,7 +39,10 @@ let package = Package(
     // Sources/CCurl/include/curl-shim.h): only its headers are needed to build (apt
     // `libcurl4-openssl-dev`), and the shared library at run time (`libcurl4`).
     .target(name: "CCurl"),
-    .target(name: "NativeAppSupport", dependencies: ["TokenKit", "CCurl"]),
+    // Linux calls Swift's Glibc module does not offer (accept4, pipe2, closefrom for
+    // posix_spawn, prctl): a header of static inline wrappers, no library.
+    .target(name: "CLinux"),
+    .target(name: "NativeAppSupport", dependencies: ["TokenKit", "CCurl", "CLinux"]),
 
     .systemLibrary(
       name: "CLibSecret",

@@ -1,4 +1,4 @@
-import CCurl
+import CLinux
 
 #if canImport(Glibc)
   import Glibc

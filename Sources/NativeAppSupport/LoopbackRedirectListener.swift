@@ -1,4 +1,4 @@
-import CCurl
+import CLinux
 import Synchronization
 import TokenKit
 

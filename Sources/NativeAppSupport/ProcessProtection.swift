@@ -1,4 +1,4 @@
-import CCurl
+import CLinux
 
 /// Protection of a process that holds tokens in its memory.
 public enum ProcessProtection {

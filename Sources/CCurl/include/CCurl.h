@@ -1,3 +1,2 @@
-// The C side of NativeAppSupport: libcurl, loaded on first use, and a few Linux calls.
+// The C side of the HTTP transport: libcurl, loaded on first use (curl-shim.h).
 #include "curl-shim.h"
-#include "linux.h"

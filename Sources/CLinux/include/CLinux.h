@@ -2,9 +2,9 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 
-// Linux calls that glibc declares only under _GNU_SOURCE, which Swift's Glibc module is
-// built without. They live in this module because it is the C module NativeAppSupport
-// already has. Both exist in every glibc tokenctl supports (Debian 12 has 2.36).
+// Linux calls Swift cannot reach through its Glibc module: those glibc declares only
+// under _GNU_SOURCE, which that module is built without, and variadic ones. All exist in
+// every glibc tokenctl supports (Debian 12 has 2.36).
 #ifndef __USE_GNU
 extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
 extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
