@@ -7,6 +7,12 @@ import PackageDescription
 //
 // - swift-argument-parser: the command line, `--help`, and the man pages generated from
 //   the same definitions (its GenerateManual plugin). It imports only FoundationEssentials.
+// - swift-crypto: SHA-256 for PKCE (RFC 7636) and the signature checks of ID tokens
+//   (RS256/PS256 through CryptoExtras, ES256/ES384), on BoringSSL, as Apple's CryptoKit
+//   API. The alternative, libgcrypt or OpenSSL through C, would mean hand-written key
+//   parsing and memory handling in the core.
+// - libcurl (Debian's, opened with dlopen) is the HTTP transport; libsecret (Debian's,
+//   through pkg-config) the keyring. Neither is a Swift package.
 
 let package = Package(
   name: "tokenctl",
