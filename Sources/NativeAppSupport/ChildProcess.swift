@@ -6,6 +6,9 @@ import CLinux
 
 /// Starts programs without a shell of our own: the browser, the hook, git.
 public enum ChildProcess {
+  /// The child's descriptor number of the first `handOn` descriptor; the next ones follow.
+  static let firstHandedOn: Int32 = 3
+
   /// Where a child's standard output and error go.
   public enum Output: Sendable, Hashable {
     /// `/dev/null`: a browser's or hook's chatter between our prompts is noise.
@@ -25,7 +28,7 @@ public enum ChildProcess {
   /// group of its own. With `reap`, the `Reaper` collects its exit status; otherwise the
   /// caller must wait for it. Returns the pid, or nil when no candidate could be started.
   ///
-  /// `handOn` descriptors become the child's 3, 4, … (a held lock); `newSession` puts the
+  /// `handOn` descriptors become the child's `firstHandedOn` (3), 4, … (a held lock); `newSession` puts the
   /// child in a session of its own, out of reach of the terminal's Ctrl-C and hangup.
   static func spawn(
     _ arguments: [String], environment: [String: String], output: Output = .discard, reap: Bool = true,
@@ -66,9 +69,9 @@ public enum ChildProcess {
       posix_spawn_file_actions_adddup2(&actions, descriptor, parked + Int32(index))
     }
     for index in handOn.indices {
-      posix_spawn_file_actions_adddup2(&actions, parked + Int32(index), 3 + Int32(index))
+      posix_spawn_file_actions_adddup2(&actions, parked + Int32(index), firstHandedOn + Int32(index))
     }
-    _ = tokenctl_spawn_closefrom(&actions, 3 + Int32(handOn.count))
+    _ = tokenctl_spawn_closefrom(&actions, firstHandedOn + Int32(handOn.count))
 
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)

@@ -86,7 +86,7 @@ final class FileLockHandle: AccountLockHandle {
   init(fd: Int32) { self.fd = Mutex(fd) }
 
   /// The locked descriptor, until released: a child that inherits it holds the lock too.
-  var descriptor: Int32? { fd.withLock { $0 >= 0 ? $0 : nil } }
+  var inheritableDescriptor: Int32? { fd.withLock { $0 >= 0 ? $0 : nil } }
 
   func release() {
     fd.withLock { fd in

@@ -13,16 +13,13 @@ import TokenKit
 /// Refreshes in a child process that inherits the account's lock and outlives us (see
 /// ``RefreshIsolation`` for why).
 ///
-/// The child is this very program (`/proc/self/exe`), run with `arguments` plus `--group G
-/// --type T --id I`: it
-/// reads the account from the keyring, refreshes, stores the answer, and only then writes
+/// The child is this very program (`/proc/self/exe`), run with ``RefreshChild``'s
+/// arguments: it reads the account from the keyring, refreshes, stores the answer, and only then writes
 /// one ``RefreshReport`` on its standard output, a pipe to us, and exits. It runs in a
 /// session of its own, ignoring SIGPIPE and SIGINT, so that neither our death nor a
 /// Ctrl-C stops it between the exchange and the store. The lock stays held as long as
 /// either of us has the descriptor open: if we die, the next caller waits for the child.
 public struct ProcessRefreshIsolation: RefreshIsolation {
-  /// The arguments that make this program the refresh child (its hidden command).
-  public var arguments: [String]
   /// The child's environment: ours, since it must find the same keyring and settings.
   public var environment: [String: String]
   /// Whether the child may write to our standard error: only when debugging, since its
@@ -31,20 +28,21 @@ public struct ProcessRefreshIsolation: RefreshIsolation {
   /// Receives the child's warnings: failures that did not stop its refresh.
   public var warn: (@Sendable (String) -> Void)?
 
-  public init(arguments: [String], environment: [String: String]) {
-    self.arguments = arguments
+  public init(environment: [String: String]) {
     self.environment = environment
   }
 
   public func refresh(_ key: AccountKey, group: String, holding lock: any AccountLockHandle) async throws -> Bool {
-    guard let lock = lock as? FileLockHandle, let descriptor = lock.descriptor else { return false }
+    // A lock no other process can hold (an in-process one) cannot be handed on: the
+    // refresh then runs here, as it would without isolation.
+    guard let descriptor = lock.inheritableDescriptor else { return false }
     var ends: [Int32] = [-1, -1]
     guard tokenctl_pipe2(&ends, O_CLOEXEC) == 0 else {
       throw TokenKitError(.storeFailure, "could not refresh \(key): no pipe (\(String(cString: strerror(errno))))")
     }
     // Looked up now, not at start: the fast paths that never refresh pay nothing for it.
     guard let program = Self.runningProgram() else { return false }
-    let arguments = [program] + arguments + ["--group", group, "--type", key.type, "--id", key.id]
+    let arguments = [program] + RefreshChild.arguments(refreshing: key, group: group)
     let pid = ChildProcess.spawn(
       arguments, environment: environment, output: .descriptor(ends[1], keepErrors: showsErrors), reap: false,
       handOn: [descriptor],

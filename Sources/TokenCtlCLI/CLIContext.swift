@@ -32,7 +32,7 @@ public struct CLIContext: Sendable {
   public var terminal: @Sendable () -> (any UserTerminal)?
   /// Where refreshes run once locked: a child process for the real executables (see
   /// ``RefreshIsolation``), this process when nil.
-  public var refreshIsolation: (any RefreshIsolation)?
+  public var refreshIsolation: ProcessRefreshIsolation?
   /// Failures that did not stop the command, shown once it has succeeded.
   public var warnings = WarningLog()
 
@@ -68,7 +68,7 @@ public struct CLIContext: Sendable {
       registry: try BuiltinPlugins.registry(),
       makeStore: { SecretServiceTokenStore(group: $0) },
       clock: SystemClock(), environment: environment, output: StandardOutput())
-    var isolation = ProcessRefreshIsolation(arguments: [TokenCtl.RefreshWorker.commandName], environment: environment)
+    var isolation = ProcessRefreshIsolation(environment: environment)
     isolation.warn = { [warnings = context.warnings] in warnings.add($0) }
     context.refreshIsolation = isolation
     return context
@@ -84,7 +84,7 @@ public struct CLIContext: Sendable {
     context.environment["TOKENCTL_LOG"] = "debug"
     let output = output
     context.transport = LoggingHTTPTransport(transport) { output.writeError("tokenctl: debug: \($0)\n") }
-    if var isolation = refreshIsolation as? ProcessRefreshIsolation {
+    if var isolation = refreshIsolation {
       isolation.environment["TOKENCTL_LOG"] = "debug"
       isolation.showsErrors = true
       context.refreshIsolation = isolation

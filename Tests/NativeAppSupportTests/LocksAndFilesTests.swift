@@ -41,6 +41,18 @@ private func eventually(within seconds: Double = 5, _ condition: () -> Bool) asy
     handle.release()
   }
 
+  /// The capability a refresh child needs, offered through the protocol (no downcast):
+  /// a file lock's descriptor while it is held, which the lock file's check accepts.
+  @Test func aFileLockOffersItsDescriptorToHandOnWhileHeld() async throws {
+    let scratch = try TemporaryDirectory()
+    let locks = FileAccountLocks(directory: scratch.path("locks"))
+    let handle: any AccountLockHandle = try await locks.acquire(Self.key, group: "default", timeout: .seconds(1))
+    let descriptor = try #require(handle.inheritableDescriptor)
+    #expect(locks.holds(descriptor, for: Self.key, group: "default"))
+    handle.release()
+    #expect(handle.inheritableDescriptor == nil)
+  }
+
   /// What a refresh child checks of the descriptor it was handed: the account's own lock
   /// file, locked by the very description it holds.
   @Test func holdsOnlyTheAccountsOwnLockFileWhenItIsNotHeldElsewhere() async throws {

@@ -11,7 +11,7 @@ extension TokenCtl {
   /// inherited, stores the answer, then reports on standard output. Not for people, and
   /// hidden from help.
   struct RefreshWorker: AsyncParsableCommand {
-    static let commandName = "_refresh-worker"
+    static let commandName = RefreshChild.commandName
     static let configuration = CommandConfiguration(
       commandName: commandName, abstract: "Refresh an account whose lock this process inherited.",
       shouldDisplay: false)
@@ -30,9 +30,9 @@ extension TokenCtl {
       var failure: TokenKitError?
       do {
         // Refreshing without the account's lock could race another refresh and spend a
-        // rotated token twice: run only with the lock handed on as descriptor 3.
+        // rotated token twice: run only with the lock handed on.
         let key = AccountKey(type: type, id: id)
-        guard context.accountLocks.holds(3, for: key, group: group) else {
+        guard context.accountLocks.holds(RefreshChild.lockDescriptor, for: key, group: group) else {
           throw TokenKitError(
             .storeFailure, "\(Self.commandName) refreshes only for tokenctl, which hands it the account's lock",
             recovery: "Run `tokenctl refresh \(type):\(id)` instead.")

@@ -12,4 +12,14 @@ public protocol AccountLocking: Sendable {
 /// A held lock; `release()` may be called more than once.
 public protocol AccountLockHandle: Sendable {
   func release()
+
+  /// The open file descriptor that holds this lock, for a lock that a child process
+  /// holds too once it inherits the descriptor (see ``RefreshIsolation``); nil for a lock
+  /// that cannot be handed on, until released and after.
+  var inheritableDescriptor: Int32? { get }
+}
+
+extension AccountLockHandle {
+  /// In-process locks cannot be handed to another process.
+  public var inheritableDescriptor: Int32? { nil }
 }
