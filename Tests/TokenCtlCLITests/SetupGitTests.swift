@@ -60,12 +60,16 @@ import TokenStoreTesting
     }
   }
 
-  @Test func aForgeInstanceIsConfiguredFromItsAccountsIssuer() async throws {
-    try InMemoryTokenStore(group: "default", backing: backing).save(
+  /// A Gitea account of `group` signed in at `issuer`: the instance's only trace.
+  func seedGitea(group: String = "default", issuer: String) throws {
+    try InMemoryTokenStore(group: group, backing: backing).save(
       Account(
-        type: "gitea", id: "1", name: "ada", group: "default", createdAt: Date(), updatedAt: Date(),
-        issuer: "https://git.corp.example:3000/"),
+        type: "gitea", id: "1", name: "ada", group: group, createdAt: Date(), updatedAt: Date(), issuer: issuer),
       tokens: TokenSet(accessToken: "A", refreshToken: "R", expiresAt: nil))
+  }
+
+  @Test func aForgeInstanceIsConfiguredFromItsAccountsIssuer() async throws {
+    try seedGitea(issuer: "https://git.corp.example:3000/")
     #expect(try await tokenctl("setup-git").status == 0)
     #expect(try helpers("git.corp.example:3000") == ["tokenctl"])
     #expect(try helpers("github.com") == ["tokenctl"])
@@ -73,11 +77,7 @@ import TokenStoreTesting
 
   @Test func aGroupIsChosenAsEveryCommandChoosesIt() async throws {
     // An instance known only to the accounts of group "work": --group finds it.
-    try InMemoryTokenStore(group: "work", backing: backing).save(
-      Account(
-        type: "gitea", id: "1", name: "ada", group: "work", createdAt: Date(), updatedAt: Date(),
-        issuer: "https://git.work.example/"),
-      tokens: TokenSet(accessToken: "A", refreshToken: "R", expiresAt: nil))
+    try seedGitea(group: "work", issuer: "https://git.work.example/")
     #expect(try await tokenctl("setup-git").status == 0)
     #expect(try helpers("git.work.example") == [])
     #expect(try await tokenctl("setup-git", "--group", "work").status == 0)

@@ -159,20 +159,26 @@ public struct TokenRefresher: Sendable {
     // else can fail, or the only valid refresh token would be lost.
     try store.save(updated, tokens: tokens)
     if let idToken = response.idToken {
+      var checked = false
       do {
         try await checkRefreshedIDToken(idToken, of: updated, previous: current.tokens.idToken, configuration)
-        tokens.idToken = idToken
-        try store.save(updated, tokens: tokens)
-      } catch let error as TokenKitError where error.code != .keyringLocked && error.code != .keyringUnavailable {
+        checked = true
+      } catch {
         // The grant is fine and already stored; only the identity statement is bad or
         // could not be checked. Keeping the tokens loses nothing, keeping the ID token
         // would hand other programs reading the keyring an unchecked identity.
+        let reason = (error as? TokenKitError)?.message ?? "\(error)"
         events.publish(
           AccountEvent(
             .failed, updated,
             message:
-              "the ID token that came with the refresh of \(account.qualifiedName) was dropped: \(error.message); "
+              "the ID token that came with the refresh of \(account.qualifiedName) was dropped: \(reason); "
               + "the new access and refresh tokens were kept"))
+      }
+      // Outside the check: a keyring that fails here fails the refresh as any store does.
+      if checked {
+        tokens.idToken = idToken
+        try store.save(updated, tokens: tokens)
       }
     }
     let refreshed = StoredAccount(account: updated, tokens: tokens)
