@@ -51,6 +51,13 @@ enum RawHTTPClient {
     }
   }
 
+  /// Returns once the server on `port` has answered a request for a path nobody serves:
+  /// for a clock that is to time the server, not how soon a busy test run starts it.
+  static func waitUntilServing(port: Int) async throws {
+    let answer = try await exchange(port: port, "GET /elsewhere HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+    guard answer.status == 404 else { throw TestFailure("the server answered \(answer.head)") }
+  }
+
   /// Whether connections to `address`:`port` are refused within a few seconds.
   ///
   /// Not at once: a child that another test is spawning holds a copy of every descriptor,
