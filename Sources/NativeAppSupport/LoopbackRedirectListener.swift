@@ -166,9 +166,7 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
     case .timedOut:
       throw TokenKitError(
         .signInTimedOut, "no answer from the browser within \(DurationText.format(timeout))",
-        recovery:
-          "Run `tokenctl login` again and finish signing in in the browser, or use --paste or --device if the "
-          + "browser cannot reach this computer.")
+        remedy: .finishSignIn(type: nil))
     case .cancelled:
       throw CancellationError()
     case .closed:

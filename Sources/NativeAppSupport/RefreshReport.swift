@@ -14,6 +14,8 @@ public struct RefreshReport: Codable, Sendable, Hashable {
   public var code: String?
   public var message: String?
   public var recovery: String?
+  /// The error's remedy, a fact the parent words as it words its own errors.
+  public var remedy: TokenKitError.Remedy?
   /// Failures that did not stop the refresh (an ID token dropped), for the parent to show.
   public var warnings: [String]?
 
@@ -23,7 +25,7 @@ public struct RefreshReport: Codable, Sendable, Hashable {
   /// The report of a refresh that ended with `error` (nil: success), as one JSON line.
   public static func encode(_ error: TokenKitError?, warnings: [String] = []) -> [UInt8] {
     let report = RefreshReport(
-      code: error?.code.description, message: error?.message, recovery: error?.recovery,
+      code: error?.code.description, message: error?.message, recovery: error?.recovery, remedy: error?.remedy,
       warnings: warnings.isEmpty ? nil : warnings)
     return Array((try? JSONEncoder().encode(report)) ?? Data("{}".utf8)) + [10]
   }
@@ -40,6 +42,6 @@ public struct RefreshReport: Codable, Sendable, Hashable {
     guard let name = report.code else { return report.warnings ?? [] }
     throw TokenKitError(
       TokenKitError.Code(name: name) ?? .storeFailure, report.message ?? "the refresh of \(key) failed",
-      recovery: report.recovery)
+      recovery: report.recovery, remedy: report.remedy)
   }
 }

@@ -122,7 +122,8 @@ public struct TokenCtl: ParsableCommand {
       TerminalSafe.text(String($0))
     }
     var text = "tokenctl: \(lines.joined(separator: "\n"))\n"
-    if let recovery = error.recovery { text += "hint: \(TerminalSafe.text(recovery))\n" }
+    let recovery = RemedyWording.recovery(for: error)
+    if let recovery { text += "hint: \(TerminalSafe.text(recovery))\n" }
     context.output.writeError(text)
     if json {
       let status = ExitStatus(for: error)
@@ -130,7 +131,7 @@ public struct TokenCtl: ParsableCommand {
         JSONOutput.render(
           ErrorDocument(
             error: .init(
-              code: error.code.description, message: error.message, recovery: error.recovery, exit: status.rawValue))))
+              code: error.code.description, message: error.message, recovery: recovery, exit: status.rawValue))))
     }
   }
 }

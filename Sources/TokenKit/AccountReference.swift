@@ -53,7 +53,6 @@ public struct AccountReference: Sendable, Hashable, CustomStringConvertible {
     }
     throw TokenKitError(
       .noSuchAccount, "no account '\(self)' in group '\(store.group)'",
-      recovery: "Run `tokenctl list --group \(store.group)` to see the accounts there."
-    )
+      remedy: .listAccounts(group: store.group))
   }
 }

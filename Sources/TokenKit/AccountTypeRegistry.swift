@@ -66,7 +66,7 @@ public struct AccountTypeRegistry: Sendable {
     guard let entry = entries[id] else {
       throw TokenKitError(
         .unknownAccountType, "no account type '\(id)'",
-        recovery: "Known types: \(ids.joined(separator: ", ")). Run `tokenctl types` for details.")
+        remedy: .chooseType(known: ids))
     }
     return entry.descriptor
   }

@@ -2,7 +2,8 @@
 ///
 /// A struct around a private code, as async-http-client does, so that adding a case later
 /// breaks no caller. Every error says what went wrong in `message` and, where the user
-/// can do something about it, what to do next in `recovery`. Neither ever holds a secret.
+/// can do something about it, what to do next: as a fact in `remedy`, for a front end to
+/// word in its own terms, and in plain words in `recovery`. None ever holds a secret.
 public struct TokenKitError: Error, Sendable, Hashable, CustomStringConvertible {
   /// What kind of failure this is; compare against the static members.
   public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -82,13 +83,17 @@ public struct TokenKitError: Error, Sendable, Hashable, CustomStringConvertible 
   public let code: Code
   /// What went wrong, in one sentence.
   public let message: String
-  /// What the user can do next, if anything.
+  /// What the user can do next, if anything, in words that name no front end's commands.
   public let recovery: String?
+  /// What the user can do next as a fact (the account, type, setting or action involved),
+  /// for a front end to word; its `advice` is `recovery` when no other is given.
+  public let remedy: Remedy?
 
-  public init(_ code: Code, _ message: String, recovery: String? = nil) {
+  public init(_ code: Code, _ message: String, recovery: String? = nil, remedy: Remedy? = nil) {
     self.code = code
     self.message = message
-    self.recovery = recovery
+    self.recovery = recovery ?? remedy?.advice
+    self.remedy = remedy
   }
 
   public var description: String {

@@ -49,8 +49,8 @@ extension TokenSet {
     let decoded = try? decoder.decode(Stored.self, from: data)
     guard let version = decoded?.version ?? (try? decoder.decode(VersionOnly.self, from: data).version) else {
       throw TokenKitError(
-        .corruptItem, "the stored tokens of \(item) are not a tokenctl token set",
-        recovery: "Remove the account with `tokenctl revoke` (which reads no token) and sign in again.")
+        .corruptItem, "the stored tokens of \(item) are not a token set tokenctl can read",
+        remedy: .removeUnreadableAccount)
     }
     guard version == Self.storageFormatVersion else {
       throw TokenKitError(
@@ -61,7 +61,7 @@ extension TokenSet {
     guard let stored = decoded else {
       throw TokenKitError(
         .corruptItem, "the stored tokens of \(item) are malformed",
-        recovery: "Remove the account with `tokenctl revoke` (which reads no token) and sign in again.")
+        remedy: .removeUnreadableAccount)
     }
     self.init(
       accessToken: stored.access_token, refreshToken: stored.refresh_token,

@@ -154,7 +154,7 @@ import TokenKit
     #expect(ContinuousClock.now - started < .seconds(15))
     #expect(error?.code == .signInTimedOut)
     #expect(error?.message == "no answer from the browser within 0.5 s")
-    #expect(error?.recovery?.contains("--paste") == true)
+    #expect(error?.remedy == .finishSignIn(type: nil))
     #expect(await RawHTTPClient.isEventuallyRefused(port: Int(listener.port)))
   }
 

@@ -117,7 +117,7 @@ import TokenStoreTesting
 
   @Test(arguments: [
     (#"{"version":99,"access_token":"x","token_type":"Bearer"}"#, "format 99"),
-    ("not json at all", "not a tokenctl token set"),
+    ("not json at all", "not a token set tokenctl can read"),
   ])
   func anUnreadableSecretIsACorruptItemNotAMissingAccount(secret: String, expected: String) throws {
     let group = TokenStoreConformance.freshGroup()

@@ -56,6 +56,6 @@ import TokenStoreTesting
     }
     #expect(error?.code == .noSuchAccount)
     #expect(error?.message == "no account 'graph:nobody' in group 'work'")
-    #expect(error?.recovery?.contains("tokenctl list --group work") == true)
+    #expect(error?.remedy == .listAccounts(group: "work"))
   }
 }

@@ -58,8 +58,8 @@ import TokenKit
 
   @Test(arguments: [
     (#"{"version":2,"access_token":"SECRET","token_type":"Bearer"}"#, "format 2"),
-    (#"{"access_token":"SECRET"}"#, "not a tokenctl token set"),
-    ("SECRET not json", "not a tokenctl token set"),
+    (#"{"access_token":"SECRET"}"#, "not a token set tokenctl can read"),
+    ("SECRET not json", "not a token set tokenctl can read"),
     (#"{"version":1,"access_token":42,"token_type":"Bearer"}"#, "malformed"),
   ])
   func unreadableStorageIsACorruptItemErrorWithoutTheSecret(json: String, expected: String) {

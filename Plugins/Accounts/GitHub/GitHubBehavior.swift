@@ -62,7 +62,7 @@ public struct GitHubBehavior: AccountTypeBehavior {
     guard let secret = client.secret else {
       throw TokenKitError(
         .notConfigured, "GitHub revokes a token only for the app that holds the client secret, and none is configured",
-        recovery: "Set client_secret in the [types.\(configuration.descriptor.id)] table of config.toml.")
+        remedy: .configure(type: configuration.descriptor.id, setting: "client_secret"))
     }
     let url = Self.api(configuration).appending(path: "applications").appending(path: client.id)
       .appending(path: "token")

@@ -120,7 +120,7 @@ public struct AccountManager: Sendable {
       guard configuration.endpoints.deviceAuthorization != nil else {
         throw TokenKitError(
           .notConfigured, "account type '\(type)' does not support the device authorization grant",
-          recovery: "Sign in with the browser, or with --paste over SSH.")
+          remedy: .signInAnotherWay(device: false))
       }
       response = try await DeviceAuthorizationFlow(
         configuration: configuration, scopes: scopes, transport: transport, clock: clock, sleep: sleep,
@@ -130,7 +130,7 @@ public struct AccountManager: Sendable {
       guard configuration.client.secret != nil else {
         throw TokenKitError(
           .notConfigured, "account type '\(type)' has no client secret, which the client credentials grant needs",
-          recovery: "Set client_secret in the [types.\(type)] table of config.toml.")
+          remedy: .configure(type: type, setting: "client_secret"))
       }
       do {
         response = try await configuration.service(transport: transport).token(.clientCredentials(scope: scopes))
@@ -194,9 +194,8 @@ public struct AccountManager: Sendable {
     }
     throw TokenKitError(
       .signInFailed,
-      "the server issued no ID token and has no userinfo endpoint, so tokenctl cannot tell who signed in",
-      recovery:
-        "Request the openid scope (--scope openid …), or use an account type that knows how to look up the user.")
+      "the server issued no ID token and has no userinfo endpoint, so there is no telling who signed in",
+      remedy: .requestScope("openid"))
   }
 
   private func userinfo(
@@ -265,7 +264,7 @@ public struct AccountManager: Sendable {
       events.publish(AccountEvent(.failed, account, message: message))
       throw TokenKitError(
         .revocationFailed, message,
-        recovery: "Try again later, or run `tokenctl revoke --local \(account.qualifiedName)` to forget it here only.")
+        remedy: .forgetLocally(account: account.qualifiedName))
     }
   }
 
@@ -330,8 +329,7 @@ public struct AccountManager: Sendable {
         events.publish(AccountEvent(.failed, account, message: failure.message))
         throw TokenKitError(
           .revocationFailed, failure.message + "; the account is kept",
-          recovery: "Try again later, or run `tokenctl revoke --local \(account.qualifiedName)` to forget it here only."
-        )
+          remedy: .forgetLocally(account: account.qualifiedName))
       }
       result.revokedAtServer = true
       if stored.tokens.refreshToken != nil {

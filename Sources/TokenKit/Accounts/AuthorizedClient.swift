@@ -33,7 +33,7 @@ public struct AuthorizedClient: Sendable {
     let host = request.url.host()?.lowercased() ?? ""
     guard Loopback.isSecureOrLoopback(request.url) else {
       throw TokenKitError(
-        .notConfigured, "tokenctl sends tokens over https only, not to \(request.url.scheme ?? "?")://\(host)")
+        .notConfigured, "tokens are sent over https only, not to \(request.url.scheme ?? "?")://\(host)")
     }
     guard let origin = Origin(request.url), descriptor.servedOrigins.contains(origin) || allowed.contains(origin)
     else {
@@ -41,7 +41,7 @@ public struct AuthorizedClient: Sendable {
       throw TokenKitError(
         .notConfigured,
         "account type '\(account.type)' does not serve \(named), so its token is not sent there",
-        recovery: "If you trust \(named) with this token, pass --allow-host \(named).")
+        remedy: .allowOrigin(named))
     }
     var tokens = try await manager.freshTokens(for: account)
     var refreshed = false

@@ -68,12 +68,11 @@ public struct TokenRefresher: Sendable {
 
   private func refresh(_ stored: StoredAccount, minimumValidity: Double?, force: Bool) async throws -> StoredAccount {
     let account = stored.account
-    let signIn = "`tokenctl login \(account.type)`"
     guard !account.needsSignIn else { throw Self.needsSignIn(account) }
     guard stored.tokens.refreshToken != nil else {
       throw TokenKitError(
         .tokenNotValid, "the access token of \(account.qualifiedName) has expired and there is no refresh token",
-        recovery: "Run \(signIn) to get a new one.")
+        remedy: .signIn(type: account.type, device: false))
     }
     let lock: any AccountLockHandle
     do {
@@ -90,7 +89,8 @@ public struct TokenRefresher: Sendable {
     let current = try load(account.key)
     if current.tokens != stored.tokens {
       if current.account.needsSignIn {
-        throw TokenKitError(.needsSignIn, "\(account.qualifiedName) needs a new sign-in", recovery: "Run \(signIn).")
+        throw TokenKitError(
+          .needsSignIn, "\(account.qualifiedName) needs a new sign-in", remedy: .signIn(type: account.type, device: false))
       }
       let margin =
         force ? 0 : min(minimumValidity ?? current.tokens.defaultRefreshMargin, current.tokens.defaultRefreshMargin)
@@ -132,7 +132,7 @@ public struct TokenRefresher: Sendable {
     do {
       response = try await configuration.service(transport: transport).token(.refreshToken(refreshToken))
     } catch {
-      let failure = TokenKitError(error, while: action, signInHint: "`tokenctl login \(account.type)`")
+      let failure = TokenKitError(error, while: action, signingInAgainTo: account.type)
       if failure.code == .needsSignIn {
         // Keep the account, so the user sees which one to sign in to again, but stop
         // sending a refresh token the server has declared dead.
@@ -209,14 +209,14 @@ public struct TokenRefresher: Sendable {
   private static func needsSignIn(_ account: Account) -> TokenKitError {
     TokenKitError(
       .needsSignIn, "\(account.qualifiedName) needs a new sign-in: its refresh token was rejected",
-      recovery: "Run `tokenctl login \(account.type)`.")
+      remedy: .signIn(type: account.type, device: false))
   }
 
   private func load(_ key: AccountKey) throws -> StoredAccount {
     guard let stored = try store.load(key) else {
       throw TokenKitError(
         .noSuchAccount, "no account \(key) in group '\(store.group)'",
-        recovery: "It may have been signed out. Run `tokenctl list` to see the accounts.")
+        remedy: .listAccounts(group: nil))
     }
     return stored
   }

@@ -122,7 +122,7 @@ public struct AuthorizationRequest: Sendable, Hashable, CustomStringConvertible 
       if error == OAuthError.accessDenied {
         throw TokenKitError(
           .accessDenied, "the sign-in was refused (\(oauth))",
-          recovery: "Run `tokenctl login` again and allow access, or ask the administrator to allow this app.")
+          remedy: .allowAccess(type: nil))
       }
       throw TokenKitError(.signInFailed, "the authorization server refused the sign-in (\(oauth))")
     }

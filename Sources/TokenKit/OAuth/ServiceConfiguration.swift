@@ -36,9 +36,7 @@ public struct ServiceConfiguration: Sendable {
     guard let id = clientID ?? descriptor.clientID, !id.isEmpty else {
       throw TokenKitError(
         .notConfigured, "account type '\(descriptor.id)' has no client id",
-        recovery:
-          "Register an application with the provider, then pass --client-id or set client_id in the [types.\(descriptor.id)] table of config.toml; see tokenctl-providers(7)."
-      )
+        remedy: .configure(type: descriptor.id, setting: "client_id"))
     }
     let client = ClientIdentity(
       id: id, secret: clientSecret ?? descriptor.clientSecret,
@@ -63,7 +61,7 @@ public struct ServiceConfiguration: Sendable {
       guard let text = userIssuer else {
         throw TokenKitError(
           .notConfigured, "account type '\(descriptor.id)' needs an issuer",
-          recovery: "Pass --issuer https://… or set issuer in the [types.\(descriptor.id)] table of config.toml.")
+          remedy: .configure(type: descriptor.id, setting: "issuer"))
       }
       guard let url = OAuthSyntax.issuerURL(text) else {
         throw TokenKitError(

@@ -3,24 +3,25 @@ extension TokenKitError {
   /// tokens of graph:ada@contoso.com").
   ///
   /// Only a rejected grant says anything about the stored tokens; every other failure
-  /// says they are unchanged, because they are. `signInHint` is given when a stored grant
-  /// was presented (a refresh token): only then does `invalid_grant` mean the account
-  /// needs a new sign-in. Without it, a sign-in's own code or device code was refused.
-  public init(_ error: AuthorizationServiceError, while action: String, signInHint: String? = nil) {
+  /// says they are unchanged, because they are. `signingInAgainTo`, the account's type, is
+  /// given when a stored grant was presented (a refresh token): only then does
+  /// `invalid_grant` mean the account needs a new sign-in. Without it, a sign-in's own code
+  /// or device code was refused.
+  public init(_ error: AuthorizationServiceError, while action: String, signingInAgainTo type: String? = nil) {
     let unchanged = "The stored tokens are unchanged."
     switch error {
     case .transport(let transport):
       self.init(
         .networkFailure, "could not \(action): \(transport.message)",
         recovery: "Check the network connection and try again. \(unchanged)")
-    case .oauth(let oauth, _) where oauth.code == OAuthError.invalidGrant && signInHint == nil:
+    case .oauth(let oauth, _) where oauth.code == OAuthError.invalidGrant && type == nil:
       self.init(
         .signInFailed, "the authorization server refused the grant (\(oauth)) while trying to \(action)",
         recovery: "Sign in again from the start: a code is good for one use, and briefly.")
     case .oauth(let oauth, _) where oauth.code == OAuthError.invalidGrant:
       self.init(
         .needsSignIn, "the authorization server no longer accepts the grant (\(oauth)) while trying to \(action)",
-        recovery: signInHint.map { "Sign in again: \($0)" } ?? "Sign in again.")
+        remedy: .signIn(type: type, device: false))
     case .oauth(let oauth, _) where oauth.code == OAuthError.accessDenied:
       self.init(.accessDenied, "access was denied while trying to \(action) (\(oauth))")
     case .oauth(let oauth, _) where oauth.code == "invalid_client" || oauth.code == "unauthorized_client":

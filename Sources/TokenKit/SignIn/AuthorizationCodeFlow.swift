@@ -39,7 +39,7 @@ public struct AuthorizationCodeFlow: Sendable {
     guard let endpoint = configuration.endpoints.authorization else {
       throw TokenKitError(
         .notConfigured, "account type '\(configuration.descriptor.id)' has no authorization endpoint",
-        recovery: "Use --device if the type supports the device grant.")
+        remedy: .signInAnotherWay(device: true))
     }
     return AuthorizationRequest(
       endpoint: endpoint, clientID: configuration.client.id, redirectURI: receiver.redirectURI,

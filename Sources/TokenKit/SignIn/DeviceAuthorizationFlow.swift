@@ -60,14 +60,14 @@ public struct DeviceAuthorizationFlow: Sendable {
         case OAuthError.accessDenied:
           throw TokenKitError(
             .accessDenied, "the sign-in was declined (\(oauth))",
-            recovery: "Run `tokenctl login \(type) --device` again and approve the request.")
+            remedy: .signIn(type: type, device: true))
         case OAuthError.expiredToken:
           throw expired()
         case OAuthError.invalidGrant:
           // The device code was refused: this sign-in is over; no stored account is affected.
           throw TokenKitError(
             .signInFailed, "the authorization server refused the device code (\(oauth))",
-            recovery: "Run `tokenctl login \(type) --device` again.")
+            remedy: .signIn(type: type, device: true))
         default:
           throw TokenKitError(.oauth(oauth, status: status), while: "finish the device sign-in for \(type)")
         }
@@ -80,6 +80,6 @@ public struct DeviceAuthorizationFlow: Sendable {
   private func expired() -> TokenKitError {
     TokenKitError(
       .signInTimedOut, "the device code expired before the sign-in was approved",
-      recovery: "Run `tokenctl login \(configuration.descriptor.id) --device` again, and enter the new code sooner.")
+      remedy: .signIn(type: configuration.descriptor.id, device: true))
   }
 }

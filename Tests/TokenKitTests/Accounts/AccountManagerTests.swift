@@ -415,7 +415,7 @@ struct SignInServer {
     let error = await #expect(throws: TokenKitError.self) { try await harness.manager.signOut(H.key) }
     #expect(error?.code == .revocationFailed)
     #expect(error?.message.contains("the account is kept") == true)
-    #expect(error?.recovery?.contains("--local") == true)
+    #expect(error?.remedy == .forgetLocally(account: seeded.account.qualifiedName))
     #expect(error.map { !$0.fullText.contains("RT-1") && !$0.fullText.contains("AT-1") } == true)
     #expect(try harness.stored() == seeded)
     #expect(await recorder.drain().map(\.kind) == [.failed])

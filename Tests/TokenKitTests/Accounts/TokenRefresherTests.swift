@@ -76,7 +76,7 @@ import TokenStoreTesting
     let error = await #expect(throws: TokenKitError.self) { try await harness.refresher.freshTokens(for: H.key) }
     #expect(error?.code == .needsSignIn)
     #expect(error?.message.contains("Token has been revoked") == true)
-    #expect(error?.recovery?.contains("tokenctl login corp") == true)
+    #expect(error?.remedy == .signIn(type: "corp", device: false))
     #expect(error.map { !$0.fullText.contains("RT-1") } == true)
 
     let stored = try #require(try harness.stored())

@@ -239,12 +239,12 @@ import TokenStoreTesting
 
   @Test(arguments: cases)
   func maps(error: AuthorizationServiceError, code: TokenKitError.Code, phrase: String) {
-    let mapped = TokenKitError(error, while: Self.action, signInHint: "`tokenctl login corp`")
+    let mapped = TokenKitError(error, while: Self.action, signingInAgainTo: "corp")
     #expect(mapped.code == code)
     #expect(mapped.message.contains(phrase))
     #expect(mapped.message.contains(Self.action))
     if code == .needsSignIn {
-      #expect(mapped.recovery?.contains("`tokenctl login corp`") == true)
+      #expect(mapped.remedy == .signIn(type: "corp", device: false))
       #expect(mapped.recovery?.contains("unchanged") == false)
     } else if code != .accessDenied {
       #expect(mapped.recovery?.contains("The stored tokens are unchanged.") == true)

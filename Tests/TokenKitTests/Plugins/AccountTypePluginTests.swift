@@ -138,7 +138,7 @@ import TokenStoreTesting
       try await harness.manager.signIn(type: "gitea", method: browser.method)
     }
     #expect(error?.code == .notConfigured)
-    #expect(error?.recovery?.contains("--issuer") == true)
+    #expect(error?.remedy == .configure(type: "gitea", setting: "issuer"))
     #expect(harness.transport.requestCount == 0)
   }
 }

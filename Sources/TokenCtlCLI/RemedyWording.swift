@@ -1,0 +1,59 @@
+import TokenKit
+
+/// The command line's words for the remedies the core reports as facts: the one place
+/// where a hint names tokenctl's commands, flags and config.toml.
+enum RemedyWording {
+  /// The hint to print for `error`: its remedy in the command line's words, else the
+  /// core's own recovery.
+  static func recovery(for error: TokenKitError) -> String? {
+    error.remedy.map { sentence($0, for: error.code) } ?? error.recovery
+  }
+
+  /// `remedy` in the command line's words; `code`, the error's, says why, where the words
+  /// differ with it.
+  static func sentence(_ remedy: TokenKitError.Remedy, for code: TokenKitError.Code? = nil) -> String {
+    switch remedy {
+    case .signIn(let type?, false) where code == .tokenNotValid:
+      return "Run `\(login(type))` to get a new one."
+    case .signIn(let type, true) where code == .accessDenied:
+      return "Run `\(login(type)) --device` again and approve the request."
+    case .signIn(let type, true) where code == .signInTimedOut:
+      return "Run `\(login(type)) --device` again, and enter the new code sooner."
+    case .signIn(let type, let device):
+      let command = login(type) + (device ? " --device" : "")
+      return type == nil || device ? "Run `\(command)` again." : "Run `\(command)`."
+    case .allowAccess(let type):
+      return "Run `\(login(type))` again and allow access, or ask the administrator to allow this app."
+    case .finishSignIn(let type):
+      return "Run `\(login(type))` again and finish signing in in the browser, or use --paste or --device if the "
+        + "browser cannot reach this computer."
+    case .signInAnotherWay(let device):
+      return device ? "Use --device if the type supports the device grant." : "Sign in with the browser, or with --paste over SSH."
+    case .listAccounts(nil):
+      return "It may have been signed out. Run `tokenctl list` to see the accounts."
+    case .listAccounts(let group?):
+      return "Run `tokenctl list --group \(group)` to see the accounts there."
+    case .forgetLocally(let account):
+      return "Try again later, or run `tokenctl revoke --local \(account)` to forget it here only."
+    case .removeUnreadableAccount:
+      return "Remove the account with `tokenctl revoke` (which reads no token) and sign in again."
+    case .configure(let type, "client_id"):
+      return "Register an application with the provider, then pass --client-id or set client_id in the "
+        + "[types.\(type)] table of config.toml; see tokenctl-providers(7)."
+    case .configure(let type, "issuer"):
+      return "Pass --issuer https://… or set issuer in the [types.\(type)] table of config.toml."
+    case .configure(let type, let setting):
+      return "Set \(setting) in the [types.\(type)] table of config.toml."
+    case .allowOrigin(let origin):
+      return "If you trust \(origin) with this token, pass --allow-host \(origin)."
+    case .requestScope(let scope):
+      return "Request the \(scope) scope (--scope \(scope) …), or use an account type that knows how to look up the user."
+    case .chooseType(let known):
+      return "Known types: \(known.joined(separator: ", ")). Run `tokenctl types` for details."
+    }
+  }
+
+  private static func login(_ type: String?) -> String {
+    type.map { "tokenctl login \($0)" } ?? "tokenctl login"
+  }
+}

@@ -1,0 +1,70 @@
+extension TokenKitError {
+  /// What the user can do about an error, as a fact: which account, type, setting or
+  /// action is involved, never how a particular front end spells it.
+  ///
+  /// A command line words it as a command to run, an app as the button to press, so the
+  /// core names no command, flag or configuration file. `advice` is a plain sentence for a
+  /// front end with no words of its own. Codable, so that it crosses the pipe from a
+  /// refresh child to its parent as a fact too.
+  public enum Remedy: Sendable, Hashable, Codable {
+    /// Sign in to an account of `type` again; nil: of the type just tried. `device`: with
+    /// the device authorization grant (RFC 8628) again.
+    case signIn(type: String?, device: Bool)
+    /// Sign in again and allow the access asked for, or have an administrator allow the app.
+    case allowAccess(type: String?)
+    /// Sign in again and finish in the browser, or with a method that needs no redirect to
+    /// this machine (pasting the address, the device grant).
+    case finishSignIn(type: String?)
+    /// This type signs in another way: with the device grant (`device`), or with the
+    /// browser or by pasting the redirected address.
+    case signInAnotherWay(device: Bool)
+    /// No account by the name given: see which accounts `group` holds (nil: the group
+    /// just searched).
+    case listAccounts(group: String?)
+    /// The server could not be told of the sign-out: try later, or forget `account` on
+    /// this machine only.
+    case forgetLocally(account: String)
+    /// The stored item cannot be read: remove the account without reading its tokens,
+    /// then sign in again.
+    case removeUnreadableAccount
+    /// `setting` (a key of the type's settings, such as `client_id`) is missing for `type`.
+    case configure(type: String, setting: String)
+    /// A token was not sent to `origin`, which the account type does not serve; the user
+    /// may allow it for one request.
+    case allowOrigin(String)
+    /// Ask for `scope`, without which the server does not say who signed in.
+    case requestScope(String)
+    /// There is no type of the id given; these are known.
+    case chooseType(known: [String])
+
+    /// The remedy in plain words, naming no front end's commands.
+    public var advice: String {
+      switch self {
+      case .signIn(_, let device):
+        device ? "Start the device sign-in again." : "Sign in again."
+      case .allowAccess:
+        "Sign in again and allow access, or ask the administrator to allow this app."
+      case .finishSignIn:
+        "Sign in again and finish in the browser, or sign in another way if the browser cannot reach this computer."
+      case .signInAnotherWay(let device):
+        device
+          ? "Sign in with the device grant, if the type supports it."
+          : "Sign in with the browser, or by pasting the redirected address."
+      case .listAccounts:
+        "The account may have been signed out."
+      case .forgetLocally:
+        "Try again later, or forget the account on this computer only."
+      case .removeUnreadableAccount:
+        "Remove the account without reading its tokens, and sign in again."
+      case .configure(let type, let setting):
+        "Set \(setting) for the account type '\(type)'."
+      case .allowOrigin(let origin):
+        "Allow \(origin) for this request only if you trust it with this token."
+      case .requestScope(let scope):
+        "Request the \(scope) scope, or use an account type that knows how to look up the user."
+      case .chooseType(let known):
+        "Known types: \(known.joined(separator: ", "))."
+      }
+    }
+  }
+}
