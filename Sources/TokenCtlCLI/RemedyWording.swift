@@ -28,7 +28,8 @@ enum RemedyWording {
       return "Run `\(login(type))` again and finish signing in in the browser, or use --paste or --device if the "
         + "browser cannot reach this computer."
     case .signInAnotherWay(let device):
-      return device ? "Use --device if the type supports the device grant." : "Sign in with the browser, or with --paste over SSH."
+      return device
+        ? "Use --device if the type supports the device grant." : "Sign in with the browser, or with --paste over SSH."
     case .listAccounts(nil):
       return "It may have been signed out. Run `tokenctl list` to see the accounts."
     case .listAccounts(let group?):
@@ -47,7 +48,8 @@ enum RemedyWording {
     case .allowOrigin(let origin):
       return "If you trust \(origin) with this token, pass --allow-host \(origin)."
     case .requestScope(let scope):
-      return "Request the \(scope) scope (--scope \(scope) …), or use an account type that knows how to look up the user."
+      return
+        "Request the \(scope) scope (--scope \(scope) …), or use an account type that knows how to look up the user."
     case .chooseType(let known):
       return "Known types: \(known.joined(separator: ", ")). Run `tokenctl types` for details."
     }

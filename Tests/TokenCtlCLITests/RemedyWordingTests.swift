@@ -18,7 +18,8 @@ import TokenKit
   /// file to edit.
   @Test(arguments: remedies) func theCommandLineNamesWhatToRunOrSet(_ remedy: TokenKitError.Remedy) {
     let sentence = RemedyWording.sentence(remedy)
-    #expect(sentence.contains("tokenctl ") || sentence.contains("--") || sentence.contains("config.toml"), "\(sentence)")
+    #expect(
+      sentence.contains("tokenctl ") || sentence.contains("--") || sentence.contains("config.toml"), "\(sentence)")
     #expect(!remedy.advice.contains("tokenctl") && !remedy.advice.contains("--"), "\(remedy.advice)")
     #expect(!remedy.advice.contains("config.toml"))
   }
@@ -26,7 +27,9 @@ import TokenKit
   @Test func theFactsAreInTheSentence() {
     #expect(RemedyWording.sentence(.signIn(type: "corp", device: true)) == "Run `tokenctl login corp --device` again.")
     #expect(RemedyWording.sentence(.signIn(type: "corp", device: false)) == "Run `tokenctl login corp`.")
-    #expect(RemedyWording.sentence(.listAccounts(group: "work")) == "Run `tokenctl list --group work` to see the accounts there.")
+    #expect(
+      RemedyWording.sentence(.listAccounts(group: "work"))
+        == "Run `tokenctl list --group work` to see the accounts there.")
     #expect(
       RemedyWording.sentence(.forgetLocally(account: "corp:ada"))
         == "Try again later, or run `tokenctl revoke --local corp:ada` to forget it here only.")

@@ -90,7 +90,8 @@ public struct TokenRefresher: Sendable {
     if current.tokens != stored.tokens {
       if current.account.needsSignIn {
         throw TokenKitError(
-          .needsSignIn, "\(account.qualifiedName) needs a new sign-in", remedy: .signIn(type: account.type, device: false))
+          .needsSignIn, "\(account.qualifiedName) needs a new sign-in",
+          remedy: .signIn(type: account.type, device: false))
       }
       let margin =
         force ? 0 : min(minimumValidity ?? current.tokens.defaultRefreshMargin, current.tokens.defaultRefreshMargin)
