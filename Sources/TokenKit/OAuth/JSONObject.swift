@@ -7,46 +7,30 @@
 /// A JSON object from an authorization server, read leniently where servers differ in
 /// harmless ways (a number sent as a string) and strictly where it matters (the top level
 /// must be an object).
+///
+/// A view of the members ``JSONValue`` reads, the one JSON reader of the core: the
+/// leniency is in the accessors, not in a second parser.
 struct JSONObject: Sendable {
-  private let fields: [String: Value]
-
-  enum Value: Decodable, Sendable {
-    case string(String)
-    case number(Double)
-    case bool(Bool)
-    case strings([String])
-    case other
-
-    init(from decoder: any Decoder) throws {
-      let container = try decoder.singleValueContainer()
-      if let string = try? container.decode(String.self) {
-        self = .string(string)
-      } else if let number = try? container.decode(Double.self) {
-        self = .number(number)
-      } else if let bool = try? container.decode(Bool.self) {
-        self = .bool(bool)
-      } else if let strings = try? container.decode([String].self) {
-        self = .strings(strings)
-      } else {
-        self = .other
-      }
-    }
-  }
+  private let fields: [String: JSONValue]
 
   /// Decodes `body`; `what` names the document in the error.
   init(_ body: [UInt8], what: String) throws(AuthorizationServiceError) {
     guard !body.isEmpty else { throw .malformedResponse("the \(what) is empty") }
-    do {
-      fields = try JSONDecoder().decode([String: Value].self, from: Data(body))
-    } catch {
+    guard let members = try? JSONDecoder().decode([String: Member].self, from: Data(body)) else {
       throw .malformedResponse("the \(what) is not a JSON object")
     }
+    fields = members.mapValues { $0.value ?? .null }
   }
 
-  func string(_ name: String) -> String? {
-    if case .string(let value) = fields[name] { return value }
-    return nil
+  /// A member whose value JSON allows but a double cannot hold (`1e10000`) counts as
+  /// present but unusable, as a value of the wrong type does, rather than failing the
+  /// whole response.
+  private struct Member: Decodable {
+    let value: JSONValue?
+    init(from decoder: any Decoder) throws { value = try? JSONValue(from: decoder) }
   }
+
+  func string(_ name: String) -> String? { fields[name]?.stringValue }
 
   /// A number, also when sent as a numeric string (`"expires_in": "3599"`).
   func number(_ name: String) -> Double? {
@@ -72,7 +56,10 @@ struct JSONObject: Sendable {
 
   func strings(_ name: String) -> [String]? {
     switch fields[name] {
-    case .strings(let value): return value
+    case .array(let values):
+      // Only an array of strings is a list of them.
+      let strings = values.compactMap(\.stringValue)
+      return strings.count == values.count ? strings : nil
     case .string(let value): return value.split(separator: " ").map(String.init)
     default: return nil
     }

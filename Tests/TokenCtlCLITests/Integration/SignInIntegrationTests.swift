@@ -164,7 +164,14 @@ import TokenStoreTesting
     let server = try AuthServer.require()
     let run = try await tokenctl(
       ["login", "local"], server: server, browser: ["SCRIPTED_BROWSER_ACTION": "inject-foreign-code"])
-    let log = try String(contentsOf: scratch.appendingPathComponent("browser.log"), encoding: .utf8)
+    // The browser runs on by itself and logs the listener's answer after tokenctl may have
+    // ended: wait for its line.
+    var log = ""
+    for _ in 0..<200 {
+      log = (try? String(contentsOf: scratch.appendingPathComponent("browser.log"), encoding: .utf8)) ?? ""
+      if log.contains("injected callback status") { break }
+      try await Task.sleep(for: .milliseconds(50))
+    }
     #expect(log.contains("signing in as grace") && log.contains("injected callback status"), "\(log)")
     #expect(run.status == 12, "\(run.stderr)")
     #expect(run.stderr.contains("invalid_grant"), "\(run.stderr)")
