@@ -56,7 +56,7 @@ extension TokenCtl {
         return
       }
       let manager = try context.manager(store: store)
-      let tokens = try await manager.freshTokens(for: stored.account.key, minimumValidity: minValid.map(Double.init))
+      let tokens = try await manager.freshTokens(for: stored, minimumValidity: minValid.map(Double.init))
       context.output.write(tokens.accessToken + "\n")
     }
   }

@@ -237,6 +237,12 @@ public struct AccountManager: Sendable {
     try await refresher.freshTokens(for: key, minimumValidity: minimumValidity).tokens
   }
 
+  /// The same for an account just read from the store, which is then not read again
+  /// unless it needs a refresh.
+  public func freshTokens(for stored: StoredAccount, minimumValidity: Double? = nil) async throws -> TokenSet {
+    try await refresher.freshTokens(for: stored, minimumValidity: minimumValidity).tokens
+  }
+
   /// Refreshes now, whatever the expiry.
   @discardableResult
   public func refresh(_ key: AccountKey) async throws -> StoredAccount { try await refresher.refresh(key) }

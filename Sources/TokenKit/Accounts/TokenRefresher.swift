@@ -42,7 +42,12 @@ public struct TokenRefresher: Sendable {
   /// accepted even if shorter-lived than asked: refreshing again would only burn a
   /// rotation and return a token of the same lifetime.
   public func freshTokens(for key: AccountKey, minimumValidity: Double? = nil) async throws -> StoredAccount {
-    let stored = try load(key)
+    try await freshTokens(for: try load(key), minimumValidity: minimumValidity)
+  }
+
+  /// The same, for an account the caller has just read from the store: it is not read
+  /// again unless it needs a refresh, and then only under the lock, where it must be.
+  public func freshTokens(for stored: StoredAccount, minimumValidity: Double? = nil) async throws -> StoredAccount {
     try requireRecordedIssuer(stored.account)
     if stored.tokens.isValid(forAtLeast: minimumValidity ?? stored.tokens.defaultRefreshMargin, clock: clock) {
       return stored

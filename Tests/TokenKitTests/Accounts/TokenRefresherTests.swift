@@ -49,6 +49,32 @@ import TokenStoreTesting
     #expect(events.first?.account == fresh.account)
   }
 
+  /// The account a caller has just read is not read again when its token is valid: the
+  /// store has lost it meanwhile, and nothing notices.
+  @Test func aValidStoredAccountIsAnsweredWithoutReadingTheStore() async throws {
+    let harness = try H(responses: [])
+    let seeded = try harness.seed(left: 1800)
+    try harness.store.remove(H.key)
+    #expect(try await harness.refresher.freshTokens(for: seeded) == seeded)
+    #expect(harness.transport.requestCount == 0)
+    #expect(harness.locks.acquisitions == 0)
+  }
+
+  /// An expired account the caller read is read again under the lock, where another
+  /// process's refresh shows: its tokens are the answer, and nothing is sent.
+  @Test func anExpiredStoredAccountIsReadAgainUnderTheLock() async throws {
+    let harness = try H(responses: [])
+    let stale = try harness.seed(left: -10)
+    var refreshedElsewhere = stale
+    refreshedElsewhere.tokens.accessToken = "AT-elsewhere"
+    refreshedElsewhere.tokens.expiresAt = harness.clock.now.addingTimeInterval(3600)
+    try harness.store.save(refreshedElsewhere.account, tokens: refreshedElsewhere.tokens)
+    let fresh = try await harness.refresher.freshTokens(for: stale)
+    #expect(fresh.tokens.accessToken == "AT-elsewhere")
+    #expect(harness.transport.requestCount == 0)
+    #expect(harness.locks.acquisitions == 1)
+  }
+
   @Test func aResponseWithoutARefreshTokenKeepsTheOldOne() async throws {
     let harness = try H(responses: [T.tokens(access: "AT-2"), T.tokens(access: "AT-3")])
     try harness.seed(left: -10)
