@@ -50,6 +50,20 @@ let package = Package(
     .target(name: "CLinux"),
     .target(name: "NativeAppSupport", dependencies: ["TokenKit", "CCurl", "CLinux"]),
 
+    // A strict reader of the TOML subset our files use, written here rather than taken
+    // from a library: every problem is reported with its line:column, and no error ever
+    // echoes a value, since the files hold client secrets. It is fuzzed, and bounded in
+    // size, depth and time. The available libraries, TOMLKit and swift-toml, both wrap
+    // toml++, which would bring C++ into the build.
+    .target(name: "TOMLReader"),
+
+    // The files users configure tokenctl with: config.toml (tokenctl-config(5)) and the
+    // account type files (tokenctl-types(5)), the one owner-and-mode rule for both, and
+    // applying the settings to the registry. Kept out of the core, which names no file and
+    // reads no TOML, and out of the CLI, so that the readers are tested and fuzzed without
+    // the commands. NativeAppSupport for the XDG directories and user names.
+    .target(name: "AccountTypeFiles", dependencies: ["TokenKit", "TOMLReader", "NativeAppSupport"]),
+
     .systemLibrary(
       name: "CLibSecret",
       pkgConfig: "libsecret-1",
@@ -72,7 +86,7 @@ let package = Package(
     .target(
       name: "TokenCtlCLI",
       dependencies: [
-        "TokenKit", "SecretServiceStore", "NativeAppSupport", "OpenIDConnectAccount",
+        "TokenKit", "SecretServiceStore", "NativeAppSupport", "AccountTypeFiles", "OpenIDConnectAccount",
         "MicrosoftGraphAccount", "GitHubAccount", "GitLabAccount", "GoogleAccount", "BitbucketAccount", "GiteaAccount",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
@@ -83,25 +97,37 @@ let package = Package(
 
     // The bodies of the libFuzzer targets (`make fuzz`, Tests/Fuzz). A library, so that
     // TokenKitTests replays the committed seeds through the same code on every `make test`.
-    .target(name: "TokenCtlFuzzing", dependencies: ["TokenKit", "NativeAppSupport"], path: "Tests/Fuzz/Harness"),
+    .target(
+      name: "TokenCtlFuzzing", dependencies: ["TokenKit", "NativeAppSupport", "TOMLReader", "AccountTypeFiles"],
+      path: "Tests/Fuzz/Harness"),
 
     .testTarget(
       name: "TokenKitTests",
       dependencies: [
         "TokenKit", "TokenStoreTesting", "NativeAppSupport", "OpenIDConnectAccount", "MicrosoftGraphAccount",
         "GitHubAccount", "GitLabAccount", "GoogleAccount", "BitbucketAccount", "GiteaAccount",
+        // The account and plugin tests apply settings as config.toml gives them.
+        "AccountTypeFiles",
         // Replays the fuzz seeds (Tests/Fuzz/Corpus) through the fuzz targets' bodies.
         "TokenCtlFuzzing",
         // The JOSE tests sign tokens with keys of their own.
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "CryptoExtras", package: "swift-crypto"),
       ]),
+    .testTarget(
+      name: "AccountTypeFilesTests",
+      dependencies: [
+        "TOMLReader", "AccountTypeFiles", "TokenKit",
+        // Settings are applied to the built-in types, as the command line registers them.
+        "OpenIDConnectAccount", "MicrosoftGraphAccount", "GitHubAccount", "GitLabAccount", "GoogleAccount",
+        "BitbucketAccount", "GiteaAccount",
+      ]),
     .testTarget(name: "SecretServiceStoreTests", dependencies: ["SecretServiceStore", "TokenStoreTesting"]),
     .testTarget(name: "NativeAppSupportTests", dependencies: ["NativeAppSupport"]),
     .testTarget(
       name: "TokenCtlCLITests",
       dependencies: [
-        "TokenCtlCLI", "TokenStoreTesting", "NativeAppSupport", "SecretServiceStore",
+        "TokenCtlCLI", "TokenStoreTesting", "NativeAppSupport", "SecretServiceStore", "AccountTypeFiles",
         // The git server's log names tokens by SHA-256, which the tests compute too.
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),

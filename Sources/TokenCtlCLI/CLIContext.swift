@@ -1,3 +1,4 @@
+import AccountTypeFiles
 import NativeAppSupport
 import SecretServiceStore
 import TokenKit

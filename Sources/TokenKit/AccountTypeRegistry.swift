@@ -23,13 +23,7 @@ public struct AccountTypeRegistry: Sendable {
 
   /// Adds `descriptor`, found in `source`.
   public mutating func register(_ descriptor: EndpointDescriptor, source: String) throws {
-    let problems = descriptor.problems
-    guard problems.isEmpty else {
-      throw TokenKitError(
-        .invalidDescriptor,
-        "account type '\(descriptor.id)' from \(source) is invalid: "
-          + problems.joined(separator: "; "))
-    }
+    try Self.check(descriptor, from: source)
     if let existing = entries[descriptor.id] {
       throw TokenKitError(
         .duplicateAccountType,
@@ -48,6 +42,37 @@ public struct AccountTypeRegistry: Sendable {
     for (id, keys) in plugin.optionKeys where entries[id] != nil {
       pluginOptions[id] = (keys, { try plugin.configure($0, options: $1) })
     }
+  }
+
+  /// Puts `descriptor` in the place of the type registered under its id, or adds it, with
+  /// `source` as its origin: for settings that change a registered type. Checked as
+  /// ``register(_:source:)`` checks, but a type already there is no duplicate.
+  public mutating func replace(_ descriptor: EndpointDescriptor, source: String) throws {
+    try Self.check(descriptor, from: source)
+    entries[descriptor.id] = Entry(descriptor: descriptor, source: source)
+  }
+
+  private static func check(_ descriptor: EndpointDescriptor, from source: String) throws {
+    let problems = descriptor.problems
+    guard problems.isEmpty else {
+      throw TokenKitError(
+        .invalidDescriptor,
+        "account type '\(descriptor.id)' from \(source) is invalid: "
+          + problems.joined(separator: "; "))
+    }
+  }
+
+  /// The settings of its own that the plugin of type `id` declares
+  /// (``AccountTypePlugin/optionKeys``); empty when it declares none.
+  public func optionKeys(_ id: String) -> [String] { pluginOptions[id]?.keys ?? [] }
+
+  /// `descriptor` with the plugin of type `id`'s own settings applied
+  /// (``AccountTypePlugin/configure(_:options:)``); unchanged when it declares none.
+  public func configure(
+    _ descriptor: EndpointDescriptor, options: [String: String], for id: String
+  ) throws -> EndpointDescriptor {
+    guard let configure = pluginOptions[id]?.configure else { return descriptor }
+    return try configure(descriptor, options)
   }
 
   /// The plugin behaviour of type `id`, if its plugin supplies one.

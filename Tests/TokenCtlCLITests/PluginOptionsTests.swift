@@ -1,3 +1,4 @@
+import AccountTypeFiles
 import Testing
 import TokenKit
 

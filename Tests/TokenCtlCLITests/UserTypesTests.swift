@@ -31,6 +31,11 @@ import TokenStoreTesting
     "id = \"\(id)\"\ndisplay_name = \"\(id) sign-in\"\nissuer = \"https://\(id).example.org\"\n" + extra
   }
 
+  /// The name of the user `uid`, as the messages give it.
+  static func userName(_ uid: uid_t) -> String? {
+    getpwuid(uid).flatMap { $0.pointee.pw_name.map { String(cString: $0) } }
+  }
+
   func run(_ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {
     let output = CapturedOutput()
     let context = CLIContext(
@@ -38,17 +43,6 @@ import TokenStoreTesting
       clock: FixedClock(Date(timeIntervalSince1970: 1_800_000_000)), environment: environment, output: output)
     let status = await TokenCtl.main(arguments: arguments, context: context)
     return (status, output.stdout, output.stderr)
-  }
-
-  @Test func theDirectoriesFollowTheXDGSpecification() {
-    #expect(
-      UserTypes.directories(environment: ["HOME": "/home/ada"]) == [
-        "/home/ada/.config/tokenctl/types", "/etc/xdg/tokenctl/types",
-      ])
-    #expect(
-      UserTypes.directories(environment: [
-        "HOME": "/home/ada", "XDG_CONFIG_HOME": "/cfg", "XDG_CONFIG_DIRS": "/opt/xdg:relative:/etc/xdg",
-      ]) == ["/cfg/tokenctl/types", "/opt/xdg/tokenctl/types", "/etc/xdg/tokenctl/types"])
   }
 
   @Test func typesFromBothDirectoriesAreListedWithTheirFile() async throws {
@@ -121,7 +115,7 @@ import TokenStoreTesting
   @Test(arguments: [0o666, 0o620, 0o646])
   func aFileOthersMayWriteIsSkippedAndCheckSaysWhy(mode: Int) async throws {
     let corp = try write(type("corp"), to: userDirectory + "/corp.toml", mode: mode)
-    let owner = try #require(ConfigurationTests.userName(geteuid()))
+    let owner = try #require(Self.userName(geteuid()))
     let problem =
       "\(corp) may be changed by other users (mode \(String(mode, radix: 8)), owner \(owner)), "
       + "and whoever changes it decides where your sign-ins go. Run `chmod go-w \(corp)`."
@@ -141,7 +135,7 @@ import TokenStoreTesting
     #expect(chown(corp, 65534, 65534) == 0)
     let result = try await run("types")
     #expect(result.status == 0)
-    let owner = ConfigurationTests.userName(65534) ?? "uid 65534"
+    let owner = Self.userName(65534) ?? "uid 65534"
     #expect(
       result.stderr.hasPrefix(
         "tokenctl: warning: skipped \(corp): \(corp) belongs to another user (mode 644, owner \(owner)), "),

@@ -1,3 +1,4 @@
+import AccountTypeFiles
 import TokenKit
 
 #if canImport(Glibc)

@@ -1,3 +1,5 @@
+import AccountTypeFiles
+import TOMLReader
 import TokenKit
 
 /// A user's account type file (tokenctl-types(5)): the TOML parser, then the descriptor

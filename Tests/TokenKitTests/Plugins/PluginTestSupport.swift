@@ -1,3 +1,4 @@
+import AccountTypeFiles
 import BitbucketAccount
 import Foundation
 import GitHubAccount

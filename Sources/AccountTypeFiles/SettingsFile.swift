@@ -1,4 +1,5 @@
 import NativeAppSupport
+import TOMLReader
 import TokenKit
 
 #if canImport(Glibc)

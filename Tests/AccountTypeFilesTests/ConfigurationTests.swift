@@ -1,8 +1,7 @@
+import AccountTypeFiles
 import Foundation
 import Testing
-import TokenCtlCLI
 import TokenKit
-import TokenStoreTesting
 
 @Suite struct ConfigurationTests {
   /// A temporary directory holding `config.toml`, removed when the test ends.
@@ -252,21 +251,6 @@ import TokenStoreTesting
     getpwuid(uid).flatMap { $0.pointee.pw_name.map { String(cString: $0) } }
   }
 
-  /// The command fails as for any unusable configuration (exit 14), before it does anything.
-  @Test func aCommandRefusesAConfigurationOthersMayWrite() async throws {
-    let file = try ConfigFile()
-    try file.write("[types.graph]\nclient_id = \"attacker-app\"\n", mode: 0o666)
-    let output = CapturedOutput()
-    let context = CLIContext(
-      registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0) },
-      clock: FixedClock(Date(timeIntervalSince1970: 1_800_000_000)), environment: file.environment, output: output)
-    let status = await TokenCtl.main(arguments: ["types"], context: context)
-    #expect(status == ExitStatus.notConfigured.rawValue, "\(output.stderr)")
-    #expect(output.stderr.contains("tokenctl: \(file.path) may be changed by other users (mode 666, "))
-    #expect(output.stderr.contains("hint: Run `chmod go-w \(file.path)`."))
-    #expect(!output.stdout.contains("attacker-app"))
-  }
-
   @Test func aFileWithoutSecretsMayBeReadable() throws {
     let file = try ConfigFile()
     try file.write("hook = 'true'\n[types.graph]\nclient_id = 'id'\n", mode: 0o644)
@@ -276,7 +260,7 @@ import TokenStoreTesting
   // MARK: - Applying settings to the registry
 
   @Test func settingsReplaceClientScopesAndPort() throws {
-    let registry = try BuiltinPlugins.registry()
+    let registry = try BuiltinTypes.registry()
     let configured = try registry.applying([
       "graph": AccountTypeSettings(
         clientID: "app-id", clientSecret: "s3cr3t", scopes: ["User.Read", "offline_access"], redirectPort: 8400)
@@ -296,7 +280,7 @@ import TokenStoreTesting
   }
 
   @Test func emptySettingsChangeOnlyTheSource() throws {
-    let registry = try BuiltinPlugins.registry()
+    let registry = try BuiltinTypes.registry()
     let configured = try registry.applying(["oidc": AccountTypeSettings()], source: "/etc/tokenctl.toml")
     #expect(configured.entry("oidc")?.descriptor == registry.entry("oidc")?.descriptor)
     #expect(configured.entry("oidc")?.source == "plugin OpenIDConnect + /etc/tokenctl.toml")
@@ -304,7 +288,7 @@ import TokenStoreTesting
 
   @Test(arguments: ["https://accounts.example.com", "https://idp.example.com/realms/corp", "http://127.0.0.1:8080"])
   func anIssuerMakesAGenericTypeDiscoverFromIt(issuer: String) throws {
-    let configured = try BuiltinPlugins.registry().applying(["oidc": AccountTypeSettings(issuer: issuer)])
+    let configured = try BuiltinTypes.registry().applying(["oidc": AccountTypeSettings(issuer: issuer)])
     #expect(try configured.descriptor("oidc").endpoints == .discovered(issuer: URL(string: issuer)!))
   }
 
@@ -314,7 +298,7 @@ import TokenStoreTesting
   ])
   func aBadIssuerIsRefused(issuer: String) throws {
     let error = #expect(throws: TokenKitError.self) {
-      try BuiltinPlugins.registry().applying(["oidc": AccountTypeSettings(issuer: issuer)])
+      try BuiltinTypes.registry().applying(["oidc": AccountTypeSettings(issuer: issuer)])
     }
     #expect(error?.code == .notConfigured)
     #expect(error?.message.hasPrefix("config.toml: [types.oidc]: issuer ") == true, "\(error?.message ?? "")")
@@ -323,7 +307,7 @@ import TokenStoreTesting
 
   @Test func anIssuerForAFixedTypeIsRefused() throws {
     let error = #expect(throws: TokenKitError.self) {
-      try BuiltinPlugins.registry().applying(["graph": AccountTypeSettings(issuer: "https://login.example.com")])
+      try BuiltinTypes.registry().applying(["graph": AccountTypeSettings(issuer: "https://login.example.com")])
     }
     #expect(error?.code == .notConfigured)
     #expect(
@@ -346,7 +330,7 @@ import TokenStoreTesting
 
   @Test func settingsForAnUnknownTypeListTheKnownOnes() throws {
     let error = #expect(throws: TokenKitError.self) {
-      try BuiltinPlugins.registry().applying(["grpah": AccountTypeSettings(clientID: "x")])
+      try BuiltinTypes.registry().applying(["grpah": AccountTypeSettings(clientID: "x")])
     }
     #expect(error?.code == .unknownAccountType)
     #expect(error?.message == "config.toml: there is no account type 'grpah' to configure")
@@ -376,7 +360,7 @@ import TokenStoreTesting
     (AccountTypeSettings(redirectPort: 0), "redirect_port must be 1–65535"),
   ])
   func malformedSettingsAreRefused(settings: AccountTypeSettings, message: String) throws {
-    let error = #expect(throws: TokenKitError.self) { try BuiltinPlugins.registry().applying(["oidc": settings]) }
+    let error = #expect(throws: TokenKitError.self) { try BuiltinTypes.registry().applying(["oidc": settings]) }
     #expect(error?.code == .notConfigured)
     #expect(error?.message.hasPrefix("config.toml: [types.oidc]: \(message)") == true, "\(error?.message ?? "")")
     #expect(error?.description.contains("hunter2") == false)
@@ -388,7 +372,7 @@ import TokenStoreTesting
       "[types.oidc]\nissuer = 'https://accounts.example.com'\nclient_id = 'cli'\n[types.graph]\nclient_id = 'app'\n",
       mode: 0o644)
     let configuration = try Configuration.load(environment: file.environment)
-    let registry = try BuiltinPlugins.registry().applying(configuration.types)
+    let registry = try BuiltinTypes.registry().applying(configuration.types)
     #expect(try registry.descriptor("oidc").clientID == "cli")
     #expect(
       try registry.descriptor("oidc").endpoints == .discovered(issuer: URL(string: "https://accounts.example.com")!))

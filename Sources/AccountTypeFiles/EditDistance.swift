@@ -1,8 +1,8 @@
 /// How far apart two keys are, for "did you mean" in configuration errors.
-public enum EditDistance {
+enum EditDistance {
   /// The Levenshtein distance; keys are short, so quadratic is fine, and long ones are cut
   /// off first so that a hostile file cannot make it slow.
-  public static func levenshtein(_ lhs: String, _ rhs: String) -> Int {
+  static func levenshtein(_ lhs: String, _ rhs: String) -> Int {
     let a = Array(lhs.unicodeScalars.prefix(64))
     let b = Array(rhs.unicodeScalars.prefix(64))
     guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }

@@ -1,3 +1,6 @@
+import TOMLReader
+import TokenKit
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -25,22 +28,22 @@ extension AccountTypeRegistry {
     var registry = self
     // In id order, so that the same configuration always reports the same first error.
     for id in settings.keys.sorted() {
-      guard let entry = entries[id], let typeSettings = settings[id] else {
+      guard let entry = self.entry(id), let typeSettings = settings[id] else {
         throw TokenKitError(
           .unknownAccountType, "\(source): there is no account type '\(id)' to configure",
           recovery: "Known types: \(ids.joined(separator: ", ")). Rename or remove the [types.\(id)] table.")
       }
       var descriptor = try Self.descriptor(entry.descriptor, applying: typeSettings, source: source)
       if !typeSettings.options.isEmpty {
-        let declared = pluginOptions[id]
-        let known = AccountTypeSettings.keys + (declared?.keys ?? [])
-        if let unknown = typeSettings.options.keys.sorted().first(where: { !(declared?.keys ?? []).contains($0) }) {
+        let declared = optionKeys(id)
+        let known = AccountTypeSettings.keys + declared
+        if let unknown = typeSettings.options.keys.sorted().first(where: { !declared.contains($0) }) {
           throw TokenKitError(
             .notConfigured, "\(source): [types.\(id)]: unknown key '\(unknown)'",
             recovery: "Known keys in [types.\(id)]: \(known.joined(separator: ", ")).")
         }
         do {
-          descriptor = try declared!.configure(descriptor, typeSettings.options)
+          descriptor = try configure(descriptor, options: typeSettings.options, for: id)
         } catch let error as TokenKitError {
           throw TokenKitError(.notConfigured, "\(source): [types.\(id)]: \(error.message)", recovery: error.recovery)
         }
@@ -51,15 +54,9 @@ extension AccountTypeRegistry {
           .invalidDescriptor,
           "\(source): account type '\(id)' is invalid with its settings: " + problems.joined(separator: "; "))
       }
-      registry.replace(Entry(descriptor: descriptor, source: entry.source + " + " + source))
+      try registry.replace(descriptor, source: entry.source + " + " + source)
     }
     return registry
-  }
-
-  /// Replaces the entry registered under the same id as `entry`'s descriptor, or adds it.
-  /// Unchecked: the caller has validated the descriptor.
-  mutating func replace(_ entry: Entry) {
-    entries[entry.descriptor.id] = entry
   }
 
   private static func descriptor(

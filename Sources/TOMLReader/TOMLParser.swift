@@ -18,9 +18,8 @@
 /// The parser runs in time linear in its input and never traps, whatever the bytes: it
 /// reads untrusted files and is fuzzed. Its recursion is bounded by ``maximumDepth``.
 ///
-/// Errors are ``TokenKitError``s with code `notConfigured` whose message starts with
-/// `source:line:column:` and says what was expected. They quote keys, never values: a
-/// value may be a client secret.
+/// Errors are ``TOMLError``s whose message starts with `source:line:column:` and says
+/// what was expected. They quote keys, never values: a value may be a client secret.
 public struct TOMLParser {
   /// The largest document accepted: 1 MiB. A configuration file is a few hundred bytes;
   /// the limit keeps a mistaken path (a log, a disk image) from being read into memory.
@@ -31,13 +30,13 @@ public struct TOMLParser {
   public static let maximumDepth = 32
 
   /// Parses `bytes` as a TOML document; `source` names it in errors (a file path).
-  public static func parse(_ bytes: [UInt8], source: String = "input") throws -> TOMLTable {
+  public static func parse(_ bytes: [UInt8], source: String = "input") throws(TOMLError) -> TOMLTable {
     var parser = TOMLParser(bytes: bytes, source: source)
     return try parser.document()
   }
 
   /// Parses `text` as a TOML document; `source` names it in errors.
-  public static func parse(_ text: String, source: String = "input") throws -> TOMLTable {
+  public static func parse(_ text: String, source: String = "input") throws(TOMLError) -> TOMLTable {
     try parse(Array(text.utf8), source: source)
   }
 
@@ -138,7 +137,7 @@ public struct TOMLParser {
 
   // MARK: - Document structure
 
-  private mutating func document() throws -> TOMLTable {
+  private mutating func document() throws(TOMLError) -> TOMLTable {
     guard bytes.count <= Self.maximumSize else {
       throw failure(
         "the file is larger than 1 MiB (\(Self.maximumSize) bytes); is this the right file?",
@@ -174,7 +173,7 @@ public struct TOMLParser {
 
   /// Checks the whole document up front: valid UTF-8 (RFC 3629: no overlong forms, no
   /// surrogates, nothing above U+10FFFF) and no NUL byte, which TOML forbids everywhere.
-  private mutating func validateEncoding() throws {
+  private mutating func validateEncoding() throws(TOMLError) {
     var offset = start
     while offset < bytes.count {
       let lead = bytes[offset]
@@ -215,7 +214,7 @@ public struct TOMLParser {
   }
 
   /// `[a.b]`: finds or creates the table and returns it with its new section number.
-  private mutating func header(in root: Node) throws -> (Node, Int) {
+  private mutating func header(in root: Node) throws(TOMLError) -> (Node, Int) {
     let open = index
     index += 1
     if peek() == UInt8(ascii: "[") {
@@ -252,7 +251,7 @@ public struct TOMLParser {
 
   /// `key = value` into `table`; returns the key path.
   @discardableResult
-  private mutating func keyValue(in table: Node, section: Int) throws -> [String] {
+  private mutating func keyValue(in table: Node, section: Int) throws(TOMLError) -> [String] {
     let path = try key()
     let names = path.map(\.name)
     guard peek() == UInt8(ascii: "=") else {
@@ -274,7 +273,7 @@ public struct TOMLParser {
   /// dotted key names (TOML 1.0, "Keys" and "Table").
   private mutating func insert(
     _ value: TOMLValue, at path: [KeyPart], valuePosition: TOMLPosition, into table: Node, section: Int
-  ) throws {
+  ) throws(TOMLError) {
     var node = table
     for part in path.dropLast() {
       let shown = TOMLTable.displayPath(node.path + [part.name])
@@ -309,7 +308,7 @@ public struct TOMLParser {
   /// key with a value cannot also be a table.
   private func childTable(
     _ part: KeyPart, under node: Node, creating origin: Node.Origin, by how: String
-  ) throws -> (Node, first: TOMLPosition?) {
+  ) throws(TOMLError) -> (Node, first: TOMLPosition?) {
     guard let child = node.children[part.name] else {
       let created = Node(origin: origin, depth: node.depth + 1, path: node.path + [part.name])
       node.add(part.name, .init(slot: .table(created), keyPosition: part.position, valuePosition: part.position))
@@ -332,7 +331,7 @@ public struct TOMLParser {
 
   /// A key: simple keys joined by dots, with blanks allowed around the dots. Leaves the
   /// blanks after it consumed.
-  private mutating func key() throws -> [KeyPart] {
+  private mutating func key() throws(TOMLError) -> [KeyPart] {
     var parts: [KeyPart] = []
     while true {
       skipBlanks()
@@ -343,7 +342,7 @@ public struct TOMLParser {
     }
   }
 
-  private mutating func simpleKey() throws -> KeyPart {
+  private mutating func simpleKey() throws(TOMLError) -> KeyPart {
     let position = position(at: index)
     switch peek() {
     case UInt8(ascii: "\""):
@@ -369,7 +368,7 @@ public struct TOMLParser {
   // MARK: - Values
 
   /// A value whose tables and arrays would sit at `depth`; `key` names it in messages.
-  private mutating func value(depth: Int, key: [String]) throws -> TOMLValue {
+  private mutating func value(depth: Int, key: [String]) throws(TOMLError) -> TOMLValue {
     let shown = TOMLTable.displayPath(key)
     switch peek() {
     case nil, Self.lineFeed, Self.carriageReturn, UInt8(ascii: "#"):
@@ -399,7 +398,7 @@ public struct TOMLParser {
     }
   }
 
-  private mutating func array(depth: Int, key: [String]) throws -> TOMLValue {
+  private mutating func array(depth: Int, key: [String]) throws(TOMLError) -> TOMLValue {
     let open = index
     index += 1
     var elements: [TOMLValue] = []
@@ -427,7 +426,7 @@ public struct TOMLParser {
   }
 
   /// `{ a = 1, b.c = "x" }`: on one line, no trailing comma, closed once written (TOML 1.0).
-  private mutating func inlineTable(depth: Int, key: [String]) throws -> TOMLValue {
+  private mutating func inlineTable(depth: Int, key: [String]) throws(TOMLError) -> TOMLValue {
     let open = index
     index += 1
     sectionCount += 1
@@ -467,7 +466,7 @@ public struct TOMLParser {
 
   /// An integer or a boolean; recognises the other TOML scalars to say they are not
   /// supported. Never shows the text, which could be an unquoted secret.
-  private mutating func bareValue(key: String) throws -> TOMLValue {
+  private mutating func bareValue(key: String) throws(TOMLError) -> TOMLValue {
     let begin = index
     while let byte = peek(), Self.isBareValueByte(byte) { index += 1 }
     let token = Array(bytes[begin..<index])
@@ -504,7 +503,9 @@ public struct TOMLParser {
   }
 
   /// Decimal digits with single `_` between them, no leading zero (TOML 1.0, "Integer").
-  private mutating func integer(_ body: [UInt8], negative: Bool, at begin: Int, expected: String) throws -> Int64 {
+  private mutating func integer(
+    _ body: [UInt8], negative: Bool, at begin: Int, expected: String
+  ) throws(TOMLError) -> Int64 {
     guard let first = body.first, let last = body.last, Self.isDigit(first), Self.isDigit(last) else {
       throw failure(expected, at: begin)
     }
@@ -539,7 +540,7 @@ public struct TOMLParser {
   // MARK: - Strings
 
   /// `"…"`, escapes resolved.
-  private mutating func basicString() throws -> String {
+  private mutating func basicString() throws(TOMLError) -> String {
     let open = index
     index += 1
     var buffer: [UInt8] = []
@@ -561,7 +562,7 @@ public struct TOMLParser {
   }
 
   /// `'…'`, taken as written.
-  private mutating func literalString() throws -> String {
+  private mutating func literalString() throws(TOMLError) -> String {
     let open = index
     index += 1
     let begin = index
@@ -583,7 +584,7 @@ public struct TOMLParser {
   /// `"""…"""` (escapes resolved) or `'''…'''` (as written). A newline right after the
   /// opening delimiter is dropped; CRLF becomes LF; up to two quotes may precede the
   /// closing delimiter.
-  private mutating func multilineString(quote: UInt8) throws -> String {
+  private mutating func multilineString(quote: UInt8) throws(TOMLError) -> String {
     let open = index
     let delimiter = quote == UInt8(ascii: "\"") ? "\"\"\"" : "'''"
     index += 3
@@ -628,7 +629,7 @@ public struct TOMLParser {
 
   /// An escape sequence at `\` (TOML 1.0, "String"); in a multi-line string also the
   /// line-ending backslash, which drops the newline and the blanks after it.
-  private mutating func escape(into buffer: inout [UInt8], multiline: Bool) throws {
+  private mutating func escape(into buffer: inout [UInt8], multiline: Bool) throws(TOMLError) {
     let backslash = index
     index += 1
     let simple: UInt8?
@@ -674,7 +675,7 @@ public struct TOMLParser {
       "invalid escape sequence; expected \\b, \\t, \\n, \\f, \\r, \\\", \\\\, \\uXXXX or \\UXXXXXXXX", at: backslash)
   }
 
-  private mutating func unicodeEscape(digits: Int, at backslash: Int, into buffer: inout [UInt8]) throws {
+  private mutating func unicodeEscape(digits: Int, at backslash: Int, into buffer: inout [UInt8]) throws(TOMLError) {
     index += 1
     var value: UInt32 = 0
     for _ in 0..<digits {
@@ -693,7 +694,7 @@ public struct TOMLParser {
   }
 
   /// Refuses the control characters TOML 1.0 forbids in strings and comments: all but tab.
-  private mutating func checkNotControl(_ byte: UInt8, in context: String) throws {
+  private mutating func checkNotControl(_ byte: UInt8, in context: String) throws(TOMLError) {
     guard (byte < 0x20 && byte != Self.tab) || byte == 0x7F else { return }
     let hex = String(byte, radix: 16, uppercase: true)
     let code = "U+" + String(repeating: "0", count: 4 - hex.count) + hex
@@ -707,7 +708,7 @@ public struct TOMLParser {
   }
 
   /// Inside arrays, where newlines and comments may appear between elements.
-  private mutating func skipBlanksNewlinesAndComments() throws {
+  private mutating func skipBlanksNewlinesAndComments() throws(TOMLError) {
     while let byte = peek() {
       switch byte {
       case Self.space, Self.tab, Self.lineFeed: index += 1
@@ -719,7 +720,7 @@ public struct TOMLParser {
   }
 
   /// LF or CRLF; a lone CR is not a newline in TOML.
-  private mutating func newline() throws {
+  private mutating func newline() throws(TOMLError) {
     if peek() == Self.carriageReturn {
       guard peek(1) == Self.lineFeed else {
         throw failure("a carriage return must be followed by a line feed", at: index)
@@ -730,7 +731,7 @@ public struct TOMLParser {
   }
 
   /// `# …` up to, not including, the end of the line.
-  private mutating func comment() throws {
+  private mutating func comment() throws(TOMLError) {
     index += 1
     while let byte = peek(), byte != Self.lineFeed {
       if byte == Self.carriageReturn {
@@ -745,7 +746,7 @@ public struct TOMLParser {
   }
 
   /// Blanks, an optional comment, then a newline or the end of the document.
-  private mutating func endOfLine(after what: String) throws {
+  private mutating func endOfLine(after what: String) throws(TOMLError) {
     skipBlanks()
     if peek() == UInt8(ascii: "#") { try comment() }
     switch peek() {
@@ -807,11 +808,11 @@ public struct TOMLParser {
     return TOMLPosition(line: line, column: column)
   }
 
-  private mutating func failure(_ message: String, at offset: Int) -> TokenKitError {
+  private mutating func failure(_ message: String, at offset: Int) -> TOMLError {
     failure(message, at: position(at: offset))
   }
 
-  private func failure(_ message: String, at position: TOMLPosition) -> TokenKitError {
-    TokenKitError(.notConfigured, "\(source):\(position): \(message)")
+  private func failure(_ message: String, at position: TOMLPosition) -> TOMLError {
+    TOMLError(source: source, position: position, reason: message)
   }
 }

@@ -1,3 +1,6 @@
+import TOMLReader
+import TokenKit
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -49,11 +52,9 @@ public enum DescriptorFile {
     let table: TOMLTable
     do {
       table = try TOMLParser.parse(bytes, source: source)
-    } catch let error as TokenKitError {
+    } catch {
       // The parser's message already reads `source:line:column: …`.
       throw DescriptorFileError(problems: [error.message])
-    } catch {
-      throw DescriptorFileError(problems: ["\(source): \(error)"])
     }
     var reader = Reader(source: source)
     let descriptor = reader.descriptor(table)

@@ -73,7 +73,7 @@ extension TOMLValue: CustomStringConvertible {
   }
 
   /// `value` as a TOML basic string, escaping what must be escaped.
-  static func quoted(_ value: String) -> String {
+  public static func quoted(_ value: String) -> String {
     var result = "\""
     for scalar in value.unicodeScalars {
       switch scalar {

@@ -1,3 +1,4 @@
+import AccountTypeFiles
 import Foundation
 import Testing
 import TokenKit

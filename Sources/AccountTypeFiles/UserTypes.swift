@@ -11,10 +11,10 @@ import TokenKit
 ///
 /// A bad file never stops tokenctl: it is reported as a one-line warning and skipped, so
 /// that one typo cannot lock the user out of every other account.
-enum UserTypes {
+public enum UserTypes {
   /// The directories searched, the user's first: on a duplicate id the later file is the
   /// one skipped, as the XDG Base Directory Specification ranks the user's directory first.
-  static func directories(environment: [String: String]) -> [String] {
+  public static func directories(environment: [String: String]) -> [String] {
     // The spec's default, and its rule that relative paths are ignored.
     let system = (environment["XDG_CONFIG_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/xdg")
       .split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
@@ -25,7 +25,7 @@ enum UserTypes {
 
   /// `registry` with every valid file of the type directories added; each file that cannot
   /// be added is passed to `warn` as one line and skipped.
-  static func registry(
+  public static func registry(
     adding registry: AccountTypeRegistry, environment: [String: String], warn: (String) -> Void
   ) -> AccountTypeRegistry {
     var registry = registry
@@ -82,7 +82,7 @@ enum UserTypes {
   ///
   /// - Throws: ``DescriptorFileError`` for a malformed file; ``TokenKitError``
   ///   `notConfigured` when it cannot be read or its permissions are refused.
-  static func descriptor(at path: String) throws -> EndpointDescriptor {
+  public static func descriptor(at path: String) throws -> EndpointDescriptor {
     guard let file = try SettingsFile.read(path) else {
       throw TokenKitError(.notConfigured, "\(path): no such file")
     }
@@ -93,7 +93,7 @@ enum UserTypes {
 
   /// An error about a file as one line: what is wrong and, where there is one, the fix,
   /// since a warning has no room for a hint of its own.
-  static func problem(_ error: TokenKitError) -> String {
+  public static func problem(_ error: TokenKitError) -> String {
     error.message + (error.recovery.map { ". " + $0 } ?? "")
   }
 }

@@ -1,4 +1,5 @@
 import NativeAppSupport
+import TOMLReader
 import TokenKit
 
 /// tokenctl's configuration file, `config.toml`: the hook and the user's settings for
@@ -80,7 +81,12 @@ public struct Configuration: Sendable, Hashable {
   /// Parses the bytes of a configuration file; `path` names it in errors. Checks no file
   /// permissions.
   public init(parsing bytes: [UInt8], path: String) throws {
-    let table = try TOMLParser.parse(bytes, source: path)
+    let table: TOMLTable
+    do {
+      table = try TOMLParser.parse(bytes, source: path)
+    } catch {
+      throw TokenKitError(.notConfigured, error.message)
+    }
     self.init()
     for key in table.keys {
       guard let entry = table.entry(key) else { continue }
