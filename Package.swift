@@ -85,23 +85,38 @@ let package = Package(
     // TokenKitTests replays the committed seeds through the same code on every `make test`.
     .target(name: "TokenCtlFuzzing", dependencies: ["TokenKit", "NativeAppSupport"], path: "Tests/Fuzz/Harness"),
 
+    // What every test target shares, in one place: the test clock, in-memory locks and
+    // discovery cache, the scripted transport and browser, the fixtures of a signed ID
+    // token, one way to run a child process (`TestProcess`, not Foundation's `Process`),
+    // temporary directories, and one error for a test's failed setup. A plain library
+    // rather than part of a product: nothing outside this package's tests should use it.
+    .target(
+      name: "TestSupport",
+      dependencies: [
+        "TokenKit",
+        // The fixtures sign ID tokens with a P-256 key of their own.
+        .product(name: "Crypto", package: "swift-crypto"),
+      ],
+      path: "Tests/TestSupport"),
+
     .testTarget(
       name: "TokenKitTests",
       dependencies: [
-        "TokenKit", "TokenStoreTesting", "NativeAppSupport", "OpenIDConnectAccount", "MicrosoftGraphAccount",
-        "GitHubAccount", "GitLabAccount", "GoogleAccount", "BitbucketAccount", "GiteaAccount",
+        "TokenKit", "TokenStoreTesting", "TestSupport", "NativeAppSupport", "OpenIDConnectAccount",
+        "MicrosoftGraphAccount", "GitHubAccount", "GitLabAccount", "GoogleAccount", "BitbucketAccount", "GiteaAccount",
         // Replays the fuzz seeds (Tests/Fuzz/Corpus) through the fuzz targets' bodies.
         "TokenCtlFuzzing",
         // The JOSE tests sign tokens with keys of their own.
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "CryptoExtras", package: "swift-crypto"),
       ]),
-    .testTarget(name: "SecretServiceStoreTests", dependencies: ["SecretServiceStore", "TokenStoreTesting"]),
-    .testTarget(name: "NativeAppSupportTests", dependencies: ["NativeAppSupport"]),
+    .testTarget(
+      name: "SecretServiceStoreTests", dependencies: ["SecretServiceStore", "TokenStoreTesting", "TestSupport"]),
+    .testTarget(name: "NativeAppSupportTests", dependencies: ["NativeAppSupport", "TestSupport"]),
     .testTarget(
       name: "TokenCtlCLITests",
       dependencies: [
-        "TokenCtlCLI", "TokenStoreTesting", "NativeAppSupport", "SecretServiceStore",
+        "TokenCtlCLI", "TokenStoreTesting", "TestSupport", "NativeAppSupport", "SecretServiceStore",
         // The git server's log names tokens by SHA-256, which the tests compute too.
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A deliberately dumb HTTP client on plain sockets, for requests no real client sends:
 /// other methods, oversized or malformed heads, forged `Host` fields, idle connections.

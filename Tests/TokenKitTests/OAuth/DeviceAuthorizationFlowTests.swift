@@ -1,9 +1,9 @@
 import Foundation
 import MicrosoftGraphAccount
 import Synchronization
+import TestSupport
 import Testing
 import TokenKit
-import TokenStoreTesting
 
 @Suite(.timeLimit(.minutes(1))) struct OAuthDeviceFlowTests {
   typealias F = OAuthFixtures

@@ -4,8 +4,7 @@ import GitHubAccount
 import GitLabAccount
 import GiteaAccount
 import GoogleAccount
-import Synchronization
-import Testing
+import TestSupport
 import TokenKit
 import TokenStoreTesting
 
