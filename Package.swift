@@ -101,12 +101,27 @@ let package = Package(
       name: "TokenCtlFuzzing", dependencies: ["TokenKit", "NativeAppSupport", "TOMLReader", "AccountTypeFiles"],
       path: "Tests/Fuzz/Harness"),
 
+    // What every test target shares, in one place: the test clock, in-memory locks and
+    // discovery cache, the scripted transport and browser, the fixtures of a signed ID
+    // token, one way to run a child process (`TestProcess`, not Foundation's `Process`),
+    // temporary directories, and one error for a test's failed setup. A plain library
+    // rather than part of a product: nothing outside this package's tests should use it.
+    .target(
+      name: "TestSupport",
+      dependencies: [
+        "TokenKit",
+        // The fixtures sign ID tokens with a P-256 key of their own.
+        .product(name: "Crypto", package: "swift-crypto"),
+      ],
+      path: "Tests/TestSupport"),
+
+    // The core's tests. The account type plugins are tested in PluginTests, so that these
+    // build and run without any provider's code.
     .testTarget(
       name: "TokenKitTests",
       dependencies: [
-        "TokenKit", "TokenStoreTesting", "NativeAppSupport", "OpenIDConnectAccount", "MicrosoftGraphAccount",
-        "GitHubAccount", "GitLabAccount", "GoogleAccount", "BitbucketAccount", "GiteaAccount",
-        // The account and plugin tests apply settings as config.toml gives them.
+        "TokenKit", "TokenStoreTesting", "TestSupport", "NativeAppSupport",
+        // The account tests apply settings as config.toml gives them.
         "AccountTypeFiles",
         // Replays the fuzz seeds (Tests/Fuzz/Corpus) through the fuzz targets' bodies.
         "TokenCtlFuzzing",
@@ -122,12 +137,24 @@ let package = Package(
         "OpenIDConnectAccount", "MicrosoftGraphAccount", "GitHubAccount", "GitLabAccount", "GoogleAccount",
         "BitbucketAccount", "GiteaAccount",
       ]),
-    .testTarget(name: "SecretServiceStoreTests", dependencies: ["SecretServiceStore", "TokenStoreTesting"]),
-    .testTarget(name: "NativeAppSupportTests", dependencies: ["NativeAppSupport"]),
+    // The account type plugins (Plugins/Accounts), each against its provider's documented
+    // answers over a scripted transport.
+    .testTarget(
+      name: "PluginTests",
+      dependencies: [
+        "TokenKit", "TokenStoreTesting", "TestSupport", "OpenIDConnectAccount", "MicrosoftGraphAccount",
+        "GitHubAccount", "GitLabAccount", "GoogleAccount", "BitbucketAccount", "GiteaAccount",
+        // Plugin options arrive as config.toml gives them.
+        "AccountTypeFiles",
+      ]),
+    .testTarget(
+      name: "SecretServiceStoreTests", dependencies: ["SecretServiceStore", "TokenStoreTesting", "TestSupport"]),
+    .testTarget(name: "NativeAppSupportTests", dependencies: ["NativeAppSupport", "TestSupport"]),
     .testTarget(
       name: "TokenCtlCLITests",
       dependencies: [
-        "TokenCtlCLI", "TokenStoreTesting", "NativeAppSupport", "SecretServiceStore", "AccountTypeFiles",
+        "TokenCtlCLI", "TokenStoreTesting", "TestSupport", "NativeAppSupport", "SecretServiceStore",
+        "AccountTypeFiles",
         // The git server's log names tokens by SHA-256, which the tests compute too.
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -1,5 +1,6 @@
 import Foundation
 import NativeAppSupport
+import TestSupport
 import Testing
 
 /// The launcher starting real programs: shell scripts standing for a browser and for

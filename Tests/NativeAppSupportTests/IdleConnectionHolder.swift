@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 
 /// Another process that holds connections to a port open without sending a byte, and opens
 /// a new one whenever the server closes one: a local program trying to crowd a server out.
 ///
 /// It stops by itself when the test process exits, and after `seconds` in any case.
 final class IdleConnectionHolder: Sendable {
-  private let process: ChildProcess
+  private let process: TestProcess
   private let directory: TemporaryDirectory
 
   /// Starts the process and waits (without holding a thread) until it has `count`
@@ -15,7 +16,7 @@ final class IdleConnectionHolder: Sendable {
     let script = directory.path("hold.py")
     try Self.source.write(toFile: script, atomically: true, encoding: .utf8)
     let output = directory.path("ready")
-    process = try ChildProcess(
+    process = try TestProcess(
       "python3", [script, String(port), String(count), String(seconds)], stdout: output,
       stderr: directory.path("errors"))
     let giveUp = Date().addingTimeInterval(30)

@@ -1,6 +1,7 @@
 import Foundation
 import NativeAppSupport
 import Synchronization
+import TestSupport
 import Testing
 import TokenKit
 
@@ -146,9 +147,9 @@ private func eventually(within seconds: Double = 5, _ condition: () -> Bool) asy
     let handle = try await locks.acquire(Self.key, group: "default", timeout: .seconds(1))
     let name = try #require(try FileManager.default.contentsOfDirectory(atPath: directory).first)
     let path = "\(directory)/\(name)"
-    #expect(try ChildProcess("/usr/bin/flock", ["-n", path, "true"]).wait() == 1)
+    #expect(try await TestProcess("/usr/bin/flock", ["-n", path, "true"]).exitStatus() == 1)
     handle.release()
-    #expect(try ChildProcess("/usr/bin/flock", ["-n", path, "true"]).wait() == 0)
+    #expect(try await TestProcess("/usr/bin/flock", ["-n", path, "true"]).exitStatus() == 0)
   }
 
   @Test func manyWaitersTakeTurns() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import NativeAppSupport
+import TestSupport
 import Testing
 import TokenKit
 
@@ -91,7 +92,7 @@ import TokenKit
     let script =
       "PATH=/usr/sbin:/sbin:$PATH; ip link set lo up && echo 1 > /proc/sys/net/ipv6/conf/lo/disable_ipv6 && "
       + "exec \"$0\" --testing-library swift-testing --filter withoutIPv6ALocalhostListenerUsesIPv4AndSaysSo"
-    let child = try ChildProcess(
+    let child = try TestProcess(
       "unshare", ["-rn", "/bin/sh", "-c", script, testBinary], stdout: directory.path("out"),
       stderr: directory.path("err"))
     let status = await child.exitStatus()
@@ -103,7 +104,7 @@ import TokenKit
   }
 
   static func canUnshare() async -> Bool {
-    guard let probe = try? ChildProcess("unshare", ["-rn", "/bin/true"]) else { return false }
+    guard let probe = try? TestProcess("unshare", ["-rn", "/bin/true"]) else { return false }
     return await probe.exitStatus() == 0
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A TCP socket on a loopback address that tests point at, standing for servers that
 /// misbehave: bound but not listening (connections are refused), or listening but never

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A deliberately dumb HTTP client on plain sockets, for requests no real client sends:
 /// other methods, oversized or malformed heads, forged `Host` fields, idle connections.
@@ -74,6 +75,11 @@ enum RawHTTPClient {
   private static func blockingExchange(_ address: String, port: Int, _ request: String) throws -> Response {
     let socket = try connect(address, port: port).mapError { TestFailure("connect: \($0)") }.get()
     defer { close(socket) }
+    // An answer comes once the listener serves, which on a test run that keeps Swift's
+    // threads busy with blocking tests may be long after this connection was accepted by
+    // the kernel: wait for it as long as a suite may take, not the 5 s of a bare connection.
+    var patience = timeval(tv_sec: 45, tv_usec: 0)
+    setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size))
     var bytes = Array(request.utf8)[...]
     while !bytes.isEmpty {
       let sent = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The Python HTTP server of `TestHTTPServerScript`, on 127.0.0.1 and a port of the
 /// kernel's choosing, for the duration of one test.
@@ -6,7 +7,7 @@ import Foundation
 /// It also stops by itself when the test process exits or after two minutes.
 final class TestHTTPServer: Sendable {
   let port: Int
-  private let process: ChildProcess
+  private let process: TestProcess
   private let directory: TemporaryDirectory
 
   /// Starts the server and waits (without holding a thread) until it has told its port.
@@ -15,7 +16,7 @@ final class TestHTTPServer: Sendable {
     let script = directory.path("server.py")
     try TestHTTPServerScript.source.write(toFile: script, atomically: true, encoding: .utf8)
     let output = directory.path("port")
-    process = try ChildProcess("python3", [script], stdout: output, stderr: directory.path("errors"))
+    process = try TestProcess("python3", [script], stdout: output, stderr: directory.path("errors"))
     let giveUp = Date().addingTimeInterval(30)
     while true {
       if let text = try? String(contentsOfFile: output, encoding: .utf8), text.hasSuffix("\n"),

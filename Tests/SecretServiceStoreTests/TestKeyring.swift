@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The tests of the keyring store write to whatever Secret Service the session bus offers.
@@ -15,21 +16,10 @@ enum TestKeyring {
 
   /// Runs `secret-tool` on the test keyring.
   static func secretTool(_ arguments: [String], stdin: String = "") throws -> (status: Int32, stdout: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/secret-tool")
-    process.arguments = arguments
-    let input = Pipe(), output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    // `search` prints attributes on standard error; GLib flushes every line, so one pipe
+    // `search` prints attributes on standard error; GLib flushes every line, so one file
     // keeps them in order.
-    process.standardError = output
-    try process.run()
-    input.fileHandleForWriting.write(Data(stdin.utf8))
-    try input.fileHandleForWriting.close()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let result = try TestProcess.run("/usr/bin/secret-tool", arguments, stdin: stdin, mergingStandardError: true)
+    return (result.status, result.stdout)
   }
 
   /// The items `secret-tool search --all` finds for `attributes`, each as its printed

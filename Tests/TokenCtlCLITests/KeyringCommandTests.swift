@@ -1,5 +1,6 @@
 import Foundation
 import SecretServiceStore
+import TestSupport
 import Testing
 import TokenKit
 import TokenStoreTesting
@@ -24,7 +25,7 @@ import TokenStoreTesting
     var environment = ProcessInfo.processInfo.environment
     environment["TOKENCTL_GROUP"] = group
     func tokenctl(_ arguments: String...) throws -> ProcessResult {
-      try ProcessRunner.run(ProcessRunner.tokenctl, arguments, environment: environment)
+      try TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
     }
 
     let token = try tokenctl("token", "ada@contoso.com")
@@ -62,7 +63,7 @@ import TokenStoreTesting
     for arguments in [
       ["token", "graph:ada@contoso.com"], ["token", "graph:nobody"], ["list"], ["revoke", "ada@contoso.com"],
     ] {
-      let result = try ProcessRunner.run(ProcessRunner.tokenctl, arguments, environment: session.environment)
+      let result = try TestProcess.run(TestProcess.tokenctl, arguments, environment: session.environment)
       let checks = [
         result.status == 7, result.stderr.contains("is locked"), result.stderr.contains("hint: Unlock it"),
         !result.stderr.contains("no account"), result.stdout.isEmpty,
@@ -93,7 +94,7 @@ import TokenStoreTesting
     environment["XDG_RUNTIME_DIR"] = session.directory.path
     var passed = true
     for arguments in [["token", "graph:ada"], ["list", "--json"]] {
-      let result = try ProcessRunner.run(ProcessRunner.tokenctl, arguments, environment: environment)
+      let result = try TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
       let ok =
         result.status == 8 && result.stderr.contains("cannot reach the D-Bus session bus")
         && result.stderr.contains("never falls back")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The keyring going wrong under tokenctl, in a private session bus of each test's own:
@@ -33,7 +34,7 @@ import Testing
     for arguments in [
       ["token", "graph:ada"], ["list"], ["refresh", "graph:ada"], ["revoke", "--local", "graph:ada"],
     ] {
-      let result = try session.run(ProcessRunner.tokenctl, arguments)
+      let result = try session.run(TestProcess.tokenctl, arguments)
       if result.status != 8 || !result.stderr.contains("no default keyring") || !result.stderr.contains("hint: ") {
         failures.append("\(arguments): \(result.status) \(result.stderr)")
       }
@@ -55,19 +56,19 @@ import Testing
     try #require(broken.status == 0, "\(broken.stderr)")
 
     var failures: [String] = []
-    let ada = try session.run(ProcessRunner.tokenctl, ["token", "graph:ada"])
+    let ada = try session.run(TestProcess.tokenctl, ["token", "graph:ada"])
     if ada.status != 9 || !ada.stderr.contains("graph:oid-ada") && !ada.stderr.contains("ada") || !ada.stdout.isEmpty {
       failures.append("token ada: \(ada.status) \(ada.stderr)")
     }
-    let grace = try session.run(ProcessRunner.tokenctl, ["token", "graph:grace"])
+    let grace = try session.run(TestProcess.tokenctl, ["token", "graph:grace"])
     if grace.status != 0 || grace.stdout != "SECRET-G\n" {
       failures.append("token grace: \(grace.status) \(grace.stderr)")
     }
-    let list = try session.run(ProcessRunner.tokenctl, ["list"])
+    let list = try session.run(TestProcess.tokenctl, ["list"])
     if !list.stdout.contains("grace") || !list.stdout.contains("ada") { failures.append("list: \(list.stdout)") }
     // Signing out the broken account locally still works, and leaves grace alone.
-    let revoke = try session.run(ProcessRunner.tokenctl, ["revoke", "--local", "graph:ada"])
-    let graceAfter = try session.run(ProcessRunner.tokenctl, ["token", "graph:grace"])
+    let revoke = try session.run(TestProcess.tokenctl, ["revoke", "--local", "graph:ada"])
+    let graceAfter = try session.run(TestProcess.tokenctl, ["token", "graph:grace"])
     if graceAfter.stdout != "SECRET-G\n" { failures.append("grace after revoke: \(graceAfter.stderr)") }
     #expect(failures.isEmpty, "\(failures)\nrevoke: \(revoke.status) \(revoke.stderr)")
     HardeningSummary.record("keyring", "item rewritten as invalid JSON", failures.isEmpty ? "pass" : "fail")

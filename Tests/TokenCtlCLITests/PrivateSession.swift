@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A D-Bus session bus of the test's own, with or without a GNOME keyring on it, so that
 /// a test can lock the keyring or take the Secret Service away without disturbing the
@@ -13,7 +14,7 @@ final class PrivateSession {
 
   let directory: URL
   let environment: [String: String]
-  private let busPID: pid_t
+  private let bus: TestProcess
   private var stopped = false
 
   init(_ kind: Kind) throws {
@@ -53,17 +54,17 @@ final class PrivateSession {
 
     // In the foreground, as our child, so that `stop()` can end it; on a socket path we
     // chose, so there is no output to read.
-    busPID = try ProcessRunner.spawn("dbus-daemon", ["--config-file=\(config.path)", "--nofork"], environment: base)
+    bus = try TestProcess("dbus-daemon", ["--config-file=\(config.path)", "--nofork"], environment: base)
     let deadline = Date().addingTimeInterval(10)
     while !FileManager.default.fileExists(atPath: socket.path) {
-      guard kill(busPID, 0) == 0, Date() < deadline else { throw SessionError("dbus-daemon did not start") }
+      guard kill(bus.pid, 0) == 0, Date() < deadline else { throw TestFailure("dbus-daemon did not start") }
       usleep(10_000)
     }
     base["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(socket.path)"
     if kind == .unlockedKeyring {
-      let keyring = try ProcessRunner.run(
+      let keyring = try TestProcess.run(
         "gnome-keyring-daemon", ["--unlock", "--components=secrets"], environment: base, stdin: "tokenctl-test")
-      guard keyring.status == 0 else { throw SessionError("gnome-keyring-daemon failed: \(keyring.stderr)") }
+      guard keyring.status == 0 else { throw TestFailure("gnome-keyring-daemon failed: \(keyring.stderr)") }
       for line in keyring.stdout.split(separator: "\n") where line.hasPrefix("GNOME_KEYRING_CONTROL=") {
         base["GNOME_KEYRING_CONTROL"] = String(line.dropFirst("GNOME_KEYRING_CONTROL=".count))
       }
@@ -79,7 +80,7 @@ final class PrivateSession {
           "--method", "org.freedesktop.DBus.NameHasOwner", "org.freedesktop.secrets",
         ]
       ).stdout.contains("true") {
-        guard Date() < deadline else { throw SessionError("gnome-keyring-daemon did not join the bus") }
+        guard Date() < deadline else { throw TestFailure("gnome-keyring-daemon did not join the bus") }
         usleep(20_000)
       }
     }
@@ -87,12 +88,12 @@ final class PrivateSession {
 
   /// Runs `tokenctl` with `arguments` on this bus.
   func tokenctl(_ arguments: String...) throws -> ProcessResult {
-    try ProcessRunner.run(ProcessRunner.tokenctl, arguments, environment: environment)
+    try TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
   }
 
   /// Runs another program on this bus.
   func run(_ executable: String, _ arguments: [String], stdin: String = "") throws -> ProcessResult {
-    try ProcessRunner.run(executable, arguments, environment: environment, stdin: stdin)
+    try TestProcess.run(executable, arguments, environment: environment, stdin: stdin)
   }
 
   /// Locks the login keyring through the Secret Service's own `Lock` method.
@@ -103,22 +104,17 @@ final class PrivateSession {
         "call", "--session", "--dest", "org.freedesktop.secrets", "--object-path", "/org/freedesktop/secrets",
         "--method", "org.freedesktop.Secret.Service.Lock", "['/org/freedesktop/secrets/collection/login']",
       ])
-    guard result.status == 0 else { throw SessionError("Lock failed: \(result.stderr)") }
+    guard result.status == 0 else { throw TestFailure("Lock failed: \(result.stderr)") }
   }
 
   /// Stops the bus (gnome-keyring-daemon leaves when its bus goes) and removes the files.
   func stop() {
     guard !stopped else { return }
     stopped = true
-    kill(busPID, SIGTERM)
-    _ = ProcessRunner.wait(busPID)
+    kill(bus.pid, SIGTERM)
+    bus.wait()
     try? FileManager.default.removeItem(at: directory)
   }
 
   deinit { stop() }
-}
-
-struct SessionError: Error, CustomStringConvertible {
-  var description: String
-  init(_ description: String) { self.description = description }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Smaller point of the security review: a process holding tokens leaves no core dump,
@@ -29,14 +30,14 @@ import Testing
     """#
 
   static var helper: String {
-    URL(fileURLWithPath: ProcessRunner.tokenctl).deletingLastPathComponent().appendingPathComponent(
+    URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent().appendingPathComponent(
       "git-credential-tokenctl"
     ).path
   }
 
   @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
   func anotherProcessOfTheSameUserCannotReadTheHelper() throws {
-    let result = try ProcessRunner.run("/bin/sh", ["-c", Self.script, "sh", Self.helper], environment: [:])
+    let result = try TestProcess.run("/bin/sh", ["-c", Self.script, "sh", Self.helper], environment: [:])
     #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
     #expect(result.stdout == "unreadable\n", "\(result.stderr)")
   }

@@ -1,8 +1,8 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenCtlCLI
 import TokenKit
-import TokenStoreTesting
 
 /// Finding 1 of the security review, from the command line: with `[types.oidc] issuer`
 /// in config.toml naming another server than the one an account signed in at, no command

@@ -1,9 +1,9 @@
 import Crypto
 import Foundation
+import TestSupport
 import Testing
 import TokenCtlCLI
 import TokenKit
-import TokenStoreTesting
 
 /// Finding 6 from the command line: a refresh whose ID token names another user prints
 /// the new access token, warns on standard error, and keeps the ID token it had.

@@ -1,7 +1,7 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenKit
-import TokenStoreTesting
 
 /// `revoke --local` goes through the account manager's local sign-out, so the hook hears
 /// `revoked` as it does for a revocation at the server (issue 12); with a config.toml it

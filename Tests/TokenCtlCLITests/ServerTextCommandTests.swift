@@ -1,8 +1,8 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenCtlCLI
 import TokenKit
-import TokenStoreTesting
 
 /// Smaller point of the security review: a server's words reach the user's terminal
 /// inside our messages, so their line breaks and control characters are escaped. A

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenCtlCLI
 import TokenKit
@@ -33,30 +34,30 @@ import TokenStoreTesting
     return (await TokenCtl.main(arguments: arguments, context: context), output.stderr)
   }
 
-  func helpers(_ host: String) throws -> [String] {
-    let result = try ProcessRunner.run(
+  func helpers(_ host: String) async throws -> [String] {
+    let result = try await TestProcess.run(
       "git", ["config", "--global", "--get-all", "credential.https://\(host).helper"], environment: environment)
     return result.stdout.split(separator: "\n").map(String.init)
   }
 
   @Test func addsTokenctlOnceBesideOtherHelpersAndUnsetRemovesOnlyIt() async throws {
-    _ = try ProcessRunner.run(
+    _ = try await TestProcess.run(
       "git", ["config", "--global", "--add", "credential.https://git.example.org.helper", "cache"],
       environment: environment)
     #expect(try await tokenctl("setup-git", "--host", "git.example.org").status == 0)
     #expect(try await tokenctl("setup-git", "--host", "git.example.org").status == 0)
-    #expect(try helpers("git.example.org") == ["cache", "tokenctl"])
+    #expect(try await helpers("git.example.org") == ["cache", "tokenctl"])
 
     let removed = try await tokenctl("setup-git", "--host", "git.example.org", "--unset")
     #expect(removed.status == 0 && removed.stderr.contains("no longer asks tokenctl"))
-    #expect(try helpers("git.example.org") == ["cache"])
+    #expect(try await helpers("git.example.org") == ["cache"])
     #expect(try await tokenctl("setup-git", "--host", "git.example.org", "--unset").status == 0)
   }
 
   @Test func withoutHostsEveryKnownGitHostIsConfigured() async throws {
     #expect(try await tokenctl("setup-git").status == 0)
     for host in ["github.com", "gitlab.com", "bitbucket.org"] {
-      #expect(try helpers(host) == ["tokenctl"], "\(host)")
+      #expect(try await helpers(host) == ["tokenctl"], "\(host)")
     }
   }
 
@@ -71,17 +72,17 @@ import TokenStoreTesting
   @Test func aForgeInstanceIsConfiguredFromItsAccountsIssuer() async throws {
     try seedGitea(issuer: "https://git.corp.example:3000/")
     #expect(try await tokenctl("setup-git").status == 0)
-    #expect(try helpers("git.corp.example:3000") == ["tokenctl"])
-    #expect(try helpers("github.com") == ["tokenctl"])
+    #expect(try await helpers("git.corp.example:3000") == ["tokenctl"])
+    #expect(try await helpers("github.com") == ["tokenctl"])
   }
 
   @Test func aGroupIsChosenAsEveryCommandChoosesIt() async throws {
     // An instance known only to the accounts of group "work": --group finds it.
     try seedGitea(group: "work", issuer: "https://git.work.example/")
     #expect(try await tokenctl("setup-git").status == 0)
-    #expect(try helpers("git.work.example") == [])
+    #expect(try await helpers("git.work.example") == [])
     #expect(try await tokenctl("setup-git", "--group", "work").status == 0)
-    #expect(try helpers("git.work.example") == ["tokenctl"])
+    #expect(try await helpers("git.work.example") == ["tokenctl"])
   }
 
   @Test(arguments: ["https://github.com", "github.com/acme", ""])

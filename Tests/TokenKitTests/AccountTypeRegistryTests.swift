@@ -1,6 +1,4 @@
 import Foundation
-import MicrosoftGraphAccount
-import OpenIDConnectAccount
 import Testing
 import TokenKit
 
@@ -62,29 +60,6 @@ import TokenKit
     try registry.register(Self.descriptor("local", token: "http://127.0.0.1:8080/token"), source: "test")
     try registry.register(Self.descriptor("local6", token: "http://localhost:8080/token"), source: "test")
     #expect(registry.ids == ["local", "local6"])
-  }
-
-  @Test func theBuiltInPluginsRegister() throws {
-    var registry = AccountTypeRegistry()
-    try registry.register(MicrosoftGraphPlugin.self)
-    try registry.register(OpenIDConnectPlugin.self)
-    #expect(registry.ids == ["graph", "oidc"])
-    #expect(registry.entry("graph")?.source == "plugin MicrosoftGraph")
-
-    let graph = try registry.descriptor("graph")
-    guard case .fixed(let endpoints) = graph.endpoints else {
-      Issue.record("graph should have fixed endpoints")
-      return
-    }
-    #expect(endpoints.authorization?.absoluteString == "https://login.microsoftonline.com/common/oauth2/v2.0/authorize")
-    #expect(endpoints.token.absoluteString == "https://login.microsoftonline.com/common/oauth2/v2.0/token")
-    #expect(
-      endpoints.deviceAuthorization?.absoluteString == "https://login.microsoftonline.com/common/oauth2/v2.0/devicecode"
-    )
-    #expect(endpoints.revocation == nil)
-    #expect(graph.defaultScopes.contains("offline_access"))
-    #expect(graph.redirect == .loopback(host: "localhost"))
-    #expect(try registry.descriptor("oidc").endpoints == .discoveredFromUserIssuer)
   }
 
   /// The core names no provider: their quirks belong in `Plugins/`.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The real authorization server of the tests (django-oauth-toolkit, `Tests/AuthServer`),
 /// started once per test process on 127.0.0.1 and stopped by itself when we exit.
@@ -34,15 +35,15 @@ struct AuthServer: Sendable {
   }
 
   /// Nil (with the reason) when the Python environment is missing: `make test` installs it.
-  static let shared: Result<AuthServer, TestSetupError> = {
+  static let shared: Result<AuthServer, TestFailure> = {
     let state = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-auth-\(getpid())")
     try? FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
     do {
-      let result = try ProcessRunner.run(
+      let result = try TestProcess.run(
         path("Tests/Support/auth-server"), ["start", state.path, "--watch-pid", String(getpid())],
         environment: ProcessInfo.processInfo.environment)
       guard result.status == 0 else {
-        return .failure(TestSetupError("auth-server start failed: \(result.stderr)"))
+        return .failure(TestFailure("auth-server start failed: \(result.stderr)"))
       }
       let data = try Data(contentsOf: state.appendingPathComponent("server.json"))
       let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
@@ -60,7 +61,7 @@ struct AuthServer: Sendable {
           serviceClientSecret: clients["service"]?["client_secret"] as? String ?? "", users: users,
           serverJSON: state.appendingPathComponent("server.json").path))
     } catch {
-      return .failure(TestSetupError("auth-server: \(error)"))
+      return .failure(TestFailure("auth-server: \(error)"))
     }
   }()
 
@@ -70,9 +71,4 @@ struct AuthServer: Sendable {
     case .failure(let error): throw error
     }
   }
-}
-
-struct TestSetupError: Error, CustomStringConvertible {
-  let description: String
-  init(_ description: String) { self.description = description }
 }

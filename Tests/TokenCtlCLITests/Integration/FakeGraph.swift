@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Our fake Microsoft Graph and token endpoint (`Tests/Support/fake-graph`), one per test
 /// so each test scripts its own faults; it stops when this test process exits.
@@ -26,7 +27,7 @@ struct FakeGraph {
     guard let text = try? String(contentsOf: log, encoding: .utf8) else { return [] }
     return try text.split(separator: "\n").map { line in
       guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
-        throw TestSetupError("a log line is not a JSON object: \(line)")
+        throw TestFailure("a log line is not a JSON object: \(line)")
       }
       return Request(
         method: object["method"] as? String ?? "", path: object["path"] as? String ?? "",

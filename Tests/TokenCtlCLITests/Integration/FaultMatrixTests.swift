@@ -1,5 +1,6 @@
 import Foundation
 import NativeAppSupport
+import TestSupport
 import Testing
 import TokenCtlCLI
 import TokenKit
@@ -117,7 +118,7 @@ import TokenStoreTesting
       // A refresh token the rotating server has already spent.
       let family = try stub.admin("/_admin/issue", method: "POST")
       refreshToken = try #require(family["refresh_token"] as? String)
-      _ = try ProcessRunner.run(
+      _ = try await TestProcess.run(
         "curl",
         ["-s", "-d", "grant_type=refresh_token", "--data-urlencode", "refresh_token@-", "\(stub.baseURL)/token"],
         environment: ProcessInfo.processInfo.environment, stdin: refreshToken)

@@ -1,5 +1,6 @@
 import Foundation
 import SecretServiceStore
+import TestSupport
 import Testing
 import TokenKit
 import TokenStoreTesting
@@ -47,12 +48,12 @@ import TokenStoreTesting
       if fallback {
         arguments += ["-c", "credential.helper=!f() { echo username=other; echo password=fallback; }; f"]
       }
-      return try ProcessRunner.run(
+      return try TestProcess.run(
         "git", arguments + ["credential", operation], environment: environment, stdin: input)
     }
 
     func helper(_ operation: String, _ input: String) throws -> ProcessResult {
-      try ProcessRunner.run(GitCredentialTests.helper, [operation], environment: environment, stdin: input)
+      try TestProcess.run(GitCredentialTests.helper, [operation], environment: environment, stdin: input)
     }
   }
 
@@ -94,7 +95,7 @@ import TokenStoreTesting
 
   /// `git-credential-tokenctl`, built beside `tokenctl`.
   static var helper: String {
-    URL(fileURLWithPath: ProcessRunner.tokenctl).deletingLastPathComponent()
+    URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent()
       .appendingPathComponent("git-credential-tokenctl").path
   }
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SecretServiceStore
+import TestSupport
 import Testing
 import TokenKit
 import TokenStoreTesting
@@ -74,7 +75,7 @@ import TokenStoreTesting
     -> ProcessResult
   {
     let helper = GitCredentialTests.helper
-    let result = try ProcessRunner.run(
+    let result = try TestProcess.run(
       "git", ["-c", "credential.helper=", "-c", "credential.helper=\(helper)"] + arguments,
       environment: environment.merging(extra) { $1 })
     if let status { try #require(result.status == status, "git \(arguments): \(result.stderr)") }
@@ -84,8 +85,8 @@ import TokenStoreTesting
   /// Signs in through the scripted browser as `user`; returns the account.
   @discardableResult
   func signIn(_ user: String) throws -> Account {
-    let result = try ProcessRunner.run(
-      ProcessRunner.tokenctl, ["login", "gitlocal", "--browser"],
+    let result = try TestProcess.run(
+      TestProcess.tokenctl, ["login", "gitlocal", "--browser"],
       environment: environment.merging(["SCRIPTED_BROWSER_USER": user]) { $1 })
     try #require(result.status == 0, "login as \(user): \(result.stderr)")
     return try #require(try store.list(AccountQuery(type: "gitlocal")).first { $0.account.name == user }).account
@@ -93,7 +94,7 @@ import TokenStoreTesting
 
   /// Revokes a token at the authorization server (RFC 7009), as a user would on its page.
   func revokeAtServer(_ token: String) throws {
-    let result = try ProcessRunner.run(
+    let result = try TestProcess.run(
       "curl",
       [
         "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "--data-urlencode", "token@-",
@@ -191,7 +192,7 @@ import TokenStoreTesting
     #expect(result.stderr.contains("tokenctl login gitlocal"), "\(result.stderr)")
     #expect(result.stderr.contains("terminal prompts disabled"))
     #expect(try refusedCredentials() == 0, "no stale token was sent")
-    let list = try ProcessRunner.run(ProcessRunner.tokenctl, ["list", "--json"], environment: environment)
+    let list = try TestProcess.run(TestProcess.tokenctl, ["list", "--json"], environment: environment)
     #expect(
       list.stdout.contains("\"needs_sign_in\" : true") || list.stdout.contains("\"needs_sign_in\":true"),
       "\(list.stdout)")
@@ -231,7 +232,7 @@ import TokenStoreTesting
     let transcript = home.appendingPathComponent("terminal").path
     var environment = environment
     environment["GIT_TERMINAL_PROMPT"] = nil
-    let result = try ProcessRunner.run(
+    let result = try TestProcess.run(
       AuthServer.path("Tests/Support/with-terminal"),
       [
         "--transcript", transcript, "--answer", "y", "--", "git", "-c", "credential.helper=",

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Starts one of the test services under `Tests/Support` (they share
 /// `loopback_service.py`): each listens on 127.0.0.1, publishes its address in a JSON file
@@ -13,7 +14,7 @@ enum LoopbackService {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
       "tokenctl-\(name)-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    _ = try ProcessRunner.spawn(
+    _ = try TestProcess(
       AuthServer.path(script),
       ["--state-dir", directory.path, "--watch-pid", String(getpid()), "--lifetime", String(lifetime)] + arguments,
       environment: ProcessInfo.processInfo.environment)
@@ -27,6 +28,6 @@ enum LoopbackService {
       }
       usleep(50_000)
     }
-    throw TestSetupError("\(name) did not start")
+    throw TestFailure("\(name) did not start")
   }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SecretServiceStore
+import TestSupport
 import Testing
 import TokenKit
 import TokenStoreTesting
@@ -60,12 +61,12 @@ import TokenStoreTesting
 
     let outputs = (0..<32).map { setup.home.appendingPathComponent("out-\($0)").path }
     let errors = (0..<32).map { setup.home.appendingPathComponent("err-\($0)").path }
-    let pids = try (0..<32).map {
-      try ProcessRunner.spawn(
-        ProcessRunner.tokenctl, ["token", "oidc:race"], environment: setup.environment, stdout: outputs[$0],
+    let processes = try (0..<32).map {
+      try TestProcess(
+        TestProcess.tokenctl, ["token", "oidc:race"], environment: setup.environment, stdout: outputs[$0],
         stderr: errors[$0])
     }
-    let statuses = pids.map(ProcessRunner.wait)
+    let statuses = processes.map { $0.wait() }
     let printed = try outputs.map { try String(contentsOfFile: $0, encoding: .utf8) }
     let stored = try #require(try store.load(account.key))
     let after = try stub.admin("/_admin/stats")

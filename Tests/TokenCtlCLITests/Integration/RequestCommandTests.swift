@@ -1,6 +1,7 @@
 import Foundation
 import NativeAppSupport
 import Synchronization
+import TestSupport
 import Testing
 import TokenCtlCLI
 import TokenKit

@@ -1,8 +1,8 @@
 import Foundation
 import SecretServiceStore
+import TestSupport
 import Testing
 import TokenKit
-import TokenStoreTesting
 
 /// Every secret that passes through tokenctl — access, refresh and ID tokens, the client
 /// secret — is looked for in everything tokenctl shows or hands on: its output and errors,
@@ -17,14 +17,14 @@ import TokenStoreTesting
     try FileManager.default.createDirectory(at: spy, withIntermediateDirectories: true)
     // The browser and the hook record their argv and environment, then do their job.
     let browser = spy.appendingPathComponent("browser")
-    try ProcessRunner.installScript(
+    try TestProcess.installScript(
       """
       printf '%s\\n' "$@" >> \(spy.path)/browser-argv
       env >> \(spy.path)/browser-env
       exec \(AuthServer.path("Tests/Support/scripted-browser")) "$@"
       """, at: browser.path)
     let hook = spy.appendingPathComponent("hook").path
-    try ProcessRunner.installScript(
+    try TestProcess.installScript(
       """
       printf '%s\\n' "$0" "$@" >> \(spy.path)/hook-argv
       env >> \(spy.path)/hook-env
@@ -52,8 +52,8 @@ import TokenStoreTesting
     var commandsRun = 0
     func tokenctl(_ arguments: String..., stdin: String = "") throws -> ProcessResult {
       // Every command with debug logging, so that what it logs is scanned too.
-      let result = try ProcessRunner.run(
-        ProcessRunner.tokenctl, ["--verbose"] + arguments, environment: environment, stdin: stdin)
+      let result = try TestProcess.run(
+        TestProcess.tokenctl, ["--verbose"] + arguments, environment: environment, stdin: stdin)
       commandsRun += 1
       // `token` and git's helper print the access token on standard output: that is
       // their job, and the only place a token may appear.
@@ -68,7 +68,7 @@ import TokenStoreTesting
       }
     }
     func keyringAttributes() throws -> String {
-      let result = try ProcessRunner.run(
+      let result = try TestProcess.run(
         "secret-tool", ["search", "--all", "xdg:schema", "org.tokenctl.Account", "group", setup.group],
         environment: environment)
       // secret-tool prints the secret too: keep the attributes and labels only.

@@ -1,5 +1,6 @@
 import Foundation
 import NativeAppSupport
+import TestSupport
 import Testing
 import TokenKit
 import TokenStoreTesting
@@ -202,7 +203,7 @@ import TokenStoreTesting
         // the address the browser ended on.
         let url = output.stderr.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("http") }.map(String.init)
         guard let url,
-          (try? ProcessRunner.run(AuthServer.path("Tests/Support/scripted-browser"), [url], environment: environment))?
+          (try? TestProcess.run(AuthServer.path("Tests/Support/scripted-browser"), [url], environment: environment))?
             .status == 0
         else { return nil }
         return (try? String(contentsOf: pasted, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -228,7 +229,7 @@ import TokenStoreTesting
           let words = output.stderr.split(whereSeparator: \.isWhitespace).map(String.init)
           let uri = words.first { $0.hasPrefix("http") } ?? ""
           let code = words.firstIndex(of: "code").map { words[$0 + 1] } ?? ""
-          let approval = try ProcessRunner.run(
+          let approval = try await TestProcess.run(
             AuthServer.path("Tests/Support/scripted-browser"), ["--device", uri, code], environment: environment)
           #expect(approval.status == 0, "\(approval.stderr)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Our own fault-injecting OAuth server (`Tests/Support/stub-oauth-server`), for what a
 /// real server will not do on demand: count requests, delay answers, misbehave.
@@ -15,10 +16,10 @@ struct StubServer {
 
   /// POSTs or GETs an admin endpoint and returns its JSON object.
   func admin(_ path: String, method: String = "GET") throws -> [String: Any] {
-    let result = try ProcessRunner.run(
+    let result = try TestProcess.run(
       "curl", ["-s", "-X", method, baseURL + path], environment: ProcessInfo.processInfo.environment)
     guard let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
-      throw TestSetupError("\(path) answered \(result.stdout)")
+      throw TestFailure("\(path) answered \(result.stdout)")
     }
     return object
   }

@@ -1,6 +1,7 @@
 import AccountTypeFiles
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 import TokenKit
 import TokenStoreTesting

@@ -1,8 +1,8 @@
 import AccountTypeFiles
 import Foundation
+import TestSupport
 import Testing
 import TokenKit
-import TokenStoreTesting
 
 /// Finding 1 of the security review: an issuer set in the configuration must never
 /// receive the tokens of an account that signed in at another issuer.

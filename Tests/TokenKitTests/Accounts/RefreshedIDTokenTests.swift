@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
+import TestSupport
 import Testing
 import TokenKit
-import TokenStoreTesting
 
 /// Finding 6 of the security review: an ID token that comes with a refresh is checked as
 /// OpenID Connect Core §12.2 asks before it is stored; a bad one is dropped, and the new

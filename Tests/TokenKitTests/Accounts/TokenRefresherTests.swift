@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 import TokenKit
-import TokenStoreTesting
 
 @Suite(.timeLimit(.minutes(1))) struct TokenRefresherTests {
   typealias F = OAuthFixtures

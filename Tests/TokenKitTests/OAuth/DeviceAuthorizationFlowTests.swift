@@ -1,9 +1,8 @@
 import Foundation
-import MicrosoftGraphAccount
 import Synchronization
+import TestSupport
 import Testing
 import TokenKit
-import TokenStoreTesting
 
 @Suite(.timeLimit(.minutes(1))) struct OAuthDeviceFlowTests {
   typealias F = OAuthFixtures
@@ -87,8 +86,6 @@ import TokenStoreTesting
   @Test(arguments: [
     (T.oauthError("access_denied"), [String: String](), TokenKitError.Code.accessDenied),
     (T.oauthError("authorization_declined"), ["authorization_declined": "access_denied"], .accessDenied),
-    // The Graph type's own table: Microsoft declines with `authorization_declined`.
-    (T.oauthError("authorization_declined"), MicrosoftGraphPlugin.descriptor.deviceGrantErrorAliases, .accessDenied),
     (T.oauthError("expired_token"), [:], .signInTimedOut),
     (T.oauthError("code_expired"), ["code_expired": "expired_token"], .signInTimedOut),
     (T.oauthError("invalid_client", status: 401), [:], .serverError),

@@ -1,7 +1,7 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenKit
-import TokenStoreTesting
 
 /// A discovery document for `issuer`, with `changes` applied (nil removes a member).
 func discoveryDocument(issuer: String, _ changes: [String: String?] = [:]) -> String {

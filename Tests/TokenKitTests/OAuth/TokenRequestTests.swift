@@ -1,7 +1,7 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenKit
-import TokenStoreTesting
 
 @Suite struct OAuthTokenRequestTests {
   typealias F = OAuthFixtures

@@ -1,8 +1,8 @@
 import BitbucketAccount
 import Foundation
+import TestSupport
 import Testing
 import TokenKit
-import TokenStoreTesting
 
 /// Bitbucket Cloud: identity from `GET /2.0/user`, HTTP Basic client authentication for
 /// every grant, and a new refresh token with every refresh.

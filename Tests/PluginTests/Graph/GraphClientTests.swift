@@ -1,5 +1,6 @@
 import MicrosoftGraphAccount
 import Synchronization
+import TestSupport
 import Testing
 import TokenKit
 import TokenStoreTesting

@@ -1,8 +1,8 @@
 import AccountTypeFiles
 import Foundation
+import TestSupport
 import Testing
 import TokenKit
-import TokenStoreTesting
 
 /// A browser sign-in to each built-in provider type, start to end: the authorization URL
 /// it opens, where the token request puts the client's credentials, and who it finds

@@ -1,5 +1,6 @@
 import GitHubAccount
 import MicrosoftGraphAccount
+import TestSupport
 import Testing
 import TokenKit
 
@@ -41,5 +42,27 @@ import TokenKit
     }()
     let behavior = try #require(registry.behavior("github"))
     #expect(behavior.normalized(response).scope ?? [] == expected)
+  }
+
+  /// Microsoft declines a device sign-in with `authorization_declined`; the Graph type's
+  /// table of device grant errors makes it the standard `access_denied`.
+  @Test(.timeLimit(.minutes(1))) func aDeviceSignInMicrosoftDeclinesIsAccessDenied() async throws {
+    typealias T = ScriptedTransport
+    let transport = T(responses: [
+      T.json(
+        200,
+        #"{"device_code":"DEVICE-SECRET","user_code":"WDJB-MJHT","verification_uri":"https://e.example/device","expires_in":600,"interval":5}"#
+      ),
+      T.oauthError("authorization_pending"), T.oauthError("authorization_declined"),
+    ])
+    let descriptor = OAuthFixtures.descriptor(aliases: MicrosoftGraphPlugin.descriptor.deviceGrantErrorAliases)
+    let clock = TestClock()
+    let flow = DeviceAuthorizationFlow(
+      configuration: OAuthFixtures.configuration(descriptor), scopes: ["openid", "offline_access"],
+      transport: transport, clock: clock, sleep: { clock.advance(by: $0) }, present: { _, _ in })
+    let error = await #expect(throws: TokenKitError.self) { try await flow.run() }
+    #expect(error?.code == .accessDenied)
+    #expect(transport.requests(to: OAuthFixtures.tokenURL.path()).count == 2)
+    #expect(error.map { !$0.fullText.contains("DEVICE-SECRET") } == true)
   }
 }

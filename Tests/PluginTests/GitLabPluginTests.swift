@@ -1,8 +1,8 @@
 import Foundation
 import GitLabAccount
+import TestSupport
 import Testing
 import TokenKit
-import TokenStoreTesting
 
 /// GitLab.com: a public client with the device grant, ID tokens, and RFC 7009 revocation.
 @Suite(.timeLimit(.minutes(1))) struct GitLabPluginTests {

@@ -1,8 +1,8 @@
 import Foundation
 import GoogleAccount
+import TestSupport
 import Testing
 import TokenKit
-import TokenStoreTesting
 
 /// Google: offline access always, the consent screen only when no Google account here can
 /// refresh, and RFC 7009 revocation at the endpoint its discovery document names.

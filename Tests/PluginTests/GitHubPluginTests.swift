@@ -1,8 +1,8 @@
 import Foundation
 import GitHubAccount
+import TestSupport
 import Testing
 import TokenKit
-import TokenStoreTesting
 
 /// GitHub's departures from the standards: errors with HTTP 200, no ID token (identity
 /// from `GET /user`), revocation through `DELETE /applications/{client_id}/token`.
