@@ -112,7 +112,7 @@ check-man: deps
 	     done; rm -rf $$tmp
 
 lint:
-	$(SWIFT) format lint --strict --recursive Package.swift Sources Plugins Tests
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Plugins Examples Tests
 
 # The release executables, built as `make install` builds them, checked with readelf: no
 # run path, PIE, RELRO, no executable stack (Tests/Support/check-release-binaries).

@@ -19,8 +19,20 @@ let package = Package(
   products: [
     .executable(name: "tokenctl", targets: ["tokenctl"]),
     .executable(name: "git-credential-tokenctl", targets: ["git-credential-tokenctl"]),
+    // What an app needs to sign in and keep accounts as tokenctl does, and share them with it
+    // (Examples/README.md): the core, the keyring store, the native-app support, and each
+    // account type. One product per account type, named as its target, so that an app
+    // links only the providers it serves (the walkthrough's app: Graph alone).
     .library(name: "TokenKit", targets: ["TokenKit"]),
     .library(name: "SecretServiceStore", targets: ["SecretServiceStore"]),
+    .library(name: "NativeAppSupport", targets: ["NativeAppSupport"]),
+    .library(name: "OpenIDConnectAccount", targets: ["OpenIDConnectAccount"]),
+    .library(name: "MicrosoftGraphAccount", targets: ["MicrosoftGraphAccount"]),
+    .library(name: "GitHubAccount", targets: ["GitHubAccount"]),
+    .library(name: "GitLabAccount", targets: ["GitLabAccount"]),
+    .library(name: "GoogleAccount", targets: ["GoogleAccount"]),
+    .library(name: "BitbucketAccount", targets: ["BitbucketAccount"]),
+    .library(name: "GiteaAccount", targets: ["GiteaAccount"]),
     .library(name: "TokenStoreTesting", targets: ["TokenStoreTesting"]),
     // For Tests/Fuzz, a package of its own that can only reach products.
     .library(name: "TokenCtlFuzzing", targets: ["TokenCtlFuzzing"]),
@@ -94,6 +106,20 @@ let package = Package(
     .executableTarget(name: "tokenctl", dependencies: ["TokenCtlCLI"]),
     // What git runs for `credential.helper=tokenctl`: `tokenctl credential` under git's name.
     .executableTarget(name: "git-credential-tokenctl", dependencies: ["TokenCtlCLI"]),
+
+    // The walkthrough's app written against the library, as an app outside this package
+    // would write it (Examples/README.md). Declared here, as swift-argument-parser declares
+    // its examples, so that every `swift build` builds it at no extra cost (a package of
+    // its own would build swift-crypto and all of ours again in CI). It may depend
+    // ONLY on targets that are library products above, and on other packages' products:
+    // anything else would be something no app can reach (checked at the end of this file).
+    .executableTarget(
+      name: "graph-search-example",
+      dependencies: [
+        "TokenKit", "SecretServiceStore", "NativeAppSupport", "MicrosoftGraphAccount",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      path: "Examples/GraphSearch"),
 
     // The bodies of the libFuzzer targets (`make fuzz`, Tests/Fuzz). A library, so that
     // TokenKitTests replays the committed seeds through the same code on every `make test`.
@@ -169,4 +195,16 @@ for target in package.targets where target.type != .system {
       .enableUpcomingFeature("ExistentialAny"),
       .treatAllWarnings(as: .error),
     ]
+}
+
+// An example must build as an app outside this package would: from library products only.
+let libraryTargets = Set(package.products.compactMap { $0 as? Product.Library }.flatMap(\.targets))
+for target in package.targets where target.path?.hasPrefix("Examples/") == true {
+  for dependency in target.dependencies {
+    switch dependency {
+    case .byNameItem(let name, _), .targetItem(let name, _):
+      if !libraryTargets.contains(name) { fatalError("\(target.name) uses \(name), a target no app can use") }
+    default: break  // A product, of this package or another.
+    }
+  }
 }

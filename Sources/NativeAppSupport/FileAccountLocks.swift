@@ -20,6 +20,14 @@ public struct FileAccountLocks: AccountLocking {
     self.root = root ?? directory
   }
 
+  /// The locks tokenctl takes: one file per account in `directories.runtime`'s `locks/`.
+  /// Every program that refreshes accounts of tokenctl's keyring groups must take these:
+  /// two programs presenting one rotating refresh token at once can cost the account its
+  /// grant, at a server that detects the reuse (RFC 9700 §4.14.2).
+  public init(directories: XDGDirectories) {
+    self.init(directory: directories.runtime + "/locks", root: directories.runtimeRoot)
+  }
+
   /// How often a waiter tries again. Short next to a refresh's round trip (100 ms and
   /// more), long enough that 32 waiters cost nothing measurable.
   static let pollInterval: Duration = .milliseconds(10)

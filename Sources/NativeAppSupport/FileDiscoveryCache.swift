@@ -26,6 +26,12 @@ public struct FileDiscoveryCache: DiscoveryCache {
     self.root = root ?? directory
   }
 
+  /// tokenctl's cache, in `directories.cache`'s `discovery/`, which other programs
+  /// sharing its accounts may share too.
+  public init(directories: XDGDirectories) {
+    self.init(directory: directories.cache + "/discovery", root: directories.cache)
+  }
+
   public func load(issuer: String) -> (document: [UInt8], fetchedAt: Date)? {
     let path = self.path(issuer)
     var info = stat()

@@ -115,7 +115,7 @@ public struct CLIContext: Sendable {
 
   /// The refresh locks, one file per account under the runtime directory.
   var accountLocks: FileAccountLocks {
-    FileAccountLocks(directory: directories.runtime + "/locks", root: directories.runtimeRoot)
+    FileAccountLocks(directories: directories)
   }
 
   /// The configuration file, read when a command needs it (never before parsing).
@@ -138,7 +138,7 @@ public struct CLIContext: Sendable {
     var manager = AccountManager(
       registry: try effectiveRegistry(configuration), store: store, transport: transport, clock: clock,
       locks: accountLocks,
-      discoveryCache: FileDiscoveryCache(directory: directories.cache + "/discovery", root: directories.cache))
+      discoveryCache: FileDiscoveryCache(directories: directories))
     manager.refreshIsolation = refreshIsolation
     manager.events.observe { [warnings] event in
       if event.kind == .failed, let message = event.message { warnings.add(message) }

@@ -101,10 +101,10 @@ def pkce():
     return verifier, challenge
 
 
-def authorize_url(info, redirect_uri, state, nonce, challenge=None, method="S256", scope=None):
+def authorize_url(info, redirect_uri, state, nonce, challenge=None, method="S256", scope=None, client="native"):
     params = {
         "response_type": "code",
-        "client_id": info["clients"]["native"]["client_id"],
+        "client_id": info["clients"][client]["client_id"],
         "redirect_uri": redirect_uri,
         "scope": scope or "openid profile email read offline_access",
         "state": state,
@@ -329,6 +329,11 @@ def check_authorization_errors(env, listener):
         listener.expect(state)
         status, _ = env.browser([authorize_url(info, bad, state, "n", challenge=challenge)])
         check(status != 0 and not listener.hits, f"redirect URI with {what} is refused (no redirect)")
+    # The graph client registers http://localhost/ as Microsoft does: any port, Graph's scopes.
+    graph = f"http://localhost:{listener.port}/"
+    status, final = printed(authorize_url(info, graph, state, "n", challenge=challenge, client="graph",
+                                          scope="openid profile offline_access User.Read User.ReadBasic.All"))
+    check(final and final.startswith(graph + "?"), "graph client: http://localhost:<port>/ and Graph's scopes are accepted")
     ipv6 = f"http://[::1]:{listener.port}/callback"
     status, final = printed(authorize_url(info, ipv6, state, "n", challenge=challenge))
     check(final and final.startswith(ipv6 + "?"), "http://[::1]:<port>/callback is accepted too")

@@ -7,12 +7,14 @@
 /// The account store of a desktop tool: sign in to an account type, list the accounts,
 /// get fresh tokens, sign out. NXOAuth2AccountStore's role, for Swift on Linux.
 ///
-/// The walkthrough's flow — configure the type, request access, use the token — reads:
+/// The walkthrough's flow — configure the type, request access, use the token — reads
+/// as below; `Examples/GraphSearch` is the whole app.
 ///
 /// ```swift
-/// import TokenKit
+/// import MicrosoftGraphAccount
 /// import NativeAppSupport
 /// import SecretServiceStore
+/// import TokenKit
 ///
 /// var registry = AccountTypeRegistry()
 /// try registry.register(MicrosoftGraphPlugin.self)          // the "account type"
@@ -20,8 +22,8 @@
 /// let manager = AccountManager(
 ///   registry: registry, store: SecretServiceTokenStore(group: "default"),
 ///   transport: CurlHTTPTransport(), clock: SystemClock(),
-///   locks: FileAccountLocks(directory: directories.runtime + "/locks", root: directories.runtimeRoot),
-///   discoveryCache: FileDiscoveryCache(directory: directories.cache + "/discovery", root: directories.cache))
+///   locks: FileAccountLocks(directories: directories),       // tokenctl's, so one refresh at a time
+///   discoveryCache: FileDiscoveryCache(directories: directories))
 ///
 /// // requestAccessToAccountWithType: the browser opens, the user signs in.
 /// let listener = try LoopbackRedirectListener(host: "localhost")

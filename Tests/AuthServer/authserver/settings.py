@@ -101,8 +101,14 @@ OAUTH2_PROVIDER = {
         "offline_access": "Access while you are away (refresh tokens)",
         "read": "Read access",
         "write": "Write access",
+        # Microsoft Graph's, which the `graph` type asks for by default (the Graph example).
+        "User.Read": "Read your profile",
+        "User.ReadBasic.All": "Read all users' basic profiles",
     },
     "DEFAULT_SCOPES": ["read"],
+    # `http://localhost` redirect URIs match any port, as Microsoft's do for desktop apps;
+    # only the `graph` client registers one.
+    "ALLOW_LOCALHOST_LOOPBACK": True,
     # RFC 7636 + RFC 9700 §2.1.1: PKCE for every authorization request, S256 only.
     "PKCE_REQUIRED": True,
     "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,

@@ -59,6 +59,18 @@ class Command(BaseCommand):
             client_secret="",
             skip_authorization=False,
         )
+        # A desktop app as Microsoft registers one, for the `graph` type unchanged but for
+        # its endpoints (the Graph example): redirect http://localhost on any port.
+        app(
+            "tokenctl-graph",
+            name="tokenctl (Microsoft Graph desktop app)",
+            client_type=Application.CLIENT_PUBLIC,
+            authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+            redirect_uris="http://localhost/",
+            algorithm=Application.RS256_ALGORITHM,
+            client_secret="",
+            skip_authorization=False,
+        )
         app(
             "tokenctl-device",
             name="tokenctl (device)",
@@ -82,6 +94,7 @@ class Command(BaseCommand):
         result = {
             "clients": {
                 "native": {"client_id": "tokenctl-native", "redirect_uri": NATIVE_REDIRECT_URIS[0]},
+                "graph": {"client_id": "tokenctl-graph", "redirect_uri": "http://localhost/"},
                 "device": {"client_id": "tokenctl-device"},
                 "service": {"client_id": "tokenctl-service", "client_secret": service_secret},
             },
