@@ -7,7 +7,7 @@ SWIFT ?= swift
 # reproducible. Bump it with the version.
 MAN_DATE := 2026-11-21
 KEYRING := Tests/Support/with-private-keyring
-DEBIAN_PACKAGES := binutils libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv
+DEBIAN_PACKAGES := binutils libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count

@@ -95,17 +95,16 @@ public struct CLIContext: Sendable {
 
   @TaskLocal public static var current: CLIContext?
 
-  /// The context of the running command, its registry holding the user's account type
-  /// files (tokenctl-types(5)) too.
+  /// This context with the user's account type files (tokenctl-types(5)) added to its
+  /// registry; ``CommandSession`` calls it once per command.
   ///
-  /// The files are read here, once per command and after parsing, rather than in
-  /// ``live(environment:)``, so that help and man page generation read nothing, and so that
-  /// contexts built by tests and embedding apps get them as well. A missing directory costs
-  /// one failed `opendir`; a bad file is a warning on standard error and is skipped.
-  static var required: CLIContext {
-    guard var context = current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
-    let output = context.output
-    context.registry = UserTypes.registry(adding: context.registry, environment: context.environment) {
+  /// The files are read then, after parsing, rather than in ``live(environment:)``, so
+  /// that help and man page generation read nothing, and so that contexts built by tests
+  /// and embedding apps get them as well. A missing directory costs one failed `opendir`;
+  /// a bad file is a warning on standard error and is skipped.
+  func addingUserTypes() -> CLIContext {
+    var context = self
+    context.registry = UserTypes.registry(adding: registry, environment: environment) { [output] in
       output.writeError("tokenctl: warning: \(TerminalSafe.text($0))\n")
     }
     return context
@@ -116,44 +115,5 @@ public struct CLIContext: Sendable {
   /// The refresh locks, one file per account under the runtime directory.
   var accountLocks: FileAccountLocks {
     FileAccountLocks(directories: directories)
-  }
-
-  /// The configuration file, read when a command needs it (never before parsing).
-  func configuration() throws -> Configuration { try Configuration.load(environment: environment) }
-
-  /// The registry with the configuration's settings applied.
-  func effectiveRegistry(_ configuration: Configuration) throws -> AccountTypeRegistry {
-    try registry.applying(configuration.types)
-  }
-
-  /// The account manager of `store`'s group, with the configured hook observing events.
-  func manager(store: any TokenStore) throws -> AccountManager {
-    try manager(store: store, configuration: try configuration())
-  }
-
-  /// The account manager of `store`'s group with `configuration`'s settings and hook; with
-  /// none, the account types as registered, and no hook.
-  func manager(store: any TokenStore, configuration: Configuration?) throws -> AccountManager {
-    let configuration = configuration ?? Configuration()
-    var manager = AccountManager(
-      registry: try effectiveRegistry(configuration), store: store, transport: transport, clock: clock,
-      locks: accountLocks,
-      discoveryCache: FileDiscoveryCache(directories: directories))
-    manager.refreshIsolation = refreshIsolation
-    manager.events.observe { [warnings] event in
-      if event.kind == .failed, let message = event.message { warnings.add(message) }
-    }
-    if let hook = configuration.hook, !hook.isEmpty {
-      let command = HookCommand(command: hook, environment: environment)
-      // A hook never fails a command (a slow or broken one must not cost anyone a token),
-      // but one that cannot even start is worth a warning.
-      manager.events.observe { [warnings] event in
-        if command.run(event) == nil {
-          warnings.add(
-            "the hook could not be started for the event '\(event.kind.rawValue)' of \(event.account.qualifiedName)")
-        }
-      }
-    }
-    return manager
   }
 }

@@ -9,15 +9,14 @@ import TokenKit
 /// pipes, and the sign-in runs there as `tokenctl login TYPE` would: the browser with a
 /// display, the device grant without one.
 struct GitSignInOffer {
-  /// The context of the running helper, before `CLIContext.required` added user types:
-  /// `login` adds them itself.
-  let context: CLIContext
-  /// The group of the helper's store, so the account lands where the helper looks.
-  let group: String?
+  /// The running helper's session: the sign-in lands in its group, where the helper looks,
+  /// with the type files and config.toml it has read.
+  let session: CommandSession
 
   /// Whether an account was signed in.
   func callAsFunction(types: [String], host: String) async throws -> Bool {
     // Which type to sign in to is not ours to guess when several serve the host.
+    let context = session.context
     guard types.count == 1, context.environment["GIT_TERMINAL_PROMPT"] != "0",
       let terminal = context.terminal()
     else { return false }
@@ -26,12 +25,13 @@ struct GitSignInOffer {
     guard let answer = terminal.readLine()?.lowercased().filter({ $0 != " " && $0 != "\t" }),
       answer.isEmpty || answer.hasPrefix("y")
     else { return false }
-    let login = try TokenCtl.Login.parse([type] + (group.map { ["--group", $0] } ?? []))
+    let login = try TokenCtl.Login.parse([type, "--group", session.store.group])
     var onTerminal = context
     onTerminal.output = TerminalOutput(terminal: terminal)
     onTerminal.readLine = { terminal.readLine() }
     do {
-      try await CLIContext.$current.withValue(onTerminal) { try await login.run() }
+      try await login.run(
+        in: CommandSession(context: onTerminal, store: session.store, configuration: session.configuration))
       return true
     } catch let error as TokenKitError {
       TokenCtl.report(error, context: onTerminal, json: false)

@@ -36,23 +36,24 @@ extension TokenCtl {
     /// The command's work, on its parsed values. `TokenCtl.main` calls it directly, without
     /// parsing, for the plain `credential OPERATION` git runs (see ``TokenCtl/Shortcut``).
     static func answer(operation: String, group: String?) async throws {
-      let context = CLIContext.required
-      let input = context.readInput(CredentialMessage.maximumInputLength)
-      // Git may learn new operations; an unknown one, like `store`, is not refused.
+      guard let running = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
+      let input = running.readInput(CredentialMessage.maximumInputLength)
+      // Git may learn new operations; an unknown one, like `store`, is not refused, and
+      // costs no reading of files.
       guard operation == "get" || operation == "erase" else { return }
       let request: CredentialMessage
       do {
         request = try CredentialMessage.parse(input)
         try request.requireProtocolAndHost()
       } catch {
-        context.output.writeError("tokenctl credential: refused the request: \(error)\n")
+        running.output.writeError("tokenctl credential: refused the request: \(error)\n")
         throw ExitCode.failure
       }
-      let store = try GroupOption.store(group, in: context)
-      let configuration = try context.configuration()
+      let session = try CommandSession.open(group: group)
+      let context = session.context
       let helper = CredentialHelper(
-        registry: try context.effectiveRegistry(configuration), store: store,
-        environment: context.environment, rules: configuration.gitAccounts, clock: context.clock,
+        registry: session.registry, store: session.store,
+        environment: context.environment, rules: session.configuration?.gitAccounts ?? [:], clock: context.clock,
         warn: { [output = context.output] text in
           // Names come from the keyring and the request; keep their control characters off
           // the terminal, but not our own line breaks.
@@ -60,14 +61,14 @@ extension TokenCtl {
           output.writeError("tokenctl credential: " + lines.joined(separator: "\n") + "\n")
         })
       if operation == "erase" { return try helper.erase(request) }
-      let offer = CLIContext.current.map { GitSignInOffer(context: $0, group: group) }
+      let offer = GitSignInOffer(session: session)
       let answer = try await helper.get(
         request,
         freshTokens: { key in
-          try await context.manager(store: store).freshTokens(
+          try await session.manager.freshTokens(
             for: key, minimumValidity: CredentialHelper.minimumValidity)
         },
-        signIn: offer.map { offer in { try await offer(types: $0, host: $1) } })
+        signIn: { try await offer(types: $0, host: $1) })
       if let answer { context.output.write(try answer.serialized()) }
     }
   }

@@ -16,12 +16,15 @@ struct GraphAccountOption: ParsableArguments {
   /// The account type the commands look for when no account is named.
   static let type = MicrosoftGraphPlugin.descriptor.id
 
+  /// The command's session, for the group chosen.
+  func session() throws -> CommandSession { try CommandSession.open(group: groupOption.group, configured: false) }
+
   /// A Graph client for the chosen account, and that account.
-  func client(in context: CLIContext) throws -> (client: GraphClient, account: Account) {
-    let store = try groupOption.store(in: context)
+  func client(in session: CommandSession) throws -> (client: GraphClient, account: Account) {
+    let store = session.store
     let chosen: Account
     if let account {
-      chosen = try AccountReference(parsing: account, knownTypes: Set(context.registry.ids)).resolve(in: store).account
+      chosen = try AccountReference(parsing: account, knownTypes: Set(session.registry.ids)).resolve(in: store).account
     } else {
       let found = try store.list(AccountQuery(type: Self.type)).map(\.account)
       let login = "tokenctl login \(Self.type)" + (store.group == Account.defaultGroup ? "" : " --group \(store.group)")
@@ -40,8 +43,8 @@ struct GraphAccountOption: ParsableArguments {
           recovery: "Choose one with --account \(Self.type):NAME.")
       }
     }
-    let manager = try context.manager(store: store)
-    let authorized = AuthorizedClient(manager: manager, account: chosen.key, sleep: context.sleep)
+    let authorized = AuthorizedClient(
+      manager: try session.configured().manager, account: chosen.key, sleep: session.context.sleep)
     return (try GraphClient(client: authorized), chosen)
   }
 }

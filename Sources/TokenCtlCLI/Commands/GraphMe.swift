@@ -12,8 +12,9 @@ extension TokenCtl.Graph {
     @OptionGroup var accountOption: GraphAccountOption
 
     func run() async throws {
-      let context = CLIContext.required
-      let me = try await accountOption.client(in: context).client.me()
+      let session = try accountOption.session()
+      let context = session.context
+      let me = try await accountOption.client(in: session).client.me()
       if json {
         context.output.write(JSONOutput.render(GraphUserDocument(user: me)))
       } else {

@@ -25,8 +25,9 @@ extension TokenCtl.Graph {
     @OptionGroup var accountOption: GraphAccountOption
 
     func run() async throws {
-      let context = CLIContext.required
-      let (graph, account) = try accountOption.client(in: context)
+      let session = try accountOption.session()
+      let context = session.context
+      let (graph, account) = try accountOption.client(in: session)
       let name = TerminalSafe.text(account.name)
       if !yes {
         // The question needs a person to answer it: a script or a pipe on standard input

@@ -35,8 +35,9 @@ extension TokenCtl.Graph.Users {
     }
 
     func run() async throws {
-      let context = CLIContext.required
-      let graph = try accountOption.client(in: context).client
+      let session = try accountOption.session()
+      let context = session.context
+      let graph = try accountOption.client(in: session).client
       let result = try await graph.searchUsers(GraphUserFilter(field: by, prefix: prefix), limit: top)
       if let link = result.refusedNextLink {
         context.output.writeError(

@@ -21,8 +21,9 @@ extension TokenCtl.Graph.Users {
     }
 
     func run() async throws {
-      let context = CLIContext.required
-      let found = try await accountOption.client(in: context).client.user(user)
+      let session = try accountOption.session()
+      let context = session.context
+      let found = try await accountOption.client(in: session).client.user(user)
       if json {
         context.output.write(JSONOutput.render(GraphUserDocument(user: found)))
       } else {

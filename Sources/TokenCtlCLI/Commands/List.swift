@@ -17,9 +17,10 @@ extension TokenCtl {
     var json = false
 
     func run() throws {
-      let context = CLIContext.required
+      let session = try CommandSession.open(group: groupOption.group, configured: false)
+      let context = session.context
       if let type { _ = try context.registry.descriptor(type) }
-      let store = try groupOption.store(in: context)
+      let store = session.store
       let listings = try store.list(AccountQuery(type: type))
       if json {
         context.output.write(

@@ -77,9 +77,14 @@ extension TokenCtl {
     }
 
     func run() async throws {
-      let context = CLIContext.required
-      let store = try groupOption.store(in: context)
-      let manager = try context.manager(store: store)
+      try await run(in: try CommandSession.open(group: groupOption.group))
+    }
+
+    /// Signs in within `session`: the running command's, or the git helper's that offers it.
+    func run(in session: CommandSession) async throws {
+      let context = session.context
+      let store = session.store
+      let manager = session.manager
       let options = SignInOptions(
         scopes: scopes.isEmpty ? nil : scopes, clientID: clientID, issuer: issuer, timeout: .seconds(timeout))
       let descriptor = try manager.registry.descriptor(type)

@@ -31,8 +31,9 @@ extension TokenCtl {
     }
 
     func run() async throws {
-      let context = CLIContext.required
-      let store = try groupOption.store(in: context)
+      let session = try CommandSession.open(group: groupOption.group, configured: false)
+      let context = session.context
+      let store = session.store
       let keys: [AccountKey]
       if all {
         keys = try store.list(.all).filter { $0.tokens.refreshable && !$0.account.needsSignIn }.map(\.account.key)
@@ -40,7 +41,7 @@ extension TokenCtl {
         let reference = AccountReference(parsing: account ?? "", knownTypes: Set(context.registry.ids))
         keys = [try reference.resolve(in: store).account.key]
       }
-      let manager = try context.manager(store: store)
+      let manager = try session.configured().manager
       var refreshed: [AccountListing] = []
       var firstFailure: TokenKitError?
       for key in keys {

@@ -26,7 +26,8 @@ extension TokenCtl {
       signal(SIGPIPE, SIG_IGN)
       signal(SIGINT, SIG_IGN)
       signal(SIGHUP, SIG_IGN)
-      let context = CLIContext.required
+      let session = try CommandSession.open(group: group, configured: false)
+      let context = session.context
       var failure: TokenKitError?
       do {
         // Refreshing without the account's lock could race another refresh and spend a
@@ -37,7 +38,7 @@ extension TokenCtl {
             .storeFailure, "\(Self.commandName) refreshes only for tokenctl, which hands it the account's lock",
             recovery: "Run `tokenctl refresh \(type):\(id)` instead.")
         }
-        try await context.manager(store: context.makeStore(group)).refreshHoldingLock(key)
+        try await session.configured().manager.refreshHoldingLock(key)
       } catch let error as TokenKitError {
         failure = error
       } catch {

@@ -89,11 +89,12 @@ extension TokenCtl {
     }
 
     func run() async throws {
-      let context = CLIContext.required
-      let store = try groupOption.store(in: context)
+      let session = try CommandSession.open(group: groupOption.group, configured: false)
+      let context = session.context
+      let store = session.store
       let reference = AccountReference(parsing: account, knownTypes: Set(context.registry.ids))
       let key = try reference.resolve(in: store).account.key
-      let manager = try context.manager(store: store)
+      let manager = try session.configured().manager
       let target = try Self.resolve(url, against: try manager.registry.descriptor(key.type))
 
       var request = HTTPRequest(method: "GET", url: target, headers: try headers.map(Self.header(parsing:)))

@@ -24,8 +24,9 @@ extension TokenCtl {
     @OptionGroup var groupOption: GroupOption
 
     func run() async throws {
-      let context = CLIContext.required
-      let store = try groupOption.store(in: context)
+      let session = try CommandSession.open(group: groupOption.group, configured: false)
+      let context = session.context
+      let store = session.store
       let reference = AccountReference(parsing: account, knownTypes: Set(context.registry.ids))
       let listing = try reference.resolve(in: store)
       var result: AccountManager.SignOut
@@ -34,15 +35,15 @@ extension TokenCtl {
         // broken. The hook, which config.toml names, hears of it when the file is usable.
         let manager: AccountManager
         do {
-          manager = try context.manager(store: store)
+          manager = try session.configured().manager
         } catch let error as TokenKitError {
           context.warnings.add("no hook was told of the removal: \(error.message)")
-          manager = try context.manager(store: store, configuration: nil)
+          manager = session.manager
         }
         result = try await manager.signOut(listing.account.key, localOnly: true)
         result.note = result.note.map { $0 + " (--local)" }
       } else {
-        result = try await context.manager(store: store).signOut(listing.account.key)
+        result = try await session.configured().manager.signOut(listing.account.key)
       }
       let name = result.account.qualifiedName
       let text =

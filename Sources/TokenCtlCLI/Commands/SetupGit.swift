@@ -41,12 +41,11 @@ extension TokenCtl {
     }
 
     func run() throws {
-      let context = CLIContext.required
-      let configuration = try context.configuration()
-      let registry = try context.effectiveRegistry(configuration)
+      let session = try CommandSession.open(group: groupOption.group)
+      let context = session.context
       // The group's accounts name the hosts of forge types that list none (Gitea).
       let helper = CredentialHelper(
-        registry: registry, store: try groupOption.store(in: context),
+        registry: session.registry, store: session.store,
         environment: context.environment, clock: context.clock, warn: { _ in })
       let chosen = hosts.isEmpty ? helper.servedHosts() : hosts
       guard !chosen.isEmpty else {

@@ -36,8 +36,9 @@ extension TokenCtl {
     /// The command's work, on its parsed values. `TokenCtl.main` calls it directly, without
     /// parsing, for the plain `token ACCOUNT` (see ``TokenCtl/Shortcut``).
     static func printToken(account: String, minValid: Int?, group: String?) async throws {
-      let context = CLIContext.required
-      let store = try GroupOption.store(group, in: context)
+      let session = try CommandSession.open(group: group, configured: false)
+      let context = session.context
+      let store = session.store
       let reference = AccountReference(parsing: account, knownTypes: Set(context.registry.ids))
       let stored = try reference.load(from: store)
       // The fast path: a valid token needs no configuration, lock or network.
@@ -48,14 +49,13 @@ extension TokenCtl {
         if stored.account.issuer != nil,
           case .discoveredFromUserIssuer = try context.registry.descriptor(stored.account.type).endpoints
         {
-          let registry = try context.effectiveRegistry(try context.configuration())
           try ServiceConfiguration.requireRecordedIssuer(
-            of: stored.account, in: try registry.descriptor(stored.account.type))
+            of: stored.account, in: try session.configured().registry.descriptor(stored.account.type))
         }
         context.output.write(stored.tokens.accessToken + "\n")
         return
       }
-      let manager = try context.manager(store: store)
+      let manager = try session.configured().manager
       let tokens = try await manager.freshTokens(for: stored, minimumValidity: minValid.map(Double.init))
       context.output.write(tokens.accessToken + "\n")
     }

@@ -1,3 +1,4 @@
+import AccountTypeFiles
 import ArgumentParser
 import TokenKit
 
@@ -24,7 +25,7 @@ extension TokenCtl {
     }
 
     func run() throws {
-      let context = CLIContext.required
+      let context = CommandSession.runningContext()
       if check {
         let results = files.map { TypeFileCheck(path: $0, registry: context.registry) }
         context.output.write(results.map(\.report).joined())
@@ -33,7 +34,7 @@ extension TokenCtl {
         return
       }
       // The types as commands use them: with config.toml's client ids, issuers and scopes.
-      let entries = try context.effectiveRegistry(try context.configuration()).all
+      let entries = try context.registry.applying(try Configuration.load(environment: context.environment).types).all
       if json {
         context.output.write(JSONOutput.render(TypesDocument(types: entries.map(TypeDocument.init))))
         return

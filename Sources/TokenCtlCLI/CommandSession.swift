@@ -1,0 +1,89 @@
+import AccountTypeFiles
+import NativeAppSupport
+import Synchronization
+import TokenKit
+
+/// A command's world, built once and in plain sight at the start of its `run`: the
+/// context with the user's account type files added, the store of its group, config.toml's
+/// settings when the command needs them, and the account manager on all of these.
+///
+/// Reading happens in ``open(group:configured:)`` and ``configured()`` and nowhere else,
+/// so each type file and config.toml are read at most once per command; a command that
+/// runs another (git's offer to sign in runs `login`) hands it its session. Nothing is read
+/// before parsing, so help and man page generation read nothing.
+final class CommandSession: Sendable {
+  /// The running command's context; its registry holds the user's type files.
+  let context: CLIContext
+  let store: any TokenStore
+  /// config.toml, when this session read it; nil for a session that needs none (the
+  /// valid-token fast path, `revoke --local` with an unusable file).
+  let configuration: Configuration?
+  /// The context's registry with the configuration's settings applied.
+  let registry: AccountTypeRegistry
+  private let builtManager = Mutex<AccountManager?>(nil)
+
+  init(context: CLIContext, store: any TokenStore, configuration: Configuration?) throws {
+    self.context = context
+    self.store = store
+    self.configuration = configuration
+    registry = try configuration.map { try context.registry.applying($0.types) } ?? context.registry
+  }
+
+  /// The session of the running command for `group` (else `TOKENCTL_GROUP`, else the
+  /// default group), with config.toml read unless `configured` is false.
+  static func open(group: String?, configured: Bool = true) throws -> CommandSession {
+    let context = runningContext()
+    let store = try GroupOption.store(group, in: context)
+    return try CommandSession(
+      context: context, store: store,
+      configuration: configured ? try Configuration.load(environment: context.environment) : nil)
+  }
+
+  /// The running command's context with the user's type files added, for a command that
+  /// needs no store (`types`); read once, as `open` does.
+  static func runningContext() -> CLIContext {
+    guard let running = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
+    return running.addingUserTypes()
+  }
+
+  /// This session with config.toml read: itself when it has been.
+  func configured() throws -> CommandSession {
+    guard configuration == nil else { return self }
+    return try CommandSession(
+      context: context, store: store, configuration: try Configuration.load(environment: context.environment))
+  }
+
+  /// The account manager of the store's group, with the configuration's settings and
+  /// hook (none without a configuration), made on first use.
+  var manager: AccountManager {
+    builtManager.withLock { built in
+      if let built { return built }
+      let manager = makeManager()
+      built = manager
+      return manager
+    }
+  }
+
+  private func makeManager() -> AccountManager {
+    let directories = context.directories
+    var manager = AccountManager(
+      registry: registry, store: store, transport: context.transport, clock: context.clock,
+      locks: FileAccountLocks(directories: directories), discoveryCache: FileDiscoveryCache(directories: directories))
+    manager.refreshIsolation = context.refreshIsolation
+    manager.events.observe { [warnings = context.warnings] event in
+      if event.kind == .failed, let message = event.message { warnings.add(message) }
+    }
+    if let hook = configuration?.hook, !hook.isEmpty {
+      let command = HookCommand(command: hook, environment: context.environment)
+      // A hook never fails a command (a slow or broken one must not cost anyone a token),
+      // but one that cannot even start is worth a warning.
+      manager.events.observe { [warnings = context.warnings] event in
+        if command.run(event) == nil {
+          warnings.add(
+            "the hook could not be started for the event '\(event.kind.rawValue)' of \(event.account.qualifiedName)")
+        }
+      }
+    }
+    return manager
+  }
+}
