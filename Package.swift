@@ -62,6 +62,13 @@ let package = Package(
     .target(name: "CLinux"),
     .target(name: "NativeAppSupport", dependencies: ["TokenKit", "CCurl", "CLinux"]),
 
+    // git's credential helper (git-credential(1)): the message format, the `[git.accounts]`
+    // URL prefixes, and the policy that picks the account answering a request. Apart from
+    // the commands, so that the policy is tested as tables and reached without a command
+    // line; apart from the core, which holds accounts and tokens and has no use for any of
+    // it. Each type's git settings (`GitIntegration`) stay in TokenKit: descriptors carry them.
+    .target(name: "GitCredentialHelper", dependencies: ["TokenKit"]),
+
     // A strict reader of the TOML subset our files use, written here rather than taken
     // from a library: every problem is reported with its line:column, and no error ever
     // echoes a value, since the files hold client secrets. It is fuzzed, and bounded in
@@ -73,8 +80,10 @@ let package = Package(
     // account type files (tokenctl-types(5)), the one owner-and-mode rule for both, and
     // applying the settings to the registry. Kept out of the core, which names no file and
     // reads no TOML, and out of the CLI, so that the readers are tested and fuzzed without
-    // the commands. NativeAppSupport for the XDG directories and user names.
-    .target(name: "AccountTypeFiles", dependencies: ["TokenKit", "TOMLReader", "NativeAppSupport"]),
+    // the commands. NativeAppSupport for the XDG directories and user names,
+    // GitCredentialHelper for the URL prefixes of `[git.accounts]`.
+    .target(
+      name: "AccountTypeFiles", dependencies: ["TokenKit", "TOMLReader", "NativeAppSupport", "GitCredentialHelper"]),
 
     .systemLibrary(
       name: "CLibSecret",
@@ -98,8 +107,9 @@ let package = Package(
     .target(
       name: "TokenCtlCLI",
       dependencies: [
-        "TokenKit", "SecretServiceStore", "NativeAppSupport", "AccountTypeFiles", "OpenIDConnectAccount",
-        "MicrosoftGraphAccount", "GitHubAccount", "GitLabAccount", "GoogleAccount", "BitbucketAccount", "GiteaAccount",
+        "TokenKit", "GitCredentialHelper", "SecretServiceStore", "NativeAppSupport", "AccountTypeFiles",
+        "OpenIDConnectAccount", "MicrosoftGraphAccount", "GitHubAccount", "GitLabAccount", "GoogleAccount",
+        "BitbucketAccount", "GiteaAccount",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -124,7 +134,8 @@ let package = Package(
     // The bodies of the libFuzzer targets (`make fuzz`, Tests/Fuzz). A library, so that
     // TokenKitTests replays the committed seeds through the same code on every `make test`.
     .target(
-      name: "TokenCtlFuzzing", dependencies: ["TokenKit", "NativeAppSupport", "TOMLReader", "AccountTypeFiles"],
+      name: "TokenCtlFuzzing",
+      dependencies: ["TokenKit", "GitCredentialHelper", "NativeAppSupport", "TOMLReader", "AccountTypeFiles"],
       path: "Tests/Fuzz/Harness"),
 
     // What every test target shares, in one place: the test clock, in-memory locks and
@@ -176,6 +187,8 @@ let package = Package(
     .testTarget(
       name: "SecretServiceStoreTests", dependencies: ["SecretServiceStore", "TokenStoreTesting", "TestSupport"]),
     .testTarget(name: "NativeAppSupportTests", dependencies: ["NativeAppSupport", "TestSupport"]),
+    .testTarget(
+      name: "GitCredentialHelperTests", dependencies: ["GitCredentialHelper", "TokenKit", "TokenStoreTesting"]),
     .testTarget(
       name: "TokenCtlCLITests",
       dependencies: [

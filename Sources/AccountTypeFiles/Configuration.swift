@@ -1,3 +1,4 @@
+import GitCredentialHelper
 import NativeAppSupport
 import TOMLReader
 import TokenKit

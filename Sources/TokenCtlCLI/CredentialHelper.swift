@@ -1,3 +1,4 @@
+import GitCredentialHelper
 import TokenKit
 
 #if canImport(FoundationEssentials)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import GitCredentialHelper
 import TokenKit
 
 extension TokenCtl {

@@ -1,4 +1,4 @@
-import TokenKit
+import GitCredentialHelper
 
 /// git's credential protocol, as `tokenctl credential` reads it and answers.
 enum CredentialFuzzing {

@@ -1,5 +1,5 @@
+import GitCredentialHelper
 import Testing
-import TokenKit
 
 @Suite struct CredentialMessageTests {
   static func parse(_ text: String) throws(CredentialMessageError) -> CredentialMessage {

@@ -1,5 +1,5 @@
+import GitCredentialHelper
 import Testing
-import TokenKit
 
 struct GitRemotePrefixTests {
   @Test(
