@@ -55,10 +55,10 @@ extension TokenCtl {
       let helper = CredentialHelper(
         registry: session.registry, store: session.store,
         environment: context.environment, rules: session.configuration?.gitAccounts ?? [:], clock: context.clock,
-        warn: { [output = context.output] text in
+        explain: { [output = context.output] decline in
           // Names come from the keyring and the request; keep their control characters off
           // the terminal, but not our own line breaks.
-          let lines = text.split(separator: "\n").map { TerminalSafe.text(String($0)) }
+          let lines = decline.warning.split(separator: "\n").map { TerminalSafe.text(String($0)) }
           output.writeError("tokenctl credential: " + lines.joined(separator: "\n") + "\n")
         })
       if operation == "erase" { return try helper.erase(request) }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import GitCredentialHelper
 import NativeAppSupport
 import TokenKit
 
@@ -46,7 +47,7 @@ extension TokenCtl {
       // The group's accounts name the hosts of forge types that list none (Gitea).
       let helper = CredentialHelper(
         registry: session.registry, store: session.store,
-        environment: context.environment, clock: context.clock, warn: { _ in })
+        environment: context.environment, clock: context.clock, explain: { _ in })
       let chosen = hosts.isEmpty ? helper.servedHosts() : hosts
       guard !chosen.isEmpty else {
         throw TokenKitError(

@@ -1,0 +1,141 @@
+import TokenKit
+
+/// Answers git's credential requests (git-credential(1)) with the tokens of the account
+/// that serves the request's host: the store's side of ``CredentialAccountChooser``.
+///
+/// Printing nothing is the usual way to decline: git then asks the next helper or the
+/// user. Why we declined, when the host is ours, goes to `explain`, never a token.
+public struct CredentialHelper: Sendable {
+  /// Seconds a token handed to git must stay valid: long enough for a clone or a push to
+  /// start, so the first command after expiry does not fail.
+  public static let minimumValidity: Double = 60
+
+  let registry: AccountTypeRegistry
+  let store: any TokenStore
+  let chooser: CredentialAccountChooser
+  let clock: any WallClock
+  let explain: @Sendable (CredentialDecline) -> Void
+
+  /// `rules` are `[git.accounts]` of config.toml; `environment` may name the account in
+  /// `TOKENCTL_ACCOUNT`; `explain` tells the user why a request of ours got no answer.
+  public init(
+    registry: AccountTypeRegistry, store: any TokenStore, environment: [String: String],
+    rules: [String: String] = [:], clock: any WallClock, explain: @escaping @Sendable (CredentialDecline) -> Void
+  ) {
+    self.registry = registry
+    self.store = store
+    chooser = CredentialAccountChooser(
+      registry: registry, rules: rules, requestedAccount: environment["TOKENCTL_ACCOUNT"])
+    self.clock = clock
+    self.explain = explain
+  }
+
+  /// The answer to `get`, or nil to let git go on.
+  ///
+  /// When types serve the host but no account is signed in, `signIn` may sign one in (it
+  /// returns whether it did); without it, or when it declines, `explain` hears of it.
+  public func get(
+    _ request: CredentialMessage, freshTokens: (AccountKey) async throws -> TokenSet,
+    signIn: ((_ types: [String], _ host: String) async throws -> Bool)? = nil
+  ) async throws
+    -> CredentialMessage?
+  {
+    var selection = try choose(for: request)
+    if case .declined(.noAccount(let types, let host)) = selection, let signIn, try await signIn(types, host) {
+      selection = try choose(for: request)
+      // The sign-in ran on the terminal, where the user saw how it went: nothing to add.
+      if case .declined(.noAccount) = selection { return nil }
+    }
+    let choice: CredentialChoice
+    switch selection {
+    case .account(let chosen): choice = chosen
+    case .notOurs: return nil
+    case .declined(let reason):
+      explain(reason)
+      return nil
+    }
+    try ServiceConfiguration.requireRecordedIssuer(
+      of: choice.account, in: try registry.descriptor(choice.account.type))
+    // A token valid long enough is answered as the refresher's own first step would answer
+    // it, without a second keyring search or reading the configuration again; anything
+    // else goes through the refresher (lock, re-read, refresh).
+    let tokens: TokenSet
+    if let stored = choice.stored, stored.tokens.isValid(forAtLeast: Self.minimumValidity, clock: clock) {
+      tokens = stored.tokens
+    } else {
+      tokens = try await freshTokens(choice.account.key)
+    }
+    return choice.answer(with: tokens, to: request)
+  }
+
+  /// Git says the credential it got was refused: mark the account's access token expired
+  /// so the next `get` refreshes. The refresh token is kept; it may well still be good.
+  public func erase(_ request: CredentialMessage) throws {
+    guard case .account(let choice) = try choose(for: request),
+      var stored = try store.load(choice.account.key)
+    else { return }
+    // Another helper's password, or one we already replaced, is not ours to judge.
+    if let password = request["password"] ?? request["credential"], password != stored.tokens.accessToken { return }
+    stored.tokens.expiresAt = clock.now.addingTimeInterval(-1)
+    try store.save(stored.account, tokens: stored.tokens)
+  }
+
+  /// The one account that should answer `request`, if any, reading the store as the
+  /// chooser's steps need it.
+  public func choose(for message: CredentialMessage) throws -> CredentialSelection {
+    guard let request = CredentialRequest(message) else { return .notOurs }
+    let serving = try servingTypes(request)
+    // No type of ours serves this host (or not over this protocol): nothing to read.
+    guard !serving.types.isEmpty else { return .notOurs }
+    if let named = chooser.namedAccount(for: request) {
+      return chooser.select(named, resolvedTo: try account(named.reference), serving: serving, for: request)
+    }
+    return chooser.select(among: try candidates(of: serving.typesToRead), serving: serving, for: request)
+  }
+
+  /// The types that serve the request's host. The accounts of types that list no hosts
+  /// say which hosts they serve, so they are listed, one keyring search per such type,
+  /// only for hosts that no type lists.
+  private func servingTypes(_ request: CredentialRequest) throws -> CredentialAccountChooser.ServingTypes {
+    let listing = chooser.typesListingHost(of: request)
+    guard listing.types.isEmpty else { return listing }
+    var accounts: [String: [Account]] = [:]
+    for type in chooser.typesWithoutHosts {
+      accounts[type.id] = try store.list(AccountQuery(type: type.id)).map(\.account)
+    }
+    return chooser.typesServingIssuerHost(of: request, accounts: accounts)
+  }
+
+  /// The account `reference` names, or nil when none is signed in.
+  private func account(_ reference: AccountReference) throws -> Account? {
+    do {
+      return try reference.resolve(in: store).account
+    } catch let error as TokenKitError where error.code == .noSuchAccount {
+      return nil
+    }
+  }
+
+  /// The accounts of `types`, with their tokens: one keyring search that reads
+  /// attributes and secrets together, where a listing and then a load took two. When it
+  /// throws (a damaged item among them, say), the listing chooses as before: it skips
+  /// such items, and reports every other failure as it always did.
+  private func candidates(of types: [GitAccountType]) throws -> [CredentialAccountChooser.Candidate] {
+    do {
+      return try types.flatMap { type in
+        try store.loadAll(AccountQuery(type: type.id)).map { .init($0.account, stored: $0) }
+      }
+    } catch {
+      return try types.flatMap { type in try store.list(AccountQuery(type: type.id)).map { .init($0.account) } }
+    }
+  }
+
+  /// Every git host the types serve, for `tokenctl setup-git`. Accounts that cannot be
+  /// read add nothing: the listed hosts are still worth knowing.
+  public func servedHosts() -> [String] {
+    var accounts: [String: [Account]] = [:]
+    for type in chooser.typesWithoutHosts {
+      accounts[type.id] = (try? store.list(AccountQuery(type: type.id)))?.map(\.account) ?? []
+    }
+    return chooser.servedHosts(accounts: accounts)
+  }
+}
