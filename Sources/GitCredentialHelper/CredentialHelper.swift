@@ -34,8 +34,10 @@ public struct CredentialHelper: Sendable {
   ///
   /// When types serve the host but no account is signed in, `signIn` may sign one in (it
   /// returns whether it did); without it, or when it declines, `explain` hears of it.
+  /// `freshTokens` is given the account as the choosing read it, when it did, so that the
+  /// refresher reads it again only under the lock.
   public func get(
-    _ request: CredentialMessage, freshTokens: (AccountKey) async throws -> TokenSet,
+    _ request: CredentialMessage, freshTokens: (AccountKey, StoredAccount?) async throws -> TokenSet,
     signIn: ((_ types: [String], _ host: String) async throws -> Bool)? = nil
   ) async throws
     -> CredentialMessage?
@@ -63,7 +65,7 @@ public struct CredentialHelper: Sendable {
     if let stored = choice.stored, stored.tokens.isValid(forAtLeast: Self.minimumValidity, clock: clock) {
       tokens = stored.tokens
     } else {
-      tokens = try await freshTokens(choice.account.key)
+      tokens = try await freshTokens(choice.account.key, choice.stored)
     }
     return choice.answer(with: tokens, to: request)
   }

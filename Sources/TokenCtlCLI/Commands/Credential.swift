@@ -65,9 +65,11 @@ extension TokenCtl {
       let offer = GitSignInOffer(session: session)
       let answer = try await helper.get(
         request,
-        freshTokens: { key in
-          try await session.manager.freshTokens(
-            for: key, minimumValidity: CredentialHelper.minimumValidity)
+        freshTokens: { key, stored in
+          let manager = session.manager
+          let validity = CredentialHelper.minimumValidity
+          if let stored { return try await manager.freshTokens(for: stored, minimumValidity: validity) }
+          return try await manager.freshTokens(for: key, minimumValidity: validity)
         },
         signIn: { try await offer(types: $0, host: $1) })
       if let answer { context.output.write(try answer.serialized()) }
