@@ -130,10 +130,11 @@ public struct GraphClient: Sendable {
       message +=
         " \(ServerText.escaped(detail.code ?? ""))" + (detail.message.map { ": \(ServerText.escaped($0))" } ?? "")
     }
-    let recovery: String?
+    var recovery: String?
+    var remedy: TokenKitError.Remedy?
     switch response.status {
     case 401:
-      recovery = "Sign in again: tokenctl login \(client.account.type)."
+      remedy = .signIn(type: client.account.type, device: false)
     case 403:
       recovery =
         "The account lacks a permission this needs (User.ReadBasic.All to search users);"
@@ -145,7 +146,7 @@ public struct GraphClient: Sendable {
     default:
       recovery = nil
     }
-    throw TokenKitError(.serverError, message, recovery: recovery)
+    throw TokenKitError(.serverError, message, recovery: recovery, remedy: remedy)
   }
 
   /// One page of a collection (OData JSON format §12).

@@ -8,16 +8,17 @@
 /// get fresh tokens, sign out. NXOAuth2AccountStore's role, for Swift on Linux.
 ///
 /// The walkthrough's flow — configure the type, request access, use the token — reads
-/// as below; `Examples/GraphSearch` is the whole app.
+/// as below, here with the OpenID Connect type; `Examples/GraphSearch` is the whole app,
+/// on the walkthrough's own provider.
 ///
 /// ```swift
-/// import MicrosoftGraphAccount
 /// import NativeAppSupport
+/// import OpenIDConnectAccount
 /// import SecretServiceStore
 /// import TokenKit
 ///
 /// var registry = AccountTypeRegistry()
-/// try registry.register(MicrosoftGraphPlugin.self)          // the "account type"
+/// try registry.register(OpenIDConnectPlugin.self)           // the "account type"
 /// let directories = XDGDirectories(environment: environment)
 /// let manager = AccountManager(
 ///   registry: registry, store: SecretServiceTokenStore(group: "default"),
@@ -26,9 +27,10 @@
 ///   discoveryCache: FileDiscoveryCache(directories: directories))
 ///
 /// // requestAccessToAccountWithType: the browser opens, the user signs in.
-/// let listener = try LoopbackRedirectListener(host: "localhost")
+/// let listener = try LoopbackRedirectListener()
 /// let account = try await manager.signIn(
-///   type: "graph", method: .browser(receiver: listener) { url in
+///   type: "oidc", options: SignInOptions(clientID: "my-app", issuer: "https://id.example.org"),
+///   method: .browser(receiver: listener) { url in
 ///     BrowserLauncher(environment: environment).open(url.absoluteString)
 ///   })
 ///

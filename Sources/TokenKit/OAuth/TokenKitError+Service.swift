@@ -1,6 +1,6 @@
 extension TokenKitError {
   /// The user-facing error for a failed exchange while doing `action` ("refresh the
-  /// tokens of graph:ada@contoso.com").
+  /// tokens of corp:ada@example.org").
   ///
   /// Only a rejected grant says anything about the stored tokens; every other failure
   /// says they are unchanged, because they are. `signingInAgainTo`, the account's type, is
