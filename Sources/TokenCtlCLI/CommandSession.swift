@@ -68,7 +68,7 @@ final class CommandSession: Sendable {
     let directories = context.directories
     var manager = AccountManager(
       registry: registry, store: store, transport: context.transport, clock: context.clock,
-      locks: FileAccountLocks(directories: directories), discoveryCache: FileDiscoveryCache(directories: directories))
+      locks: context.accountLocks, discoveryCache: FileDiscoveryCache(directories: directories))
     manager.refreshIsolation = context.refreshIsolation
     manager.events.observe { [warnings = context.warnings] event in
       if event.kind == .failed, let message = event.message { warnings.add(message) }

@@ -36,43 +36,44 @@ import TokenKit
   }
 
   @Test func aSilentConnectionIsClosedSoon() async throws {
-    let listener = try LoopbackRedirectListener()
-    let receiving = Task { try await listener.receive(timeout: .seconds(20), judge: Self.judge) }
-    defer { receiving.cancel() }
-    try await RawHTTPClient.waitUntilServing(port: Int(listener.port))
-    let port = Int(listener.port)
     // The client's receive timeout (5 s) is the limit: a read that returns 0 is the close.
-    let closedAfter = try await Self.onOwnThread { () throws -> Duration? in
-      let silent = try RawHTTPClient.connect(port: port).get()
-      defer { close(silent) }
-      let started = ContinuousClock.now
+    let closedAfter = try await Self.timeUntilClosed { socket in
       var byte: UInt8 = 0
-      return recv(silent, &byte, 1, 0) == 0 ? ContinuousClock.now - started : nil
+      return recv(socket, &byte, 1, 0) == 0
     }
     let elapsed = try #require(closedAfter, "the listener did not close the silent connection within 5 s")
     #expect(elapsed < .milliseconds(4000))
   }
 
   @Test func aTricklingRequestLineDoesNotHoldItsSlotForever() async throws {
-    let listener = try LoopbackRedirectListener()
-    let receiving = Task { try await listener.receive(timeout: .seconds(20), judge: Self.judge) }
-    defer { receiving.cancel() }
-    try await RawHTTPClient.waitUntilServing(port: Int(listener.port))
-    let port = Int(listener.port)
     // One byte of a never-ending request line every 200 ms, for at most 12 s.
-    let closedAfter = try await Self.onOwnThread { () throws -> Duration? in
-      let slow = try RawHTTPClient.connect(port: port).get()
-      defer { close(slow) }
-      let started = ContinuousClock.now
+    let closedAfter = try await Self.timeUntilClosed { socket in
       for _ in 0..<60 {
         var byte = UInt8(ascii: "a")
-        if send(slow, &byte, 1, Int32(MSG_NOSIGNAL)) != 1 { return ContinuousClock.now - started }
+        if send(socket, &byte, 1, Int32(MSG_NOSIGNAL)) != 1 { return true }
         usleep(200_000)
       }
-      return nil
+      return false
     }
     let elapsed = try #require(closedAfter, "the listener kept a trickling connection for 12 s")
     #expect(elapsed < .seconds(10))
+  }
+
+  /// How long a connection to a serving listener lasts while `client` uses it, on a thread
+  /// of its own, until `client` sees the listener close it (returns true); nil when
+  /// `client` gave up first.
+  static func timeUntilClosed(_ client: @escaping @Sendable (Int32) -> Bool) async throws -> Duration? {
+    let listener = try LoopbackRedirectListener()
+    let receiving = Task { try await listener.receive(timeout: .seconds(20), judge: Self.judge) }
+    defer { receiving.cancel() }
+    let port = Int(listener.port)
+    try await RawHTTPClient.waitUntilServing(port: port)
+    return try await onOwnThread { () throws -> Duration? in
+      let socket = try RawHTTPClient.connect(port: port).get()
+      defer { close(socket) }
+      let started = ContinuousClock.now
+      return client(socket) ? ContinuousClock.now - started : nil
+    }
   }
 
   /// Runs `body`, which blocks, on a thread of its own.
