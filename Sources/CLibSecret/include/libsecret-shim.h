@@ -3,8 +3,9 @@
 //
 // libsecret is not linked: it is opened with dlopen(3) by the first keyring operation.
 // Linked, it brought GIO, GObject, GLib and libgcrypt into every process at start-up
-// (about 3 MiB of memory and 1.6 ms each time), even into commands that never reach the
-// keyring (`--version`, `--help`, a client of the agent, which asks the agent instead).
+// (3.2 MiB of peak memory and 2.7 ms of the 6.7 ms of `tokenctl --version`, release build),
+// even into commands that never reach the keyring (`--version`, `--help`, a client of the
+// agent, which asks the agent instead).
 //
 // Nothing here includes <libsecret/secret.h>: its include paths come from pkg-config,
 // which would add libsecret's link flags back, so libsecret-types.h declares the few types
