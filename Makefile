@@ -7,14 +7,19 @@ SWIFT ?= swift
 # reproducible. Bump it with the version.
 MAN_DATE := 2026-11-21
 KEYRING := Tests/Support/with-private-keyring
-DEBIAN_PACKAGES := binutils libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace
+# libsecret-1-0 and libcurl4 (which libcurl4-openssl-dev brings) are opened with dlopen at
+# run time. The build uses libcurl's headers but not libsecret's (Sources/CLibSecret
+# declares what it uses): libsecret-1-dev and pkg-config are for `make check-libsecret`,
+# which compares those declarations with Debian's headers, and for the benchmark's
+# libsecret helper.
+DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count
 # instructions.
 BENCH_PACKAGES := hyperfine curl git-credential-oauth build-essential time valgrind
 
-.PHONY: all deps bench-deps build test demo bench man check-man lint install clean hardening fuzz fuzz-short check-release
+.PHONY: all deps bench-deps build test demo bench man check-man check-libsecret lint install clean hardening fuzz fuzz-short check-release
 
 all: build
 
@@ -45,7 +50,7 @@ CRASH_HARNESS := Tests/Hardening/crash-harness .build/debug/tokenctl .build/debu
 # The whole suite runs inside a private session bus with a throw-away, unlocked keyring,
 # then the hardening checks in their short form (30 kills, 20,000 fuzz runs per target),
 # then the hardening table.
-test: build check-man auth-server-deps
+test: build check-man check-libsecret auth-server-deps
 	rm -f $(HARDENING)
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(SWIFT) test --skip-build
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(CRASH_HARNESS) --kills 30
@@ -110,6 +115,11 @@ check-man: deps
 	  && for page in $$tmp/*; do \
 	       diff -u man/$$(basename $$page) $$page || { echo "man/ is out of date: run 'make man'"; rm -rf $$tmp; exit 1; }; \
 	     done; rm -rf $$tmp
+
+# Fails when Sources/CLibSecret's declarations of libsecret and GLib differ from Debian's
+# headers: a difference would build, and then corrupt memory at run time.
+check-libsecret: deps
+	Tests/Support/check-libsecret-declarations
 
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Plugins Examples Tests

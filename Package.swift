@@ -11,8 +11,8 @@ import PackageDescription
 //   (RS256/PS256 through CryptoExtras, ES256/ES384), on BoringSSL, as Apple's CryptoKit
 //   API. The alternative, libgcrypt or OpenSSL through C, would mean hand-written key
 //   parsing and memory handling in the core.
-// - libcurl (Debian's, opened with dlopen) is the HTTP transport; libsecret (Debian's,
-//   through pkg-config) the keyring. Neither is a Swift package.
+// - libcurl (Debian's, opened with dlopen) is the HTTP transport; libsecret (Debian's, also
+//   opened with dlopen) the keyring. Neither is a Swift package.
 
 let package = Package(
   name: "tokenctl",
@@ -85,11 +85,15 @@ let package = Package(
     .target(
       name: "AccountTypeFiles", dependencies: ["TokenKit", "TOMLReader", "NativeAppSupport", "GitCredentialHelper"]),
 
-    .systemLibrary(
-      name: "CLibSecret",
-      pkgConfig: "libsecret-1",
-      providers: [.apt(["libsecret-1-dev"])]
-    ),
+    // libsecret, and the GLib, GObject and GIO it stands on, opened with dlopen by the first
+    // keyring operation, not linked (see Sources/CLibSecret/include/libsecret-shim.h):
+    // linked, they and libgcrypt were loaded into every process at start-up, `--version`
+    // and the agent's clients included. No build-time package: the target declares the
+    // types it uses itself, since a pkg-config module would link the libraries again. At
+    // run time Debian's `libsecret-1-0`.
+    .target(name: "CLibSecret"),
+    // The keyring store, and the monitor that tells a long-lived process when the keyring
+    // changed behind its back.
     .target(name: "SecretServiceStore", dependencies: ["TokenKit", "CLibSecret"]),
 
     // An in-memory store and the conformance suite every `TokenStore` must pass.
