@@ -1,6 +1,7 @@
 import AgentProtocol
 import ArgumentParser
 import NativeAppSupport
+import SecretServiceStore
 import TokenAgent
 import TokenKit
 
@@ -53,9 +54,20 @@ extension TokenCtl {
       let service = AgentService(
         base: context.registry, environment: environment, clock: context.clock, transport: context.transport,
         makeStore: context.makeStore, log: log)
+      // What others write to the keyring (a login, a revoke, a direct-path refresh) must
+      // reach the agent's memory, or it would hand out tokens that are gone.
+      let monitor: KeyringChangeMonitor?
+      do {
+        monitor = try KeyringChangeMonitor { _ in service.keyringChanged() }
+      } catch {
+        monitor = nil
+        service.keyringUnwatched()
+        log("cannot watch the keyring (\(error)); every answer reads it")
+      }
       // What config.toml asks to keep fresh, from the start; no request needs to come first.
       Task.detached { service.keepConfiguredAccountsFresh() }
       await Agent(listener: listener, service: service, log: log).run()
+      monitor?.stop()
     }
   }
 
