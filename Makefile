@@ -91,7 +91,9 @@ RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xswiftc
 
 # The benchmarks of the release build against their baselines (Tests/Benchmarks/bench.py),
 # in a throw-away keyring, with the test authorization servers; prints a Markdown table.
-# BENCH_ARGS="--quick" for a short try, "--only 1,5" for some rows.
+# BENCH_ARGS="--quick" for a short try, "--only 1,5" for some rows, "--before-bin DIR" to
+# time the direct path against release binaries from before the agent (row 10). The rows
+# through the agent start and stop a `tokenctl agent` of their own.
 BENCH_ARGS ?=
 bench: bench-deps auth-server-deps
 	$(SWIFT) build $(RELEASE_FLAGS)
