@@ -104,10 +104,23 @@ let package = Package(
     .target(name: "BitbucketAccount", dependencies: ["TokenKit"], path: "Plugins/Accounts/Bitbucket"),
     .target(name: "GiteaAccount", dependencies: ["TokenKit"], path: "Plugins/Accounts/Gitea"),
 
+    // The agent's wire protocol (tokenctl-agent(1)): framed `key=value` messages, read by
+    // a loop over bytes so that a client's fast path needs no Codable or JSON machinery.
+    // Apart from the agent, so that clients, tests and the fuzzer reach it without it.
+    .target(name: "AgentProtocol", dependencies: ["TokenKit", "CLinux"]),
+    // The resident agent (`tokenctl agent`): its socket, its memory of the keyring, and
+    // refreshing ahead. Built on the same core and files as the command line, but not on
+    // the command line itself; the CLI embeds it, not the other way round.
+    .target(
+      name: "TokenAgent",
+      dependencies: [
+        "TokenKit", "AgentProtocol", "NativeAppSupport", "AccountTypeFiles", "GitCredentialHelper", "CLinux",
+      ]),
+
     .target(
       name: "TokenCtlCLI",
       dependencies: [
-        "TokenKit", "GitCredentialHelper", "SecretServiceStore", "NativeAppSupport", "AccountTypeFiles",
+        "TokenKit", "AgentProtocol", "TokenAgent", "GitCredentialHelper", "SecretServiceStore", "NativeAppSupport", "AccountTypeFiles",
         "OpenIDConnectAccount", "MicrosoftGraphAccount", "GitHubAccount", "GitLabAccount", "GoogleAccount",
         "BitbucketAccount", "GiteaAccount",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),

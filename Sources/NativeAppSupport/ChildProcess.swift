@@ -106,6 +106,12 @@ public enum ChildProcess {
     return nil
   }
 
+  /// Starts `arguments` as a daemon: in a session of its own, its output appended to
+  /// nothing (`/dev/null`), reaped when it ends. Returns its pid, or nil.
+  public static func startDaemon(_ arguments: [String], environment: [String: String]) -> pid_t? {
+    spawn(arguments, environment: environment, output: .discard, reap: true, newSession: true)
+  }
+
   /// Runs `arguments` to completion with our standard output and error, and returns its
   /// exit status, or nil when it could not be started or was killed.
   public static func run(_ arguments: [String], environment: [String: String]) -> Int32? {

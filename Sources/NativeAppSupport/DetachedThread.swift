@@ -7,14 +7,14 @@
 ///
 /// A bare detached pthread rather than Dispatch: the work is rare (a handful of requests
 /// per command) and long, and a pthread needs no queue and no library beyond libc.
-enum DetachedThread {
+public enum DetachedThread {
   private final class Work {
     let body: @Sendable () -> Void
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
   }
 
   /// Starts `body` on a new detached thread; false when the system has no thread to give.
-  static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+  public static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
     var attributes = pthread_attr_t()
     pthread_attr_init(&attributes)
     defer { pthread_attr_destroy(&attributes) }

@@ -18,6 +18,8 @@ public struct RefreshReport: Codable, Sendable, Hashable {
   public var remedy: TokenKitError.Remedy?
   /// Failures that did not stop the refresh (an ID token dropped), for the parent to show.
   public var warnings: [String]?
+  /// The error's `retryAfter`, in seconds.
+  public var retryAfter: Double?
 
   /// More than any report; a child writing more is not ours.
   static let maximumSize = 64 * 1024
@@ -26,7 +28,7 @@ public struct RefreshReport: Codable, Sendable, Hashable {
   public static func encode(_ error: TokenKitError?, warnings: [String] = []) -> [UInt8] {
     let report = RefreshReport(
       code: error?.code.description, message: error?.message, recovery: error?.recovery, remedy: error?.remedy,
-      warnings: warnings.isEmpty ? nil : warnings)
+      warnings: warnings.isEmpty ? nil : warnings, retryAfter: error?.retryAfter)
     return Array((try? JSONEncoder().encode(report)) ?? Data("{}".utf8)) + [10]
   }
 
@@ -40,8 +42,10 @@ public struct RefreshReport: Codable, Sendable, Hashable {
         recovery: "Run `tokenctl refresh \(key)` to see what fails.")
     }
     guard let name = report.code else { return report.warnings ?? [] }
-    throw TokenKitError(
+    var error = TokenKitError(
       TokenKitError.Code(name: name) ?? .storeFailure, report.message ?? "the refresh of \(key) failed",
       recovery: report.recovery, remedy: report.remedy)
+    error.retryAfter = report.retryAfter
+    throw error
   }
 }

@@ -125,8 +125,8 @@ public struct XDGDirectories: Sendable, Hashable {
 }
 
 /// The errors of file operations, with the system's reason.
-enum TokenKitErrorFactory {
-  static func io(_ action: String, errno code: Int32) -> TokenKitError {
+public enum TokenKitErrorFactory {
+  public static func io(_ action: String, errno code: Int32) -> TokenKitError {
     TokenKitError(.storeFailure, "could not \(action): \(String(cString: strerror(code)))")
   }
 }

@@ -36,6 +36,8 @@ public struct CLIContext: Sendable {
   public var refreshIsolation: ProcessRefreshIsolation?
   /// Failures that did not stop the command, shown once it has succeeded.
   public var warnings = WarningLog()
+  /// The agent to ask before doing the work here (``AgentClient``); nil: never ask.
+  var agent: AgentClient?
 
   public init(
     registry: AccountTypeRegistry, makeStore: @escaping @Sendable (String) -> any TokenStore,
@@ -72,6 +74,7 @@ public struct CLIContext: Sendable {
     var isolation = ProcessRefreshIsolation(environment: environment)
     isolation.warn = { [warnings = context.warnings] in warnings.add($0) }
     context.refreshIsolation = isolation
+    context.agent = AgentClient(environment: environment)
     return context
   }
 
@@ -83,6 +86,8 @@ public struct CLIContext: Sendable {
   func debugging() -> CLIContext {
     var context = self
     context.environment["TOKENCTL_LOG"] = "debug"
+    // The HTTP exchanges are logged where they happen: here, not in the agent.
+    context.agent = nil
     let output = output
     context.transport = LoggingHTTPTransport(transport) { output.writeError("tokenctl: debug: \($0)\n") }
     if var isolation = refreshIsolation {

@@ -65,25 +65,9 @@ final class CommandSession: Sendable {
   }
 
   private func makeManager() -> AccountManager {
-    let directories = context.directories
-    var manager = AccountManager(
+    AccountManager.configured(
       registry: registry, store: store, transport: context.transport, clock: context.clock,
-      locks: context.accountLocks, discoveryCache: FileDiscoveryCache(directories: directories))
-    manager.refreshIsolation = context.refreshIsolation
-    manager.events.observe { [warnings = context.warnings] event in
-      if event.kind == .failed, let message = event.message { warnings.add(message) }
-    }
-    if let hook = configuration?.hook, !hook.isEmpty {
-      let command = HookCommand(command: hook, environment: context.environment)
-      // A hook never fails a command (a slow or broken one must not cost anyone a token),
-      // but one that cannot even start is worth a warning.
-      manager.events.observe { [warnings = context.warnings] event in
-        if command.run(event) == nil {
-          warnings.add(
-            "the hook could not be started for the event '\(event.kind.rawValue)' of \(event.account.qualifiedName)")
-        }
-      }
-    }
-    return manager
+      directories: context.directories, isolation: context.refreshIsolation, hook: configuration?.hook,
+      environment: context.environment, warn: { [warnings = context.warnings] in warnings.add($0) })
   }
 }

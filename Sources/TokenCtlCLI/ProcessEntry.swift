@@ -13,6 +13,11 @@ extension TokenCtl {
     // Before anything reads a token: this process, the git helper and the refresh child
     // (both are this call) leave no core dump, and no other process may trace them.
     ProcessProtection.forbidCoreDumpsAndTracing()
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    // The refresh child runs under either executable's name, without its prefix.
+    let full = arguments.first == RefreshWorker.commandName ? arguments : prefix + arguments
+    let fastPath = AgentFastPath.run(full)
+    if case .done(let status) = fastPath { Glibc.exit(status) }
     var environment: [String: String] = [:]
     var entry = environ
     while let pointer = entry.pointee {
@@ -23,10 +28,12 @@ extension TokenCtl {
       entry += 1
     }
     do {
-      let context = try CLIContext.live(environment: environment)
-      // The refresh child runs under either executable's name, without its prefix.
-      let arguments = Array(CommandLine.arguments.dropFirst())
-      let full = arguments.first == RefreshWorker.commandName ? arguments : prefix + arguments
+      var context = try CLIContext.live(environment: environment)
+      if case .direct(let input) = fastPath {
+        // The agent was asked already; git's request, if read, is the one to answer.
+        context.agent = nil
+        if let input { context.readInput = { _ in input } }
+      }
       Glibc.exit(await main(arguments: full, context: context))
     } catch {
       // The built-in plugins are checked by the tests; reaching this is a broken build.

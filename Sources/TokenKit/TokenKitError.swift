@@ -88,6 +88,9 @@ public struct TokenKitError: Error, Sendable, Hashable, CustomStringConvertible 
   /// What the user can do next as a fact (the account, type, setting or action involved),
   /// for a front end to word; its `advice` is `recovery` when no other is given.
   public let remedy: Remedy?
+  /// Seconds the server asked us to wait before trying again (`Retry-After`), when it did:
+  /// whoever retries on their own, such as the agent refreshing ahead, waits at least that.
+  public var retryAfter: Double?
 
   public init(_ code: Code, _ message: String, recovery: String? = nil, remedy: Remedy? = nil) {
     self.code = code

@@ -23,6 +23,18 @@ static inline int tokenctl_spawn_closefrom(posix_spawn_file_actions_t *actions, 
   return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }
 
+// The uid and pid of the process at the other end of a UNIX socket (SO_PEERCRED; struct
+// ucred is declared only under _GNU_SOURCE). Returns 0, or -1 with errno set.
+struct tokenctl_ucred_mirror { int pid; unsigned int uid; unsigned int gid; };
+static inline int tokenctl_peer_credentials(int fd, unsigned int *uid, int *pid) {
+  struct tokenctl_ucred_mirror credentials;
+  socklen_t length = sizeof credentials;
+  if (getsockopt(fd, SOL_SOCKET, 17 /* SO_PEERCRED */, &credentials, &length) != 0) return -1;
+  *uid = credentials.uid;
+  *pid = credentials.pid;
+  return 0;
+}
+
 // pipe(2) with close-on-exec set atomically, for the same reason as accept4.
 static inline int tokenctl_pipe2(int fds[2], int flags) {
   return pipe2(fds, flags);

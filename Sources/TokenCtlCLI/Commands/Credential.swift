@@ -1,3 +1,4 @@
+import AgentProtocol
 import ArgumentParser
 import GitCredentialHelper
 import TokenKit
@@ -62,6 +63,16 @@ extension TokenCtl {
           output.writeError("tokenctl credential: " + lines.joined(separator: "\n") + "\n")
         })
       if operation == "erase" { return try helper.erase(request) }
+      switch context.agent?.credential(
+        input: input, account: context.environment["TOKENCTL_ACCOUNT"], group: session.store.group)
+      {
+      case .answered(let answer, _, let warnings):
+        if let text = answer["answer"] { context.output.write(text) }
+        for warning in warnings { context.warnings.add(warning) }
+        return
+      case .failed(let error, _): throw error
+      case nil: break
+      }
       let offer = GitSignInOffer(session: session)
       let answer = try await helper.get(
         request,

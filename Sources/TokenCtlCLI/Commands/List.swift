@@ -1,3 +1,4 @@
+import AgentProtocol
 import ArgumentParser
 import TokenKit
 
@@ -21,7 +22,12 @@ extension TokenCtl {
       let context = session.context
       if let type { _ = try context.registry.descriptor(type) }
       let store = session.store
-      let listings = try store.list(AccountQuery(type: type))
+      let listings: [AccountListing]
+      switch context.agent?.list(type: type, group: store.group) {
+      case .answered(let answer, _, _): listings = answer.accountRecords ?? []
+      case .failed(let error, _): throw error
+      case nil: listings = try store.list(AccountQuery(type: type))
+      }
       if json {
         context.output.write(
           JSONOutput.render(AccountsDocument(accounts: listings.map { AccountDocument($0, clock: context.clock) })))

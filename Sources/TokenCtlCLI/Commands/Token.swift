@@ -1,3 +1,4 @@
+import AgentProtocol
 import ArgumentParser
 import TokenKit
 
@@ -39,6 +40,14 @@ extension TokenCtl {
       let session = try CommandSession.open(group: group, configured: false)
       let context = session.context
       let store = session.store
+      switch context.agent?.token(account: account, minValid: minValid, group: store.group) {
+      case .answered(let answer, _, let warnings):
+        context.output.write((answer["access-token"] ?? "") + "\n")
+        for warning in warnings { context.warnings.add(warning) }
+        return
+      case .failed(let error, _): throw error
+      case nil: break
+      }
       let reference = AccountReference(parsing: account, knownTypes: Set(context.registry.ids))
       let stored = try reference.load(from: store)
       // The fast path: a valid token needs no configuration, lock or network.

@@ -38,6 +38,7 @@ extension TokenKitError {
       self.init(
         .serverError, "the authorization server answered HTTP \(status)\(what) while trying to \(action)",
         recovery: (status >= 500 ? wait : "") + unchanged)
+      self.retryAfter = retryAfter.map(Double.init)
     case .malformedResponse(let problem):
       self.init(
         .serverError, "could not \(action): \(problem)",

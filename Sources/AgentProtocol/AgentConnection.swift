@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A client's connection to the agent: one request, one answer.
+///
+/// Connecting never waits: with no socket, or nobody listening on it, `connect` fails at
+/// once and the client takes its direct path. The peer must run as this user: a socket at
+/// `TOKENCTL_AGENT_SOCKET` that another user planted gets no request, since a request may
+/// name accounts and an answer is trusted.
+public final class AgentConnection {
+  private let fd: Int32
+
+  /// Connects to the agent at `path`; nil when none answers there.
+  public init?(path: String) {
+    guard var address = AgentSocketIO.address(path) else { return nil }
+    fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+    guard connected == 0, AgentSocketIO.peerUID(fd) == getuid() else {
+      close(fd)
+      return nil
+    }
+  }
+
+  deinit { close(fd) }
+
+  /// Sends `request` and reads the answer. `timeoutMilliseconds` bounds the whole wait: an
+  /// answer may wait for a refresh, which has its own, shorter, limits.
+  public func exchange(_ request: AgentMessage, timeoutMilliseconds: Int32) throws(AgentProtocolError)
+    -> AgentMessage
+  {
+    try AgentSocketIO.writeMessage(request, to: fd, timeoutMilliseconds: 5000)
+    return try AgentSocketIO.readMessage(
+      from: fd, limit: AgentMessage.maximumResponseSize, timeoutMilliseconds: timeoutMilliseconds)
+  }
+}

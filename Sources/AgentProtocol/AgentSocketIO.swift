@@ -1,0 +1,113 @@
+import CLinux
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Reading and writing whole frames on a connected socket, each within a deadline, with
+/// `poll`: a peer that stops sending or reading costs its waiter a bounded time, never a
+/// hang. Blocking: callers run it off Swift's cooperative pool.
+public enum AgentSocketIO {
+  /// Reads one frame of at most `limit` payload bytes.
+  public static func readMessage(from fd: Int32, limit: Int, timeoutMilliseconds: Int32) throws(AgentProtocolError)
+    -> AgentMessage
+  {
+    let deadline = Deadline(milliseconds: timeoutMilliseconds)
+    let header = try read(fd, count: 4, deadline: deadline)
+    let length = AgentMessage.payloadLength(header)
+    guard length <= limit else { throw .tooLarge(length) }
+    return try AgentMessage(payload: try read(fd, count: length, deadline: deadline))
+  }
+
+  /// Writes `message` whole.
+  public static func writeMessage(_ message: AgentMessage, to fd: Int32, timeoutMilliseconds: Int32)
+    throws(AgentProtocolError)
+  {
+    let deadline = Deadline(milliseconds: timeoutMilliseconds)
+    let bytes = message.framed()
+    var written = 0
+    while written < bytes.count {
+      try wait(fd, for: Int16(POLLOUT), deadline: deadline)
+      let result = bytes.withUnsafeBytes { buffer in
+        send(fd, buffer.baseAddress! + written, buffer.count - written, Int32(MSG_NOSIGNAL))
+      }
+      if result < 0 {
+        if errno == EINTR || errno == EAGAIN { continue }
+        throw .connection(errno)
+      }
+      written += result
+    }
+  }
+
+  private static func read(_ fd: Int32, count: Int, deadline: Deadline) throws(AgentProtocolError) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: count)
+    var filled = 0
+    while filled < count {
+      try wait(fd, for: Int16(POLLIN), deadline: deadline)
+      let result = bytes.withUnsafeMutableBytes { buffer in
+        recv(fd, buffer.baseAddress! + filled, count - filled, 0)
+      }
+      if result < 0 {
+        if errno == EINTR || errno == EAGAIN { continue }
+        throw .connection(errno)
+      }
+      if result == 0 { throw .connection(0) }
+      filled += result
+    }
+    return bytes
+  }
+
+  private static func wait(_ fd: Int32, for events: Int16, deadline: Deadline) throws(AgentProtocolError) {
+    while true {
+      let remaining = deadline.remainingMilliseconds()
+      guard remaining > 0 else { throw .timedOut }
+      var entry = pollfd(fd: fd, events: events, revents: 0)
+      let result = poll(&entry, 1, remaining)
+      if result > 0 { return }
+      if result == 0 { throw .timedOut }
+      if errno != EINTR { throw .connection(errno) }
+    }
+  }
+
+  /// A point in CLOCK_MONOTONIC time.
+  struct Deadline {
+    let end: Int64
+
+    init(milliseconds: Int32) { end = Self.now() + Int64(milliseconds) }
+
+    func remainingMilliseconds() -> Int32 { Int32(clamping: max(0, end - Self.now())) }
+
+    static func now() -> Int64 {
+      var time = timespec()
+      clock_gettime(CLOCK_MONOTONIC, &time)
+      return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+  }
+
+  /// The uid of the process at the other end of a UNIX socket (SO_PEERCRED), or nil.
+  public static func peerUID(_ fd: Int32) -> uid_t? {
+    var uid: UInt32 = 0
+    var pid: Int32 = 0
+    return tokenctl_peer_credentials(fd, &uid, &pid) == 0 ? uid : nil
+  }
+
+  /// The pid of the process at the other end of a UNIX socket (SO_PEERCRED), or nil.
+  public static func peerPID(_ fd: Int32) -> pid_t? {
+    var uid: UInt32 = 0
+    var pid: Int32 = 0
+    return tokenctl_peer_credentials(fd, &uid, &pid) == 0 ? pid : nil
+  }
+
+  /// `path` as a `sockaddr_un`, or nil when it does not fit (108 bytes with its NUL).
+  public static func address(_ path: String) -> sockaddr_un? {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    guard !bytes.isEmpty, bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+      buffer.copyBytes(from: bytes)
+      buffer[bytes.count] = 0
+    }
+    return address
+  }
+}

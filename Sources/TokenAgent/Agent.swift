@@ -1,0 +1,125 @@
+import AgentProtocol
+import CLinux
+import NativeAppSupport
+import Synchronization
+import TokenKit
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The resident agent: accepts clients on its socket and has ``AgentService`` answer them,
+/// until SIGTERM or SIGINT (tokenctl-agent(1)).
+///
+/// Threads, not the cooperative pool, do the blocking parts: one accepts, one per
+/// connection reads its request within a deadline and, once the service has answered,
+/// writes the answer within another. A slow or silent client holds only its own thread;
+/// a bad one gets a `refused` answer and changes nothing.
+public final class Agent: Sendable {
+  /// How long a client has to send its request, and to take its answer.
+  static let requestTimeoutMilliseconds: Int32 = 5000
+
+  let listener: AgentListener
+  let service: AgentService
+  let log: @Sendable (String) -> Void
+  private let refusedPeers = Atomic<Int>(0)
+
+  public init(listener: AgentListener, service: AgentService, log: @escaping @Sendable (String) -> Void) {
+    self.listener = listener
+    self.service = service
+    self.log = log
+  }
+
+  /// Serves until SIGTERM or SIGINT, then removes the socket and returns. The refresh
+  /// children it started finish on their own: a refresh in flight is never cut between
+  /// the exchange and the store.
+  public func run() async {
+    let stop = SignalPipe(signals: [SIGTERM, SIGINT])
+    _ = DetachedThread.start { [self] in acceptLoop() }
+    log("listening on \(listener.path) (pid \(getpid()))")
+    await stop.wait()
+    log("stopping")
+    service.stop()
+    listener.shutDown()
+  }
+
+  private func acceptLoop() {
+    while true {
+      let connection = tokenctl_accept4(listener.descriptor, Int32(SOCK_CLOEXEC.rawValue))
+      if connection < 0 {
+        if errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE {
+          if errno == EMFILE || errno == ENFILE { usleep(10_000) }
+          continue
+        }
+        // The listener was closed: we are stopping.
+        return
+      }
+      // Another user's process gets nothing, not even an error.
+      guard AgentSocketIO.peerUID(connection) == getuid() else {
+        refusedPeers.add(1, ordering: .relaxed)
+        log("refused a connection from another user (uid \(AgentSocketIO.peerUID(connection).map(String.init) ?? "?"))")
+        close(connection)
+        continue
+      }
+      if !DetachedThread.start({ [self] in serve(connection) }) { close(connection) }
+    }
+  }
+
+  private func serve(_ connection: Int32) {
+    let request: AgentMessage
+    do {
+      request = try AgentSocketIO.readMessage(
+        from: connection, limit: AgentMessage.maximumRequestSize, timeoutMilliseconds: Self.requestTimeoutMilliseconds)
+    } catch {
+      let refusal = AgentMessage("refused", [.init("reason", "\(error)")])
+      try? AgentSocketIO.writeMessage(refusal, to: connection, timeoutMilliseconds: Self.requestTimeoutMilliseconds)
+      close(connection)
+      return
+    }
+    Task { [service] in
+      let answer = await service.answer(request)
+      if !DetachedThread.start({
+        try? AgentSocketIO.writeMessage(answer, to: connection, timeoutMilliseconds: Self.requestTimeoutMilliseconds)
+        close(connection)
+      }) {
+        close(connection)
+      }
+    }
+  }
+}
+
+/// Turns SIGTERM and SIGINT into an `await`: the handler writes a byte to a pipe (about
+/// all a signal handler may do), a thread waits on the pipe's other end.
+final class SignalPipe: Sendable {
+  nonisolated(unsafe) static var writeEnd: Int32 = -1
+  private let readEnd: Int32
+
+  init(signals: [Int32]) {
+    var ends: [Int32] = [-1, -1]
+    _ = tokenctl_pipe2(&ends, O_CLOEXEC)
+    readEnd = ends[0]
+    Self.writeEnd = ends[1]
+    for signal in signals {
+      var action = sigaction()
+      action.__sigaction_handler.sa_handler = { _ in
+        var byte: UInt8 = 1
+        _ = write(SignalPipe.writeEnd, &byte, 1)
+      }
+      sigemptyset(&action.sa_mask)
+      action.sa_flags = SA_RESTART
+      sigaction(signal, &action, nil)
+    }
+  }
+
+  /// Returns once a signal came.
+  func wait() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let started = DetachedThread.start { [readEnd] in
+        var byte: UInt8 = 0
+        while read(readEnd, &byte, 1) < 0 && errno == EINTR {}
+        continuation.resume()
+      }
+      if !started { continuation.resume() }
+    }
+  }
+}

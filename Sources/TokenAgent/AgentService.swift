@@ -1,0 +1,290 @@
+import AccountTypeFiles
+import AgentProtocol
+import GitCredentialHelper
+import NativeAppSupport
+import Synchronization
+import TokenKit
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// The agent's work: answering requests from memory as the command line would answer
+/// them from the keyring, and keeping the tokens it handed out fresh ahead of time.
+///
+/// Each answer is what the direct path would print: the same account resolution, margins,
+/// checks and errors, on the same core. Where the direct path would do something only a
+/// process at the user's terminal can (offer to sign in) or says why git gets nothing, the
+/// agent answers `direct` and the client does it all itself.
+public final class AgentService: Sendable {
+  public struct Settings: Sendable {
+    /// The fraction of a token's lifetime after which it is refreshed ahead.
+    public var refreshAt = 0.75
+    /// Refreshes run in a child process (``ProcessRefreshIsolation``), as the command
+    /// line runs them; false runs them here (tests of the service alone).
+    public var isolatesRefreshes = true
+    /// The longest wait after failures, and the first.
+    public var longestBackoff: Double = 3600
+    public var firstBackoff: Double = 30
+    public init() {}
+  }
+
+  let base: AccountTypeRegistry
+  let environment: [String: String]
+  let settings: Settings
+  let clock: any WallClock
+  let transport: any HTTPTransport
+  let makeStore: @Sendable (String) -> any TokenStore
+  let log: @Sendable (String) -> Void
+  let startedAt: Date
+  private let turnstile = AccountTurnstile()
+
+  struct Tracked: Sendable {
+    var name: String
+    var group: String
+    var nextRefresh: Date?
+    var lastError: String?
+    var task: Task<Void, Never>?
+  }
+  struct TrackKey: Sendable, Hashable {
+    var context: [String: String]
+    var group: String
+    var account: AccountKey
+  }
+  struct State {
+    var worlds: [[String: String]: AgentWorld] = [:]
+    var stores: [String: CachingTokenStore] = [:]
+    var tracked: [TrackKey: Tracked] = [:]
+    var requests = 0
+    var refreshes = 0
+    var lastError: String?
+    var stopped = false
+  }
+  let state = Mutex(State())
+
+  /// `base` is the built-in types; `environment` the agent's own; `makeStore` opens a
+  /// group of the keyring; `log` takes lines for standard error, never a secret.
+  public init(
+    base: AccountTypeRegistry, environment: [String: String], settings: Settings = Settings(),
+    clock: any WallClock, transport: any HTTPTransport, makeStore: @escaping @Sendable (String) -> any TokenStore,
+    log: @escaping @Sendable (String) -> Void
+  ) {
+    self.base = base
+    self.environment = environment
+    self.settings = settings
+    self.clock = clock
+    self.transport = transport
+    self.makeStore = makeStore
+    self.log = log
+    startedAt = clock.now
+  }
+
+  // MARK: Requests
+
+  /// The answer to `request`, never throwing: an error is an answer too.
+  public func answer(_ request: AgentMessage) async -> AgentMessage {
+    state.withLock { $0.requests += 1 }
+    do {
+      switch request.kind {
+      case AgentMessage.Request.token: return try await token(request)
+      case AgentMessage.Request.credentialGet: return try await credentialGet(request)
+      case AgentMessage.Request.list: return try list(request)
+      case AgentMessage.Request.status: return status()
+      default: return Self.direct("unknown request kind")
+      }
+    } catch let error as TokenKitError {
+      return AgentMessage(error: error)
+    } catch let direct as DirectAnswer {
+      return Self.direct(direct.reason)
+    } catch {
+      // Anything but the core's errors is worded by the command line's parser: let it.
+      return Self.direct("an error the command line words itself")
+    }
+  }
+
+  struct DirectAnswer: Error {
+    var reason: String
+  }
+
+  static func direct(_ reason: String) -> AgentMessage {
+    AgentMessage(AgentMessage.Answer.direct, [.init("reason", reason)])
+  }
+
+  /// `tokenctl token`: as ``TokenCtl/Token`` does it, from memory.
+  private func token(_ request: AgentMessage) async throws -> AgentMessage {
+    let (world, group) = try prepare(request)
+    guard let name = request["account"] else { throw DirectAnswer(reason: "no account") }
+    let minValid: Int?
+    if let text = request["min-valid"] {
+      guard let value = Int(text), value >= 0 else { throw DirectAnswer(reason: "bad min-valid") }
+      minValid = value
+    } else {
+      minValid = nil
+    }
+    let store = self.store(group)
+    let reference = AccountReference(parsing: name, knownTypes: Set(world.registry.ids))
+    let stored = try reference.load(from: store)
+    var answer = AgentMessage(AgentMessage.Answer.token)
+    let warnings = Warnings()
+    let margin = minValid.map(Double.init) ?? stored.tokens.defaultRefreshMargin
+    let tokens: TokenSet
+    if !stored.account.needsSignIn, stored.tokens.isValid(forAtLeast: margin, clock: clock) {
+      // As the direct path: only a type whose issuer the user chooses needs config.toml here.
+      if stored.account.issuer != nil,
+        case .discoveredFromUserIssuer = try world.registry.descriptor(stored.account.type).endpoints
+      {
+        try ServiceConfiguration.requireRecordedIssuer(
+          of: stored.account, in: try world.configured().registry.descriptor(stored.account.type))
+      }
+      tokens = stored.tokens
+    } else {
+      tokens = try await freshTokens(
+        world: world, group: group, stored: stored, minimumValidity: minValid.map(Double.init), warnings: warnings)
+    }
+    track(world: world, group: group, account: stored.account)
+    answer.append("access-token", tokens.accessToken)
+    for warning in world.typeWarnings { answer.append("type-warning", warning) }
+    for warning in warnings.drain() { answer.append("warning", warning) }
+    return answer
+  }
+
+  /// git's `get`: as ``TokenCtl/Credential`` does it, from memory.
+  private func credentialGet(_ request: AgentMessage) async throws -> AgentMessage {
+    let (world, group) = try prepare(request)
+    guard let input = request["input"] else { throw DirectAnswer(reason: "no input") }
+    guard let message = try? CredentialMessage.parse(Array(input.utf8)), (try? message.requireProtocolAndHost()) != nil
+    else { throw DirectAnswer(reason: "a request the command line refuses") }
+    let (configuration, registry) = try world.configured()
+    let store = self.store(group)
+    let declines = Mutex<[CredentialDecline]>([])
+    var environment: [String: String] = [:]
+    if let account = request["account"] { environment["TOKENCTL_ACCOUNT"] = account }
+    let helper = CredentialHelper(
+      registry: registry, store: store, environment: environment, rules: configuration.gitAccounts, clock: clock,
+      explain: { decline in declines.withLock { $0.append(decline) } })
+    let warnings = Warnings()
+    let answered = Mutex<Account?>(nil)
+    let answer = try await helper.get(message) { key, stored in
+      let current: StoredAccount
+      if let stored {
+        current = stored
+      } else if let loaded = try store.load(key) {
+        current = loaded
+      } else {
+        // Gone since the choosing read it: the refresher says so in its words.
+        throw DirectAnswer(reason: "the account went away")
+      }
+      answered.withLock { $0 = current.account }
+      return try await self.freshTokens(
+        world: world, group: group, stored: current, minimumValidity: CredentialHelper.minimumValidity,
+        warnings: warnings)
+    }
+    // Telling git's user why nothing came, or offering a sign-in, is the terminal's job.
+    guard declines.withLock(\.isEmpty) else { throw DirectAnswer(reason: "a request we decline") }
+    var reply = AgentMessage(AgentMessage.Answer.credential)
+    if let answer {
+      guard let text = try? answer.serialized() else { throw DirectAnswer(reason: "an answer git cannot take") }
+      reply.append("answer", text)
+      if let account = answered.withLock({ $0 }) {
+        track(world: world, group: group, account: account)
+      } else if case .account(let choice) = try helper.choose(for: message) {
+        track(world: world, group: group, account: choice.account)
+      }
+    }
+    for warning in world.typeWarnings { reply.append("type-warning", warning) }
+    for warning in warnings.drain() { reply.append("warning", warning) }
+    return reply
+  }
+
+  /// `tokenctl list`, from memory.
+  private func list(_ request: AgentMessage) throws -> AgentMessage {
+    let (world, group) = try prepare(request)
+    let type = request["type"]
+    if let type { _ = try world.registry.descriptor(type) }
+    var answer = AgentMessage(listings: try store(group).list(AccountQuery(type: type)))
+    for warning in world.typeWarnings { answer.append("type-warning", warning) }
+    return answer
+  }
+
+  /// The world of the request's context, and its group; a request for another session
+  /// bus is not ours to answer.
+  private func prepare(_ request: AgentMessage) throws -> (AgentWorld, String) {
+    guard let group = request["group"], !group.isEmpty else { throw DirectAnswer(reason: "no group") }
+    let context = request.context
+    guard context["DBUS_SESSION_BUS_ADDRESS"] == environment["DBUS_SESSION_BUS_ADDRESS"] else {
+      throw DirectAnswer(reason: "another session bus")
+    }
+    return (world(for: context), group)
+  }
+
+  func world(for context: [String: String]) -> AgentWorld {
+    if let world = state.withLock({ $0.worlds[context] }), world.isCurrent() { return world }
+    var environment = self.environment
+    for name in AgentMessage.contextVariables { environment[name] = context[name] }
+    let world = AgentWorld(base: base, environment: environment)
+    state.withLock { state in
+      // A bound on how many environments are remembered: a client could make up many.
+      if state.worlds.count >= 16 { state.worlds.removeAll() }
+      state.worlds[context] = world
+    }
+    return world
+  }
+
+  func store(_ group: String) -> CachingTokenStore {
+    state.withLock { state in
+      if let store = state.stores[group] { return store }
+      let store = CachingTokenStore(makeStore(group))
+      state.stores[group] = store
+      return store
+    }
+  }
+
+  /// The keyring changed behind the agent's back: forget everything read from it.
+  public func keyringChanged() {
+    for store in state.withLock({ Array($0.stores.values) }) { store.forget() }
+  }
+
+  // MARK: Refreshing
+
+  /// Fresh tokens for `stored`, one refresh of an account at a time in this process: a
+  /// request that waited behind another's refresh reads the account again and finds it fresh.
+  func freshTokens(
+    world: AgentWorld, group: String, stored: StoredAccount, minimumValidity: Double?, warnings: Warnings
+  ) async throws -> TokenSet {
+    let store = self.store(group)
+    return try await turnstile.run("\(group)\n\(stored.account.key)") {
+      let current = (try? store.load(stored.account.key)) ?? stored
+      let margin = minimumValidity ?? current.tokens.defaultRefreshMargin
+      if !current.account.needsSignIn, current.tokens.isValid(forAtLeast: margin, clock: clock) {
+        return current.tokens
+      }
+      let manager = try self.manager(world: world, store: store.backing, warnings: warnings)
+      defer { store.forget() }
+      let tokens = try await manager.freshTokens(for: current, minimumValidity: minimumValidity)
+      state.withLock { $0.refreshes += 1 }
+      return tokens
+    }
+  }
+
+  private func manager(world: AgentWorld, store: any TokenStore, warnings: Warnings) throws -> AccountManager {
+    let (configuration, registry) = try world.configured()
+    var isolation: ProcessRefreshIsolation?
+    if settings.isolatesRefreshes {
+      isolation = ProcessRefreshIsolation(environment: world.environment)
+      isolation?.warn = { warnings.add($0) }
+    }
+    return AccountManager.configured(
+      registry: registry, store: store, transport: transport, clock: clock,
+      directories: XDGDirectories(environment: world.environment), isolation: isolation, hook: configuration.hook,
+      environment: world.environment, warn: { warnings.add($0) })
+  }
+
+  /// Failures that did not stop a request, for its answer.
+  final class Warnings: Sendable {
+    private let lines = Mutex<[String]>([])
+    func add(_ line: String) { lines.withLock { $0.append(line) } }
+    func drain() -> [String] { lines.withLock { lines in defer { lines = [] }; return lines } }
+  }
+}

@@ -1,0 +1,83 @@
+import Synchronization
+import TokenKit
+
+/// The agent's memory of one group: a store in front of the keyring that answers reads
+/// from what it last read, and forgets everything the moment the keyring says something
+/// changed (``forget()``, called on the Secret Service's signals).
+///
+/// What it holds: the listings it was asked for, by query, and every account of the
+/// group with its tokens, read in one search, the tokens kept in ``SecretBox``es. A read
+/// that raced with a change (the generation moved while it ran) is answered but not kept.
+/// Errors are never kept: a locked keyring is asked again next time, so unlocking it is
+/// seen at once. Writes go straight through, then everything is forgotten.
+final class CachingTokenStore: TokenStore, Sendable {
+  let backing: any TokenStore
+  var group: String { backing.group }
+
+  private struct Entry {
+    var account: Account
+    var tokens: SecretBox
+  }
+  private struct Memory {
+    var generation = 0
+    var listings: [AccountQuery: [AccountListing]] = [:]
+    var accounts: [Entry]?
+  }
+  private let memory = Mutex(Memory())
+
+  init(_ backing: any TokenStore) {
+    self.backing = backing
+  }
+
+  /// Drops what is held; reads in flight are not kept.
+  func forget() {
+    memory.withLock { memory in
+      memory = Memory(generation: memory.generation + 1)
+    }
+  }
+
+  /// How many accounts with tokens are held, for the agent's status.
+  var heldAccounts: Int { memory.withLock { $0.accounts?.count ?? 0 } }
+
+  func list(_ query: AccountQuery) throws -> [AccountListing] {
+    let (generation, held) = memory.withLock { ($0.generation, $0.listings[query]) }
+    if let held { return held }
+    let listings = try backing.list(query)
+    memory.withLock { if $0.generation == generation { $0.listings[query] = listings } }
+    return listings
+  }
+
+  func load(_ key: AccountKey) throws -> StoredAccount? {
+    try loadAll(AccountQuery(type: key.type, id: key.id)).first
+  }
+
+  func loadAll(_ query: AccountQuery) throws -> [StoredAccount] {
+    let (generation, held) = memory.withLock { ($0.generation, $0.accounts) }
+    let entries: [Entry]
+    if let held {
+      entries = held
+    } else {
+      // One search for the whole group: the next request, whatever account it names, is
+      // answered from memory. A damaged item makes the search throw; the query is then
+      // asked as it came, uncached, so that it fails, or not, exactly as without the agent.
+      guard let all = try? backing.loadAll(.all) else { return try backing.loadAll(query) }
+      entries = try all.map { Entry(account: $0.account, tokens: SecretBox(try $0.tokens.storageJSON())) }
+      memory.withLock { if $0.generation == generation { $0.accounts = entries } }
+    }
+    return try entries.filter { query.matches($0.account) }.map { entry in
+      StoredAccount(
+        account: entry.account,
+        tokens: try entry.tokens.withBytes { try TokenSet(storageJSON: $0, item: entry.account.qualifiedName) })
+    }
+  }
+
+  func save(_ account: Account, tokens: TokenSet) throws {
+    defer { forget() }
+    try backing.save(account, tokens: tokens)
+  }
+
+  func remove(_ key: AccountKey) throws -> Bool {
+    defer { forget() }
+    return try backing.remove(key)
+  }
+}

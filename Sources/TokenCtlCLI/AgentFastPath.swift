@@ -1,0 +1,145 @@
+import AgentProtocol
+import GitCredentialHelper
+import NativeAppSupport
+import TokenKit
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The agent's answer to `token` and git's `get`, before anything else starts: no
+/// environment table, no registry, no parser, no keyring library. This is what makes a
+/// client of the agent start and end in a few milliseconds and a few MiB.
+///
+/// Only command lines whose meaning is certain are taken: `token ACCOUNT` with at most
+/// `--min-valid N` and `--group G` (as separate words), and `credential get` with at most
+/// `--group G`. A full answer is written here; an error is reported by the same code as
+/// the direct path's; anything else goes on to the direct path, handing it git's request
+/// when this already read it.
+enum AgentFastPath {
+  enum Result {
+    /// Answered: exit with this status.
+    case done(Int32)
+    /// Not a command line the fast path takes, or an environment that wants no agent.
+    case notTaken
+    /// The agent was asked and did not answer: do it the usual way without asking again;
+    /// `input` is standard input when it was read here.
+    case direct(input: [UInt8]?)
+  }
+
+  /// The variables the fast path reads, from getenv's table.
+  static let variables =
+    ["TOKENCTL_AGENT", "TOKENCTL_LOG", "TOKENCTL_AGENT_SOCKET", "TOKENCTL_GROUP", "TOKENCTL_ACCOUNT"]
+    + AgentMessage.contextVariables
+
+  static func run(_ arguments: [String]) -> Result {
+    guard let command = Command(arguments) else { return .notTaken }
+    var environment: [String: String] = [:]
+    for name in variables {
+      if let value = getenv(name) { environment[name] = String(cString: value) }
+    }
+    guard let client = AgentClient(environment: environment) else { return .notTaken }
+    let group = command.group ?? environment["TOKENCTL_GROUP"] ?? Account.defaultGroup
+    guard !group.isEmpty else { return .notTaken }
+    let output = StandardOutput()
+    switch command {
+    case .token(let account, let minValid, _):
+      switch client.token(account: account, minValid: minValid, group: group) {
+      case .answered(let answer, let typeWarnings, let warnings):
+        warn(typeWarnings, output)
+        output.write((answer["access-token"] ?? "") + "\n")
+        warn(warnings, output)
+        return .done(ExitStatus.success.rawValue)
+      case .failed(let error, let typeWarnings):
+        return .done(report(error, typeWarnings: typeWarnings, output))
+      case nil:
+        return .direct(input: nil)
+      }
+    case .credentialGet:
+      let input = StandardInput.readMessage(limit: CredentialMessage.maximumInputLength)
+      switch client.credential(input: input, account: environment["TOKENCTL_ACCOUNT"], group: group) {
+      case .answered(let answer, let typeWarnings, let warnings):
+        warn(typeWarnings, output)
+        if let text = answer["answer"] { output.write(text) }
+        warn(warnings, output)
+        return .done(ExitStatus.success.rawValue)
+      case .failed(let error, let typeWarnings):
+        return .done(report(error, typeWarnings: typeWarnings, output))
+      case nil:
+        return .direct(input: input)
+      }
+    }
+  }
+
+  private static func warn(_ warnings: [String], _ output: StandardOutput) {
+    for warning in warnings { output.writeError("tokenctl: warning: \(TerminalSafe.text(warning))\n") }
+  }
+
+  /// Reports `error` as ``TokenCtl/main(arguments:context:shortcuts:)`` would, and returns its
+  /// exit status. Rare enough to build what reporting needs only here.
+  private static func report(_ error: TokenKitError, typeWarnings: [String], _ output: StandardOutput) -> Int32 {
+    warn(typeWarnings, output)
+    var environment: [String: String] = [:]
+    if let value = getenv("NO_COLOR") { environment["NO_COLOR"] = String(cString: value) }
+    guard let context = try? CLIContext.live(environment: environment) else {
+      output.writeError("tokenctl: \(TerminalSafe.text(error.message))\n")
+      return ExitStatus(for: error).rawValue
+    }
+    TokenCtl.report(error, context: context, json: false)
+    return ExitStatus(for: error).rawValue
+  }
+
+  /// The command lines taken, parsed as swift-argument-parser would parse them.
+  enum Command {
+    case token(account: String, minValid: Int?, group: String?)
+    case credentialGet(group: String?)
+
+    var group: String? {
+      switch self {
+      case .token(_, _, let group), .credentialGet(let group): group
+      }
+    }
+
+    init?(_ arguments: [String]) {
+      guard let name = arguments.first else { return nil }
+      var account: String?
+      var minValid: Int?
+      var group: String?
+      var operation: String?
+      var index = 1
+      while index < arguments.count {
+        let word = arguments[index]
+        switch word {
+        case "--group", "--min-valid":
+          // Each once, with a plain value: anything odder is the parser's to judge.
+          guard index + 1 < arguments.count else { return nil }
+          let value = arguments[index + 1]
+          guard !value.isEmpty, !value.hasPrefix("-") else { return nil }
+          if word == "--group" {
+            guard group == nil else { return nil }
+            group = value
+          } else {
+            guard name == "token", minValid == nil, value.utf8.count <= 9, value.utf8.allSatisfy({ (48...57).contains($0) }),
+              let number = Int(value)
+            else { return nil }
+            minValid = number
+          }
+          index += 2
+        default:
+          guard !word.isEmpty, !word.hasPrefix("-"), word != "help", account == nil, operation == nil else { return nil }
+          if name == "token" { account = word } else { operation = word }
+          index += 1
+        }
+      }
+      switch name {
+      case "token":
+        guard let account else { return nil }
+        self = .token(account: account, minValid: minValid, group: group)
+      case "credential":
+        guard operation == "get" else { return nil }
+        self = .credentialGet(group: group)
+      default: return nil
+      }
+    }
+  }
+}
