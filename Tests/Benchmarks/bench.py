@@ -79,6 +79,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = "org.tokenctl.Account"
 # The loopback account type of the benchmark, served by the stub authorization server.
 TYPE = "benchlocal"
+# Rows 3 and 4's account, of a type of its own on the same server without git hosts: were
+# it a second account of TYPE, git's helper would find two accounts for the host and
+# answer nothing (rows 2 and 6 would time that).
+EXPIRED_TYPE = "benchexpired"
 GOAL_RSS_MIB = 15
 # Issue 13's goals for the agent.
 GOAL_AGENT_RATIO = 0.5
@@ -264,14 +268,23 @@ class Bench:
         (self.types_dir / f"{TYPE}.toml").write_text(
             f'id = "{TYPE}"\ndisplay_name = "Benchmark (stub server)"\nissuer = "{self.stub}"\n'
             f'client_id = "bench"\n\n[git]\nhosts = ["127.0.0.1"]\nusername = "oauth2"\n')
+        (self.types_dir / f"{EXPIRED_TYPE}.toml").write_text(
+            f'id = "{EXPIRED_TYPE}"\ndisplay_name = "Benchmark, expired tokens"\nissuer = "{self.stub}"\n'
+            f'client_id = "bench"\n')
 
     def write_fresh_type(self):
-        """Row 8's type: a second stub whose access tokens last FRESH_LIFETIME seconds.
-        No [git] table: git's host stays row 2's type's alone."""
+        """Row 8's type and account: a second stub whose access tokens last FRESH_LIFETIME
+        seconds (no [git] table: git's host stays TYPE's alone). The account is stored
+        before any agent starts, as an account signed in earlier would be; its access
+        token has expired by row 8, whose first request refreshes it."""
         self.fresh_stub = self.start_stub("fresh-stub", FRESH_LIFETIME)
         (self.types_dir / f"{FRESH_TYPE}.toml").write_text(
             f'id = "{FRESH_TYPE}"\ndisplay_name = "Benchmark, short-lived tokens"\n'
             f'issuer = "{self.fresh_stub}"\nclient_id = "bench"\n')
+        family = self.stub_admin("/_admin/issue", "POST", base=self.fresh_stub)
+        assert family["expires_in"] == FRESH_LIFETIME, family
+        self.store_item("bench-fresh", "fresh", family["access_token"], family["refresh_token"],
+                        int(time.time()) + FRESH_LIFETIME, type_=FRESH_TYPE, issuer=self.fresh_stub)
 
     @staticmethod
     def store_item(account, name, access, refresh, expires, group="default", type_=TYPE, issuer=None):
@@ -299,13 +312,13 @@ class Bench:
         script.write_text(f"""#!/bin/sh
 set -e
 # Clear first: a store whose attributes differ (expires does) adds an item beside the old one.
-secret-tool clear xdg:schema {SCHEMA} type {TYPE} account bench-expired group default || true
+secret-tool clear xdg:schema {SCHEMA} type {EXPIRED_TYPE} account bench-expired group default || true
 family=$(curl -sf -X POST {self.stub}/_admin/issue)
 refresh=$(printf '%s' "$family" | sed -n 's/.*"refresh_token": *"\\([^"]*\\)".*/\\1/p')
 now=$(date +%s)
 printf '{{"version":1,"access_token":"expired-access-token","refresh_token":"%s","token_type":"Bearer","expires_at":%d,"issued_at":%d}}' \\
   "$refresh" $((now - 60)) $((now - 3660)) |
-  secret-tool store --label "tokenctl: {TYPE} — expired" xdg:schema {SCHEMA} type {TYPE} account bench-expired \\
+  secret-tool store --label "tokenctl: {EXPIRED_TYPE} — expired" xdg:schema {SCHEMA} type {EXPIRED_TYPE} account bench-expired \\
     group default name expired scopes openid created $now updated $now expires $((now - 60)) refreshable true \\
     issuer {self.stub} client-id bench state ok
 """)
@@ -314,7 +327,7 @@ printf '{{"version":1,"access_token":"expired-access-token","refresh_token":"%s"
         baseline = self.scratch / "baseline-refresh"
         baseline.write_text(f"""#!/bin/bash
 set -euo pipefail
-stored=$(secret-tool lookup xdg:schema {SCHEMA} type {TYPE} account bench-expired group default)
+stored=$(secret-tool lookup xdg:schema {SCHEMA} type {EXPIRED_TYPE} account bench-expired group default)
 [[ $stored =~ \\"refresh_token\\":\\"([^\\"]*)\\" ]]
 answer=$(curl -sf -X POST -d grant_type=refresh_token -d client_id=bench --data-urlencode "refresh_token=${{BASH_REMATCH[1]}}" \\
   {self.stub}/token)
@@ -323,7 +336,7 @@ answer=$(curl -sf -X POST -d grant_type=refresh_token -d client_id=bench --data-
 now=$(date +%s)
 printf '{{"version":1,"access_token":"%s","refresh_token":"%s","token_type":"Bearer","expires_at":%d,"issued_at":%d}}' \\
   "$access" "$refresh" $((now + 3600)) $now |
-  secret-tool store --label "tokenctl: {TYPE} — expired" xdg:schema {SCHEMA} type {TYPE} account bench-expired \\
+  secret-tool store --label "tokenctl: {EXPIRED_TYPE} — expired" xdg:schema {SCHEMA} type {EXPIRED_TYPE} account bench-expired \\
     group default name expired scopes openid created $now updated $now expires $((now + 3600)) refreshable true \\
     issuer {self.stub} client-id bench state ok
 printf '%s\\n' "$access"
@@ -436,7 +449,7 @@ printf '%s\\n' "$access"
         self.prepare = prepare
         run([prepare])
         # The first refresh fetches the discovery document into the cache, as any first use does.
-        out = run([self.tokenctl, "token", f"{TYPE}:expired"], capture_output=True).stdout.strip()
+        out = run([self.tokenctl, "token", f"{EXPIRED_TYPE}:expired"], capture_output=True).stdout.strip()
         assert out and out != b"expired-access-token", out
         run([prepare])
         out = run([baseline], capture_output=True).stdout.strip()
@@ -445,7 +458,7 @@ printf '%s\\n' "$access"
         runs = max(10, self.args.runs // 2)
         r = self.hyperfine([
             ("lookup + curl + store", baseline),
-            ("tokenctl token (expired)", shlex.join([self.tokenctl, "token", f"{TYPE}:expired"])),
+            ("tokenctl token (expired)", shlex.join([self.tokenctl, "token", f"{EXPIRED_TYPE}:expired"])),
         ], runs=runs, prepare=prepare, warmup=2)
         after = self.stub_admin("/_admin/stats")["token_requests"]
         expected = 2 * (runs + 2)
@@ -473,7 +486,7 @@ printf '%s\\n' "$access"
             lookups.append(wall)
             run([self.prepare])
             before = self.stub_admin("/_admin/stats")["token_requests"]
-            wall, codes, outputs = self.race([self.tokenctl, "token", f"{TYPE}:expired"])
+            wall, codes, outputs = self.race([self.tokenctl, "token", f"{EXPIRED_TYPE}:expired"])
             after = self.stub_admin("/_admin/stats")["token_requests"]
             walls.append(wall)
             requests.append(after - before)
@@ -532,7 +545,13 @@ printf '%s\\n' "$access"
             values.append(int(result.stderr.decode().strip().splitlines()[-1]))
         return statistics.median(values) / 1024
 
+    def check_get(self, env):
+        """git's helper must answer with the token, or peak_rss would measure a refusal."""
+        out = run([self.helper, "get"], stdin=open(self.request, "rb"), capture_output=True, env=env).stdout
+        assert b"password=bench-access-token" in out, out
+
     def row6_memory(self):
+        self.check_get(self.git_env)
         token = self.peak_rss([self.tokenctl, "token", f"{TYPE}:ada"])
         lookup = self.peak_rss(self.lookup_argv("bench-oid"))
         get = self.peak_rss([self.helper, "get"], stdin=self.request)
@@ -662,7 +681,7 @@ printf '%s\\n' "$access"
             time.sleep(0.5)
             before = self.stub_admin("/_admin/stats")["token_requests"]
             wall, codes, outputs = agent.served("row 4a", 32, lambda: self.race(
-                [self.tokenctl, "token", f"{TYPE}:expired"], env=self.agent_env))
+                [self.tokenctl, "token", f"{EXPIRED_TYPE}:expired"], env=self.agent_env))
             requests.append(self.stub_admin("/_admin/stats")["token_requests"] - before)
             walls.append(wall)
             printed = {out for out, _ in outputs}
@@ -680,6 +699,7 @@ printf '%s\\n' "$access"
 
     def row6a_memory_agent(self):
         agent = self.ensure_agent()
+        self.check_get(self.agent_env)
         runs = 5
         get = agent.served("row 6a", runs, lambda: self.peak_rss(
             [self.helper, "get"], stdin=self.request, env=self.agent_env, runs=runs))
@@ -695,14 +715,13 @@ printf '%s\\n' "$access"
         agent = self.ensure_agent()
         calls, span = (60, 20) if self.args.quick else (200, 60)
         base = self.fresh_stub
-        family = self.stub_admin("/_admin/issue", "POST", base=base)
-        assert family["expires_in"] == FRESH_LIFETIME, family
-        self.store_item("bench-fresh", "fresh", family["access_token"], family["refresh_token"],
-                        int(time.time()) + FRESH_LIFETIME, type_=FRESH_TYPE, issuer=base)
         argv = [self.tokenctl, "token", f"{FRESH_TYPE}:fresh"]
-        # The first request makes the agent hold the account; from then on it keeps it fresh.
-        first = run(argv, capture_output=True, env=self.agent_env)
-        assert first.stdout.strip(), first
+        # The first request makes the agent hold the account (refreshing its expired
+        # token); from then on the agent keeps it fresh.
+        first = run(argv, capture_output=True, check=False, env=self.agent_env)
+        if first.returncode != 0 or not first.stdout.strip():
+            raise RuntimeError(f"row 8: the first `tokenctl token` through the agent exited {first.returncode}: "
+                               f"{first.stderr.decode(errors='replace')[-300:]}")
         before = self.stub_admin("/_admin/stats", base=base)["token_requests"]
         times, inactive, failures = [], 0, 0
 
