@@ -120,7 +120,8 @@ let package = Package(
     .target(
       name: "TokenCtlCLI",
       dependencies: [
-        "TokenKit", "AgentProtocol", "TokenAgent", "GitCredentialHelper", "SecretServiceStore", "NativeAppSupport", "AccountTypeFiles",
+        "TokenKit", "AgentProtocol", "TokenAgent", "GitCredentialHelper", "SecretServiceStore", "NativeAppSupport",
+        "AccountTypeFiles",
         "OpenIDConnectAccount", "MicrosoftGraphAccount", "GitHubAccount", "GitLabAccount", "GoogleAccount",
         "BitbucketAccount", "GiteaAccount",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -149,7 +150,9 @@ let package = Package(
     // TokenKitTests replays the committed seeds through the same code on every `make test`.
     .target(
       name: "TokenCtlFuzzing",
-      dependencies: ["TokenKit", "GitCredentialHelper", "NativeAppSupport", "TOMLReader", "AccountTypeFiles"],
+      dependencies: [
+        "TokenKit", "GitCredentialHelper", "NativeAppSupport", "TOMLReader", "AccountTypeFiles", "AgentProtocol",
+      ],
       path: "Tests/Fuzz/Harness"),
 
     // What every test target shares, in one place: the test clock, in-memory locks and

@@ -47,6 +47,7 @@ public final class AgentService: Sendable {
     var nextRefresh: Date?
     var lastError: String?
     var task: Task<Void, Never>?
+    var idleLifetime: Double?
   }
   struct TrackKey: Sendable, Hashable {
     var context: [String: String]
@@ -285,6 +286,10 @@ public final class AgentService: Sendable {
   final class Warnings: Sendable {
     private let lines = Mutex<[String]>([])
     func add(_ line: String) { lines.withLock { $0.append(line) } }
-    func drain() -> [String] { lines.withLock { lines in defer { lines = [] }; return lines } }
+    func drain() -> [String] {
+      lines.withLock { lines in
+        defer { lines = [] }; return lines
+      }
+    }
   }
 }
