@@ -131,7 +131,8 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
-    .executableTarget(name: "tokenctl", dependencies: ["TokenCtlCLI"]),
+    // The agent's systemd unit templates (make install fills them in) are no sources.
+    .executableTarget(name: "tokenctl", dependencies: ["TokenCtlCLI"], exclude: ["systemd"]),
     // What git runs for `credential.helper=tokenctl`: `tokenctl credential` under git's name.
     .executableTarget(name: "git-credential-tokenctl", dependencies: ["TokenCtlCLI"]),
 
