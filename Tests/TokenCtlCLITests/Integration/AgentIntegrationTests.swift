@@ -39,7 +39,9 @@ import TokenStoreTesting
       try GitCredentialTests.writeGitType(home: home, issuer: stub.baseURL, clientID: "git", host: "127.0.0.1")
     }
 
-    func store(_ group: String? = nil) -> SecretServiceTokenStore { SecretServiceTokenStore(group: group ?? self.group) }
+    func store(_ group: String? = nil) -> SecretServiceTokenStore {
+      SecretServiceTokenStore(group: group ?? self.group)
+    }
 
     /// The clients' world, whichever path they take.
     func environment(group: String? = nil) -> [String: String] {
@@ -129,7 +131,10 @@ import TokenStoreTesting
     func stubAccepts(accessToken: String) throws -> Bool {
       let result = try TestProcess.run(
         "curl",
-        ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(accessToken)", stub.baseURL + "/userinfo"])
+        [
+          "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(accessToken)",
+          stub.baseURL + "/userinfo",
+        ])
       return result.stdout == "200"
     }
   }
@@ -244,7 +249,8 @@ import TokenStoreTesting
       Self.figure(
         "a", label,
         "exit \(comparison.agent.status); agent answered: \(!comparison.clientUsedBus); "
-          + String(format: "%.3f s via agent (strace), %.3f s direct", comparison.agentSeconds, comparison.directSeconds))
+          + String(
+            format: "%.3f s via agent (strace), %.3f s direct", comparison.agentSeconds, comparison.directSeconds))
     }
     #expect(comparisons[0].agent.stdout == ada.tokens.accessToken + "\n")
     #expect(comparisons[10].agent.stdout.contains("password=\(ada.tokens.accessToken)\n"))
@@ -257,7 +263,8 @@ import TokenStoreTesting
     for comparison in comparisons where answeredByAgent.contains(comparison.label) {
       #expect(!comparison.clientUsedBus, "\(comparison.label): the client went to the keyring itself")
     }
-    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? "", needing.tokens.refreshToken ?? ""])
+    await Self.finish(
+      agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? "", needing.tokens.refreshToken ?? ""])
   }
 
   /// A keyring locked before the agent first reads it: the agent's answers are the direct
@@ -285,7 +292,9 @@ import TokenStoreTesting
         "\(arguments): agent \(comparison.agent.status) \(comparison.agent.stderr.debugDescription); direct \(comparison.direct.stderr.debugDescription)"
       )
       #expect(!comparison.clientUsedBus, "\(arguments): the client went to the keyring itself")
-      Self.figure("a-locked", arguments.joined(separator: " "), "exit \(comparison.agent.status); agent answered: \(!comparison.clientUsedBus)")
+      Self.figure(
+        "a-locked", arguments.joined(separator: " "),
+        "exit \(comparison.agent.status); agent answered: \(!comparison.clientUsedBus)")
     }
     await Self.finish(agent, secrets: ["SECRET-TOKEN-LOCKED-TEST"])
   }
@@ -314,7 +323,9 @@ import TokenStoreTesting
         arguments.joined(separator: " "), TestProcess.tokenctl, arguments, agent: agent, viaAgent: agent.environment,
         direct: direct)
       #expect(comparison.direct.status == 7)
-      #expect(comparison.identical, "\(arguments): agent \(comparison.agent.status) \(comparison.agent.stdout.debugDescription)")
+      #expect(
+        comparison.identical,
+        "\(arguments): agent \(comparison.agent.status) \(comparison.agent.stdout.debugDescription)")
     }
     await Self.finish(agent, secrets: ["SECRET-TOKEN-LOCKED-TEST"])
   }
@@ -394,7 +405,8 @@ import TokenStoreTesting
     #expect(stored.tokens.accessToken != renewed.tokens.accessToken)
     let afterRefresh = try await BoundedRun.run(
       TestProcess.tokenctl, ["token", "gitlocal:renewed"], environment: setup.viaAgent())
-    #expect(afterRefresh.result?.stdout == stored.tokens.accessToken + "\n", "the agent printed the token it remembered")
+    #expect(
+      afterRefresh.result?.stdout == stored.tokens.accessToken + "\n", "the agent printed the token it remembered")
     await Self.finish(
       agent,
       secrets: [revoked.tokens.accessToken, renewed.tokens.accessToken, stored.tokens.accessToken]
@@ -508,7 +520,8 @@ import TokenStoreTesting
       let now = try #require(try setup.store().load(key))
       secrets += [now.tokens.accessToken, now.tokens.refreshToken ?? ""]
       if through.result?.status != 0 || through.result?.stdout != now.tokens.accessToken + "\n" {
-        failures.append("round \(round): restarted agent \(through.result?.status ?? -1) \(through.result?.stderr ?? "hung")")
+        failures.append(
+          "round \(round): restarted agent \(through.result?.status ?? -1) \(through.result?.stderr ?? "hung")")
       }
     }
     let stats = try setup.stats()
@@ -537,7 +550,8 @@ import TokenStoreTesting
 
     let started = Date()
     let second = try await setup.startAgent()
-    Self.figure("f", "new agent on a stale socket answers after", String(format: "%.3f s", Date().timeIntervalSince(started)))
+    Self.figure(
+      "f", "new agent on a stale socket answers after", String(format: "%.3f s", Date().timeIntervalSince(started)))
     let token = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
     #expect(token.result?.stdout == ada.tokens.accessToken + "\n")
 
@@ -547,8 +561,9 @@ import TokenStoreTesting
     #expect(third.result?.stderr.contains("already running") == true, "\(third.result?.stderr ?? "")")
     #expect(third.result?.stderr.contains("pid \(second.process.pid)") == true, "\(third.result?.stderr ?? "")")
     Self.figure("f", "second agent says", third.result?.stderr.trimmingCharacters(in: .newlines) ?? "-")
-    #expect(try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent()).result?.stdout
-      == ada.tokens.accessToken + "\n", "the first agent still serves")
+    #expect(
+      try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent()).result?.stdout
+        == ada.tokens.accessToken + "\n", "the first agent still serves")
     await Self.finish(second, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
   }
 
@@ -571,18 +586,19 @@ import TokenStoreTesting
     let raw = try await BoundedRun.run(
       "setpriv",
       nobody + [
-        "python3", "-c",
+        // Debian's own: a python3 earlier on root's PATH may live where uid 65534 cannot go.
+        "/usr/bin/python3", "-c",
         """
         import socket, sys
         s = socket.socket(socket.AF_UNIX)
         s.settimeout(10)
         s.connect(sys.argv[1])
         p = b"tokenctl-agent/1 status\\n"
-        s.sendall(len(p).to_bytes(4, "big") + p)
         try:
+            s.sendall(len(p).to_bytes(4, "big") + p)
             data = s.recv(65536)
             print("closed" if not data else "answered %d bytes" % len(data))
-        except ConnectionResetError:
+        except (BrokenPipeError, ConnectionResetError):
             print("closed")
         except socket.timeout:
             print("silent")
@@ -592,10 +608,13 @@ import TokenStoreTesting
     let client65534 = try #require(client.result)
     #expect(!client65534.stdout.contains(ada.tokens.accessToken))
     #expect(client65534.status != 0 || client65534.stdout.isEmpty, "\(client65534)")
-    #expect(raw.result?.stdout == "closed\n", "a raw request of uid 65534: \(raw.result?.stdout ?? "hung") \(raw.result?.stderr ?? "")")
+    #expect(
+      raw.result?.stdout == "closed\n",
+      "a raw request of uid 65534: \(raw.result?.stdout ?? "hung") \(raw.result?.stderr ?? "")")
     #expect(requests == 0, "the agent counted \(requests) requests from uid 65534")
     #expect(agent.log.contains("refused a connection from another user (uid 65534)"))
-    Self.figure("g", "uid 65534 client", "exit \(client65534.status), stderr \(client65534.stderr.prefix(120).debugDescription)")
+    Self.figure(
+      "g", "uid 65534 client", "exit \(client65534.status), stderr \(client65534.stderr.prefix(120).debugDescription)")
     Self.figure("g", "uid 65534 raw request", raw.result?.stdout.trimmingCharacters(in: .newlines) ?? "hung")
     await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
   }
@@ -618,7 +637,10 @@ import TokenStoreTesting
       ("version 2", framed("tokenctl-agent/2 status\n"), true),
       ("no final line break", framed("tokenctl-agent/1 status"), true),
       ("a bad % escape", framed("tokenctl-agent/1 token\naccount=%G1\(marker)\n"), true),
-      ("a value that is not UTF-8", RawAgentSocket.frame(Array("tokenctl-agent/1 token\naccount=".utf8) + [0xff, 0xfe, 10]), true),
+      (
+        "a value that is not UTF-8",
+        RawAgentSocket.frame(Array("tokenctl-agent/1 token\naccount=".utf8) + [0xff, 0xfe, 10]), true
+      ),
       ("an upper-case key", framed("tokenctl-agent/1 token\nAccount=\(marker)\n"), true),
       ("not our protocol", framed("GET / HTTP/1.1\r\nHost: \(marker)\r\n\r\n"), true),
       ("a frame cut short", [0, 0, 1, 0] + Array("tokenctl-agent/1 status\n".utf8), true),
@@ -688,13 +710,15 @@ import TokenStoreTesting
     }
     // The first connection starts the agent; the client waits for it, then is answered.
     let comparison = try await BoundedRun.run(
-      "strace", ["-f", "-qq", "-e", "trace=connect", "-o", setup.directory.path("trace"), TestProcess.tokenctl, "token", "ada"],
+      "strace",
+      ["-f", "-qq", "-e", "trace=connect", "-o", setup.directory.path("trace"), TestProcess.tokenctl, "token", "ada"],
       environment: environment)
     let connects = (try? String(contentsOfFile: setup.directory.path("trace"), encoding: .utf8)) ?? ""
     let usedBus = Self.busPath(environment["DBUS_SESSION_BUS_ADDRESS"]).map { connects.contains($0) } ?? true
     #expect(comparison.result?.stdout == ada.tokens.accessToken + "\n", "\(comparison.result?.stderr ?? "hung")")
     #expect(!usedBus, "the client read the keyring itself: the activated agent did not answer")
-    let status = try await BoundedRun.run(TestProcess.tokenctl, ["agent", "status", "--json"], environment: environment)
+    let status = try await BoundedRun.run(
+      TestProcess.tokenctl, ["agent", "status", "--json"], environment: environment)
     let document = try JSONSerialization.jsonObject(with: Data((status.result?.stdout ?? "").utf8)) as? [String: Any]
     #expect(document?["pid"] as? Int == Int(activator.pid), "the activator execs the agent in its place")
     #expect(document?["requests"] as? Int == 2)
@@ -727,7 +751,8 @@ import TokenStoreTesting
     #expect(failing.result?.status != 0)
     secrets += [refused.tokens.accessToken, refused.tokens.refreshToken ?? ""]
     for name in ["ada", "refused"] {
-      if let stored = try setup.store().loadAll(AccountQuery(type: "gitlocal")).first(where: { $0.account.name == name }) {
+      if let stored = try setup.store().loadAll(AccountQuery(type: "gitlocal")).first(where: { $0.account.name == name }
+      ) {
         secrets += [stored.tokens.accessToken, stored.tokens.refreshToken ?? ""]
       }
     }
