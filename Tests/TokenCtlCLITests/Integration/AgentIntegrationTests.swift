@@ -277,7 +277,8 @@ import TokenStoreTesting
       stdin: #"{"version":1,"access_token":"SECRET-TOKEN-LOCKED-TEST","token_type":"Bearer"}"#)
     try #require(stored.status == 0, "\(stored.stderr)")
     try session.lockLoginKeyring()
-    let socket = session.directory.appendingPathComponent("agent/agent.sock").path
+    // Not the session's `agent/`: under with-agent the session runs an agent of its own there.
+    let socket = session.directory.appendingPathComponent("agent-test/agent.sock").path
     let agent = try await TestAgent.start(
       environment: session.environment, socket: socket, log: session.directory.appendingPathComponent("agent.log").path)
     var direct = session.environment
@@ -309,7 +310,8 @@ import TokenStoreTesting
       "secret-tool", KeyringCommandTests.seededItem,
       stdin: #"{"version":1,"access_token":"SECRET-TOKEN-LOCKED-TEST","token_type":"Bearer"}"#)
     try #require(stored.status == 0, "\(stored.stderr)")
-    let socket = session.directory.appendingPathComponent("agent/agent.sock").path
+    // Not the session's `agent/`: under with-agent the session runs an agent of its own there.
+    let socket = session.directory.appendingPathComponent("agent-test/agent.sock").path
     let agent = try await TestAgent.start(
       environment: session.environment, socket: socket, log: session.directory.appendingPathComponent("agent.log").path)
     let warm = try await BoundedRun.run(
