@@ -332,6 +332,113 @@ import TokenStoreTesting
     await Self.finish(agent, secrets: ["SECRET-TOKEN-LOCKED-TEST"])
   }
 
+  /// The rest of what decides an answer: a refresh on the way (the agent refreshes, the
+  /// direct run then finds the new token), `--group` and `TOKENCTL_ACCOUNT`, git's other
+  /// fields, and the user's files: a type file that is skipped, a config.toml that is broken.
+  @Test func refreshesFlagsAndTheUsersFilesGiveTheSameAnswersThroughTheAgent() async throws {
+    let setup = try Setup()
+    let pair = TokenStoreConformance.freshGroup()
+    // An account of its own: a second one in the main group would make git's choice ambiguous.
+    let lapsingGroup = TokenStoreConformance.freshGroup()
+    defer { setup.cleanUp(groups: [pair, lapsingGroup]) }
+    let ada = try setup.seed(name: "ada", access: "agent-test-valid-\(UUID().uuidString)", expiresIn: 7230)
+    let lapsing = try setup.seed(
+      name: "lapsing", group: lapsingGroup, access: "expired-access-token", expiresIn: -60)
+    let gitExpired = try setup.seed(name: "gitexpired", group: pair, access: "expired-access-token", expiresIn: -60)
+    let grace = try setup.seed(
+      name: "grace", group: pair, access: "agent-test-grace-\(UUID().uuidString)", expiresIn: 7230)
+    let agent = try await setup.startAgent()
+    let tokenctl = TestProcess.tokenctl, helper = GitCredentialTests.helper
+    let served = "protocol=http\nhost=127.0.0.1\n\n"
+    var noGroup = setup.environment()
+    noGroup["TOKENCTL_GROUP"] = nil
+    var chosen = setup.environment(group: pair)
+    chosen["TOKENCTL_ACCOUNT"] = "gitlocal:grace"
+    var chosenExpired = setup.environment(group: pair)
+    chosenExpired["TOKENCTL_ACCOUNT"] = "gitlocal:gitexpired"
+    func direct(_ environment: [String: String]) -> [String: String] {
+      environment.merging(["TOKENCTL_AGENT": "0"]) { $1 }
+    }
+    func through(_ environment: [String: String]) -> [String: String] {
+      TestAgent.clientEnvironment(environment, socket: setup.socket)
+    }
+    var failures: [String] = []
+    func check(
+      _ label: String, _ executable: String, _ arguments: [String], stdin: String = "",
+      environment: [String: String], status: Int32? = nil, eachRefreshes: Bool = false
+    ) async throws {
+      let comparison = try await Self.compare(
+        label, executable, arguments, stdin: stdin, agent: agent, viaAgent: through(environment),
+        direct: direct(environment))
+      // Where each run refreshes, each prints its own new token: the rest must agree.
+      let same =
+        eachRefreshes
+        ? comparison.agent.status == comparison.direct.status && comparison.agent.stderr == comparison.direct.stderr
+        : comparison.identical
+      if !same || status.map({ $0 != comparison.direct.status }) == true {
+        failures.append(
+          """
+          \(label): through the agent \(comparison.agent.status) \(comparison.agent.stdout.debugDescription) \
+          \(comparison.agent.stderr.debugDescription); direct \(comparison.direct.status) \
+          \(comparison.direct.stdout.debugDescription) \(comparison.direct.stderr.debugDescription)
+          """)
+      }
+      Self.figure("a2", label, "exit \(comparison.agent.status); agent answered: \(!comparison.clientUsedBus)")
+    }
+    try await check(
+      "token, expired: refreshes", tokenctl, ["token", "lapsing"], environment: setup.environment(group: lapsingGroup),
+      status: 0)
+    try await check(
+      "token --group G", tokenctl, ["token", "--group", setup.group, "ada"], environment: noGroup, status: 0)
+    try await check(
+      "credential get --group G", tokenctl, ["credential", "get", "--group", setup.group], stdin: served,
+      environment: noGroup, status: 0)
+    try await check("git get, TOKENCTL_ACCOUNT", helper, ["get"], stdin: served, environment: chosen, status: 0)
+    try await check(
+      "git get, TOKENCTL_ACCOUNT, expired: refreshes", helper, ["get"], stdin: served, environment: chosenExpired,
+      status: 0)
+    try await check(
+      "git get, path, username and wwwauth", helper, ["get"],
+      stdin: "protocol=http\nhost=127.0.0.1\npath=repo.git\nusername=oauth2\nwwwauth[]=Bearer realm=\"x\"\n\n",
+      environment: setup.environment(), status: 0)
+    try await check(
+      "git get, another user name", helper, ["get"], stdin: "protocol=http\nhost=127.0.0.1\nusername=someone\n\n",
+      environment: setup.environment())
+    try await check(
+      "token --min-valid beyond any lifetime", tokenctl, ["token", "--min-valid", "999999", "ada"],
+      environment: setup.environment(), eachRefreshes: true)
+
+    let types = setup.home.appendingPathComponent("config/tokenctl/types")
+    try "id = [\n".write(to: types.appendingPathComponent("broken.toml"), atomically: true, encoding: .utf8)
+    try "id = \"gitlocal\"\n".write(to: types.appendingPathComponent("twin.toml"), atomically: true, encoding: .utf8)
+    try await check(
+      "token, a type file skipped", tokenctl, ["token", "ada"], environment: setup.environment(), status: 0)
+    try await check("list, a type file skipped", tokenctl, ["list"], environment: setup.environment(), status: 0)
+    try await check(
+      "git get, a type file skipped", helper, ["get"], stdin: served, environment: setup.environment(), status: 0)
+    try await check(
+      "token, unknown account, a type file skipped", tokenctl, ["token", "gitlocal:nobody"],
+      environment: setup.environment(), status: 2)
+
+    let config = setup.home.appendingPathComponent("config/tokenctl/config.toml")
+    try "[types.gitlocal\n".write(to: config, atomically: true, encoding: .utf8)
+    try await check("token, config.toml broken", tokenctl, ["token", "ada"], environment: setup.environment())
+    try await check("list, config.toml broken", tokenctl, ["list"], environment: setup.environment())
+    try await check(
+      "git get, config.toml broken", helper, ["get"], stdin: served, environment: setup.environment())
+    try FileManager.default.removeItem(at: config)
+    try await check("token, config.toml gone again", tokenctl, ["token", "ada"], environment: setup.environment())
+
+    #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    var secrets = [ada, lapsing, gitExpired, grace].flatMap { [$0.tokens.accessToken, $0.tokens.refreshToken ?? ""] }
+    for group in [setup.group, pair, lapsingGroup] {
+      for stored in try setup.store(group).loadAll(.all) {
+        secrets += [stored.tokens.accessToken, stored.tokens.refreshToken ?? ""]
+      }
+    }
+    await Self.finish(agent, secrets: secrets.filter { $0 != "expired-access-token" })
+  }
+
   // MARK: (b) One refresh for 32 clients
 
   @Test func thirtyTwoClientsOnAnExpiredTokenCostTheAgentOneRefresh() async throws {
