@@ -524,7 +524,10 @@ import TokenStoreTesting
 
   // MARK: (d) An agent killed under waiting clients
 
-  @Test func clientsOfAnAgentKilledDuringASlowRefreshFallBackAndSucceed() async throws {
+  /// SIGKILL as a crash would, and SIGTERM as `agent stop` does: either way the waiting
+  /// clients fall back, and the refresh the agent started is finished and kept.
+  @Test(arguments: [SIGKILL, SIGTERM])
+  func clientsOfAnAgentKilledDuringASlowRefreshFallBackAndSucceed(signal: Int32) async throws {
     // The stub holds every token answer 6 s after it rotated the refresh token.
     let setup = try Setup(stubArguments: ["--answer-delay", "6"])
     defer { setup.cleanUp() }
@@ -554,7 +557,9 @@ import TokenStoreTesting
     }
     #expect(waiting >= 8, "only \(waiting) clients reached the agent")
     let killedAt = Date()
-    await agent.killHard()
+    kill(agent.process.pid, signal)
+    let agentExit = await agent.process.exitStatus(within: 10)
+    #expect(agentExit != nil, "the agent outlived signal \(signal) by 10 s")
     var statuses: [Int32?] = []
     for client in clients {
       statuses.append(await client.exitStatus(within: max(1, 60 - Date().timeIntervalSince(started))))
@@ -570,13 +575,113 @@ import TokenStoreTesting
     #expect(statuses.allSatisfy { $0 == 0 }, "\(errorTexts)")
     #expect(Set(printed) == [stored.tokens.accessToken + "\n"])
     #expect((after["reuse_detected"] as? Int ?? 0) == 0)
-    Self.figure("d", "kill after start", String(format: "%.3f s", killedAt.timeIntervalSince(started)))
-    Self.figure("d", "last client done after the kill", String(format: "%.3f s", lastDone))
-    Self.figure("d", "refresh requests at the stub", Setup.refreshGrants(after) - Setup.refreshGrants(before))
+    let test = "d signal \(signal)"
+    Self.figure(test, "kill after start", String(format: "%.3f s", killedAt.timeIntervalSince(started)))
+    Self.figure(test, "agent exit", agentExit.map(String.init) ?? "still running")
+    Self.figure(test, "last client done after the kill", String(format: "%.3f s", lastDone))
+    Self.figure(test, "refresh requests at the stub", Setup.refreshGrants(after) - Setup.refreshGrants(before))
     // The killed agent's log is checked too; it had no chance to write "stopping".
     let leaked = [seeded.tokens.refreshToken ?? "", stored.tokens.accessToken, stored.tokens.refreshToken ?? ""]
       .filter { !$0.isEmpty && agent.log.contains($0) }
     #expect(leaked.isEmpty)
+  }
+
+  // MARK: Other buses, edited files, many requests
+
+  /// A client on another session bus (a private one, with its own keyring) gets `direct`
+  /// from the agent and reads its own keyring: never the agent's.
+  @Test func aClientOfAnotherSessionBusIsLeftToItsDirectPath() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let agent = try await setup.startAgent()
+    let session = try PrivateSession(.unlockedKeyring)
+    defer { session.stop() }
+    let stored = try session.run(
+      "secret-tool", KeyringCommandTests.seededItem,
+      stdin: #"{"version":1,"access_token":"SECRET-TOKEN-OTHER-BUS","token_type":"Bearer"}"#)
+    try #require(stored.status == 0, "\(stored.stderr)")
+    var direct = session.environment
+    direct["TOKENCTL_AGENT"] = "0"
+    let comparison = try await Self.compare(
+      "another bus", TestProcess.tokenctl, ["token", "graph:ada@contoso.com"], agent: agent,
+      viaAgent: TestAgent.clientEnvironment(session.environment, socket: setup.socket), direct: direct)
+    #expect(comparison.agent.stdout == "SECRET-TOKEN-OTHER-BUS\n", "\(comparison.agent.stderr)")
+    #expect(comparison.identical)
+    #expect(comparison.agentRequests == 1, "the client asked the agent first")
+    #expect(comparison.clientUsedBus, "the client read its own keyring")
+    await Self.finish(agent, secrets: ["SECRET-TOKEN-OTHER-BUS"])
+  }
+
+  /// The user edits a type file while the agent runs: the next answer follows the file.
+  @Test func anEditedTypeFileIsSeenByTheNextAnswer() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let ada = try setup.seed(name: "ada", access: "agent-test-edited-\(UUID().uuidString)", expiresIn: 7200)
+    let agent = try await setup.startAgent()
+    let other = "protocol=http\nhost=localhost\n\n"
+    let before = try await BoundedRun.run(
+      GitCredentialTests.helper, ["get"], environment: setup.viaAgent(), stdin: other)
+    #expect(before.result?.stdout == "", "localhost is not served yet")
+    try GitCredentialTests.writeGitType(
+      home: setup.home, issuer: setup.stub.baseURL, clientID: "git", host: "localhost")
+    let comparison = try await Self.compare(
+      "after the edit", GitCredentialTests.helper, ["get"], stdin: other, agent: agent, viaAgent: setup.viaAgent(),
+      direct: setup.direct())
+    #expect(comparison.agent.stdout.contains("password=\(ada.tokens.accessToken)\n"), "\(comparison.agent.stdout)")
+    #expect(comparison.identical)
+    #expect(!comparison.clientUsedBus)
+    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+  }
+
+  /// Many requests leave the agent as they found it: no descriptor or thread is kept per
+  /// request. Sent raw, so that the figure is the agent's own cost per answer.
+  @Test func threeHundredRequestsLeakNoDescriptorOrThread() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let ada = try setup.seed(name: "ada", access: "agent-test-many-\(UUID().uuidString)", expiresIn: 7200)
+    let agent = try await setup.startAgent()
+    var request = "tokenctl-agent/1 token\ngroup=\(setup.group)\naccount=ada\n"
+    let environment = setup.viaAgent()
+    for name in [
+      "HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "TOKENCTL_CONFIG",
+      "DBUS_SESSION_BUS_ADDRESS",
+    ] {
+      if let value = environment[name] { request += "env-\(name.lowercased().replacing("_", with: "-"))=\(value)\n" }
+    }
+    let bytes = RawAgentSocket.frame(Array(request.utf8))
+    func counts() -> (descriptors: Int, threads: Int) {
+      let descriptors =
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(agent.process.pid)/fd").count) ?? -1
+      let threads =
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(agent.process.pid)/task").count) ?? -1
+      return (descriptors, threads)
+    }
+    // The first answer reads the keyring and the files; the rest are from memory.
+    let warm = try RawAgentSocket.exchange(path: setup.socket, bytes: bytes)
+    #expect(warm == .frame(header: "tokenctl-agent/1 token", body: "access-token=\(ada.tokens.accessToken)\n"))
+    try await Task.sleep(for: .milliseconds(200))
+    let before = counts()
+    let started = Date()
+    var wrong = 0
+    for _ in 0..<300 {
+      let reply = try RawAgentSocket.exchange(path: setup.socket, bytes: bytes)
+      if reply != warm { wrong += 1 }
+    }
+    let perRequest = Date().timeIntervalSince(started) / 300
+    // Each connection's thread ends after its answer is written; give the last ones a moment.
+    var after = counts()
+    let deadline = Date().addingTimeInterval(5)
+    while (after.descriptors > before.descriptors || after.threads > before.threads) && Date() < deadline {
+      try await Task.sleep(for: .milliseconds(50))
+      after = counts()
+    }
+    #expect(wrong == 0)
+    #expect(after.descriptors <= before.descriptors, "descriptors \(before.descriptors) → \(after.descriptors)")
+    #expect(after.threads <= before.threads, "threads \(before.threads) → \(after.threads)")
+    Self.figure("m", "per request (raw, sequential)", String(format: "%.2f ms", perRequest * 1000))
+    Self.figure("m", "descriptors", "\(before.descriptors) → \(after.descriptors)")
+    Self.figure("m", "threads", "\(before.threads) → \(after.threads)")
+    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
   }
 
   // MARK: (e) Kills at random points of refreshes
