@@ -100,7 +100,10 @@ public final class AgentService: Sendable {
       default: return Self.direct("unknown request kind")
       }
     } catch let error as TokenKitError {
-      return AgentMessage(error: error)
+      // The command line warns of skipped type files before its error too.
+      var answer = AgentMessage(error: error)
+      for warning in typeWarnings(of: request) { answer.append("type-warning", warning) }
+      return answer
     } catch let direct as DirectAnswer {
       return Self.direct(direct.reason)
     } catch {
@@ -111,6 +114,11 @@ public final class AgentService: Sendable {
 
   struct DirectAnswer: Error {
     var reason: String
+  }
+
+  /// The type files skipped in the request's world; none for a request not ours to answer.
+  private func typeWarnings(of request: AgentMessage) -> [String] {
+    (try? prepare(request))?.0.typeWarnings ?? []
   }
 
   static func direct(_ reason: String) -> AgentMessage {

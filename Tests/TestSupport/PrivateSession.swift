@@ -14,8 +14,11 @@ public final class PrivateSession {
 
   public let directory: URL
   /// Our environment, with the bus, HOME and the XDG directories of this session.
-  public let environment: [String: String]
+  public private(set) var environment: [String: String]
   private let bus: TestProcess
+  /// The session's own agent, under `Tests/Support/with-agent` (TOKENCTL_TEST_AGENT=1): the
+  /// suite's agent is on another bus, and leaves this session's clients to their direct path.
+  private var agent: TestProcess?
   private var stopped = false
 
   public init(_ kind: Kind) throws {
@@ -74,6 +77,22 @@ public final class PrivateSession {
     if kind == .unlockedKeyring {
       // gnome-keyring-daemon --unlock returns before the daemon owns its name on the bus.
       _ = try awaitSecretService(replacing: nil)
+    }
+    if ProcessInfo.processInfo.environment["TOKENCTL_TEST_AGENT"] == "1" { try startAgent() }
+  }
+
+  /// Starts `tokenctl agent run` on this bus and points the session's clients at it.
+  private func startAgent() throws {
+    let socket = directory.appendingPathComponent("agent/agent.sock").path
+    environment["TOKENCTL_AGENT_SOCKET"] = socket
+    let agent = try TestProcess(
+      TestProcess.tokenctl, ["agent", "run"], environment: environment,
+      stdout: directory.appendingPathComponent("agent.log").path, stderr: nil)
+    self.agent = agent
+    let deadline = Date().addingTimeInterval(10)
+    while !FileManager.default.fileExists(atPath: socket) {
+      guard kill(agent.pid, 0) == 0, Date() < deadline else { throw TestFailure("the session's agent did not start") }
+      usleep(10_000)
     }
   }
 
@@ -158,6 +177,10 @@ public final class PrivateSession {
   public func stop() {
     guard !stopped else { return }
     stopped = true
+    if let agent {
+      kill(agent.pid, SIGTERM)
+      agent.wait()
+    }
     kill(bus.pid, SIGTERM)
     bus.wait()
     try? FileManager.default.removeItem(at: directory)

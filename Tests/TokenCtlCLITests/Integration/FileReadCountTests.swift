@@ -19,9 +19,12 @@ import Testing
     let config = setup.home.appendingPathComponent("config/tokenctl/config.toml")
     try "# read once\n".write(to: config, atomically: false, encoding: .utf8)
     let trace = setup.home.appendingPathComponent("trace").path
+    // The direct path's reads are what is counted: an agent would read the files instead.
+    var environment = setup.environment
+    environment["TOKENCTL_AGENT"] = "0"
     let result = try TestProcess.run(
       "strace", ["-f", "-qq", "-e", "trace=openat,open", "-o", trace, GitCredentialTests.helper, "get"],
-      environment: setup.environment, stdin: "protocol=http\nhost=127.0.0.1\n\n")
+      environment: environment, stdin: "protocol=http\nhost=127.0.0.1\n\n")
     #expect(result.status == 0, "\(result.stderr)")
     let stored = try #require(try setup.store.load(account.key))
     #expect(stored.tokens.accessToken != "expired-access-token", "the get refreshed")

@@ -1,0 +1,1025 @@
+import Crypto
+import Foundation
+import SecretServiceStore
+import TestSupport
+import Testing
+import TokenKit
+import TokenStoreTesting
+
+/// The resident agent (issue 13) as its users meet it: the real `tokenctl agent run` on a
+/// socket of each test's own, the real clients (`tokenctl token`, `list`, the git helper),
+/// the real keyring and the stub authorization server. Every test starts its own agent
+/// and stops or kills it; every wait is bounded, so a hang fails a test instead of the run.
+///
+/// Figures (timings, counts) are printed as `agent-figure<TAB>TEST<TAB>NAME<TAB>VALUE`.
+@Suite(.serialized) struct AgentIntegrationTests {
+  init() throws {
+    try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
+  }
+
+  static func figure(_ test: String, _ name: String, _ value: Any) {
+    print("agent-figure\t\(test)\t\(name)\t\(value)")
+  }
+
+  /// A home with the loopback git type at a stub of the test's own, groups of its own in
+  /// the shared test keyring, and a socket path in a folder the agent makes private.
+  final class Setup: Sendable {
+    let directory: TemporaryDirectory
+    let group = TokenStoreConformance.freshGroup()
+    let stub: StubServer
+    var home: URL { directory.url.appendingPathComponent("home") }
+    var socket: String { directory.path("agent/agent.sock") }
+    var log: String { directory.path("agent.log") }
+
+    init(stubArguments: [String] = []) throws {
+      directory = try TemporaryDirectory()
+      let (baseURL, stubDirectory) = try LoopbackService.start(
+        "Tests/Support/stub-oauth-server", info: "stub.json", arguments: stubArguments, lifetime: 600)
+      stub = StubServer(baseURL: baseURL, directory: stubDirectory)
+      try GitCredentialTests.writeGitType(home: home, issuer: stub.baseURL, clientID: "git", host: "127.0.0.1")
+    }
+
+    func store(_ group: String? = nil) -> SecretServiceTokenStore {
+      SecretServiceTokenStore(group: group ?? self.group)
+    }
+
+    /// The clients' world, whichever path they take.
+    func environment(group: String? = nil) -> [String: String] {
+      var environment = GitCredentialTests.environment(home: home, group: group ?? self.group)
+      environment["TOKENCTL_AGENT_SOCKET"] = nil
+      environment["TOKENCTL_LOG"] = nil
+      return environment
+    }
+
+    /// A client that never asks an agent.
+    func direct(group: String? = nil) -> [String: String] {
+      var environment = self.environment(group: group)
+      environment["TOKENCTL_AGENT"] = "0"
+      return environment
+    }
+
+    /// A client that asks this test's agent first.
+    func viaAgent(group: String? = nil) -> [String: String] {
+      TestAgent.clientEnvironment(environment(group: group), socket: socket)
+    }
+
+    func startAgent() async throws -> TestAgent {
+      try await TestAgent.start(environment: environment(), socket: socket, log: log)
+    }
+
+    /// Stores an account of the loopback type whose access token expires in `expiresIn`
+    /// seconds, with a refresh token the stub issued (a family of its own).
+    @discardableResult
+    func seed(
+      name: String, id: String? = nil, group: String? = nil, access: String? = nil, expiresIn: Double,
+      needsSignIn: Bool = false
+    ) throws -> StoredAccount {
+      let group = group ?? self.group
+      let family = try stub.admin("/_admin/issue", method: "POST")
+      let account = Account(
+        type: "gitlocal", id: id ?? "id-\(name)", name: name, group: group, createdAt: Date(), updatedAt: Date(),
+        issuer: stub.baseURL, clientID: "git", needsSignIn: needsSignIn)
+      let tokens = TokenSet(
+        accessToken: access ?? (family["access_token"] as? String ?? "access-\(UUID().uuidString)"),
+        refreshToken: try #require(family["refresh_token"] as? String), expiresAt: Date().addingTimeInterval(expiresIn),
+        issuedAt: Date())
+      try store(group).save(account, tokens: tokens)
+      return StoredAccount(account: account, tokens: tokens)
+    }
+
+    func cleanUp(groups: [String] = []) {
+      for group in [group] + groups {
+        let store = store(group)
+        for listing in (try? store.list(.all)) ?? [] { _ = try? store.remove(listing.account.key) }
+      }
+    }
+
+    /// The file lock a refresh of `key` holds (FileAccountLocks, with XDG_RUNTIME_DIR unset).
+    func lockPath(_ key: AccountKey, group: String? = nil) -> String {
+      let digest = SHA256.hash(data: Array("\(group ?? self.group)\u{0}\(key.type)\u{0}\(key.id)".utf8))
+      let name = digest.prefix(16).map { String(format: "%02x", $0) }.joined()
+      return home.appendingPathComponent("cache/tokenctl/run/locks/\(name).lock").path
+    }
+
+    /// Waits until nobody holds `key`'s lock: a refresh that outlived its caller is done.
+    func waitForLock(_ key: AccountKey, seconds: Double = 30) async throws {
+      let path = lockPath(key)
+      let fd = open(path, O_RDWR | O_CLOEXEC)
+      guard fd >= 0 else { return }
+      defer { close(fd) }
+      let deadline = Date().addingTimeInterval(seconds)
+      while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        guard Date() < deadline else { throw TestFailure("the lock of \(key) was still held after \(seconds) s") }
+        try await Task.sleep(for: .milliseconds(20))
+      }
+      flock(fd, LOCK_UN)
+    }
+
+    func stats() throws -> [String: Any] { try stub.admin("/_admin/stats") }
+
+    static func refreshGrants(_ stats: [String: Any]) -> Int {
+      (stats["grant_types"] as? [String: Int])?["refresh_token"] ?? 0
+    }
+
+    /// The stub's verdict on a refresh token: current, used, revoked or unknown.
+    func check(refreshToken: String) throws -> String {
+      let escaped = refreshToken.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? refreshToken
+      return try stub.admin("/_admin/check?refresh_token=\(escaped)")["status"] as? String ?? "?"
+    }
+
+    /// Whether the stub takes `accessToken` (its userinfo endpoint answers 200).
+    func stubAccepts(accessToken: String) throws -> Bool {
+      let result = try TestProcess.run(
+        "curl",
+        [
+          "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(accessToken)",
+          stub.baseURL + "/userinfo",
+        ])
+      return result.stdout == "200"
+    }
+  }
+
+  // MARK: Shared checks
+
+  /// The session bus's socket path in `address` (`unix:path=…` or `unix:abstract=…`).
+  static func busPath(_ address: String?) -> String? {
+    guard let address, let range = address.range(of: "path=") ?? address.range(of: "abstract=") else { return nil }
+    return String(address[range.upperBound...].prefix { $0 != "," })
+  }
+
+  /// One command run through the agent (under strace, to see whether the client itself
+  /// went to the session bus) and then directly.
+  struct Comparison {
+    var label: String
+    var agent: BoundedRun.Finished
+    var direct: BoundedRun.Finished
+    /// Requests the agent counted for the client (its `status` readings left out).
+    var agentRequests: Int
+    /// Whether the client connected to the session bus: the agent did not answer it all.
+    var clientUsedBus: Bool
+    var agentSeconds: Double
+    var directSeconds: Double
+
+    var identical: Bool {
+      agent.status == direct.status && agent.stdout == direct.stdout && agent.stderr == direct.stderr
+    }
+  }
+
+  static func compare(
+    _ label: String, _ executable: String, _ arguments: [String], stdin: String = "", agent: TestAgent,
+    viaAgent: [String: String], direct: [String: String]
+  ) async throws -> Comparison {
+    let trace = try TemporaryDirectory()
+    let before = try await agent.requests()
+    let traced = try await BoundedRun.run(
+      "strace", ["-f", "-qq", "-e", "trace=connect", "-o", trace.path("trace"), executable] + arguments,
+      environment: viaAgent, stdin: stdin)
+    let after = try await agent.requests()
+    let plain = try await BoundedRun.run(executable, arguments, environment: direct, stdin: stdin)
+    guard let agentResult = traced.result, let directResult = plain.result else {
+      throw TestFailure("\(label): a client did not finish within 60 s")
+    }
+    let connects = (try? String(contentsOfFile: trace.path("trace"), encoding: .utf8)) ?? ""
+    let bus = busPath(viaAgent["DBUS_SESSION_BUS_ADDRESS"])
+    return Comparison(
+      label: label, agent: agentResult, direct: directResult, agentRequests: after - before - 1,
+      clientUsedBus: bus.map { connects.contains($0) } ?? true, agentSeconds: traced.seconds,
+      directSeconds: plain.seconds)
+  }
+
+  /// Stops `agent` (SIGTERM, exit 0 within 10 s) and checks that neither its status nor
+  /// its log ever showed one of `secrets`.
+  static func finish(_ agent: TestAgent, secrets: [String], sourceLocation: SourceLocation = #_sourceLocation) async {
+    let status = (try? await agent.statusText()) ?? ""
+    let exit = await agent.stop()
+    #expect(exit == 0, "the agent's exit on SIGTERM: \(exit.map(String.init) ?? "still running after 10 s")")
+    let log = agent.log
+    let leaked = secrets.filter { $0.count >= 8 && (log.contains($0) || status.contains($0)) }
+    #expect(leaked.isEmpty, "\(leaked.count) secrets in the agent's log or status", sourceLocation: sourceLocation)
+    #expect(!FileManager.default.fileExists(atPath: agent.socket), "SIGTERM removes the socket")
+  }
+
+  // MARK: (a) The same answers as the direct path
+
+  @Test func throughTheAgentEveryAnswerIsTheDirectPathsByteForByte() async throws {
+    let setup = try Setup()
+    let twins = TokenStoreConformance.freshGroup()
+    let signIn = TokenStoreConformance.freshGroup()
+    let empty = TokenStoreConformance.freshGroup()
+    defer { setup.cleanUp(groups: [twins, signIn, empty]) }
+    let ada = try setup.seed(name: "ada", access: "agent-test-valid-\(UUID().uuidString)", expiresIn: 7230)
+    try setup.seed(name: "twin", id: "id-twin-1", group: twins, expiresIn: 7230)
+    try setup.seed(name: "twin", id: "id-twin-2", group: twins, expiresIn: 7230)
+    let needing = try setup.seed(name: "lapsed", group: signIn, expiresIn: -60, needsSignIn: true)
+    let agent = try await setup.startAgent()
+    let helper = GitCredentialTests.helper, tokenctl = TestProcess.tokenctl
+    let served = "protocol=http\nhost=127.0.0.1\n\n", unserved = "protocol=https\nhost=git.unknown.example\n\n"
+    let cases: [(String, String, [String], String, String, Int32?)] = [
+      ("token, valid", tokenctl, ["token", "gitlocal:ada"], "", setup.group, 0),
+      ("token by name, valid", tokenctl, ["token", "ada"], "", setup.group, 0),
+      ("token --min-valid 60, valid", tokenctl, ["token", "--min-valid", "60", "ada"], "", setup.group, 0),
+      ("token, unknown account", tokenctl, ["token", "gitlocal:nobody"], "", setup.group, 2),
+      ("token, ambiguous name", tokenctl, ["token", "twin"], "", twins, 3),
+      ("token, needs sign-in", tokenctl, ["token", "gitlocal:lapsed"], "", signIn, nil),
+      ("list, non-empty", tokenctl, ["list"], "", setup.group, 0),
+      ("list --json, non-empty", tokenctl, ["list", "--json"], "", setup.group, 0),
+      ("list, empty", tokenctl, ["list"], "", empty, nil),
+      ("list --json, empty", tokenctl, ["list", "--json"], "", empty, 0),
+      ("git helper get, host served", helper, ["get"], served, setup.group, 0),
+      ("git helper get, host not served", helper, ["get"], unserved, setup.group, 0),
+      ("tokenctl credential get, host served", tokenctl, ["credential", "get"], served, setup.group, 0),
+      ("git helper get, ambiguous", helper, ["get"], served, twins, nil),
+      ("git helper get, needs sign-in", helper, ["get"], served, signIn, nil),
+    ]
+    var comparisons: [Comparison] = []
+    for (label, executable, arguments, stdin, group, status) in cases {
+      let comparison = try await Self.compare(
+        label, executable, arguments, stdin: stdin, agent: agent, viaAgent: setup.viaAgent(group: group),
+        direct: setup.direct(group: group))
+      comparisons.append(comparison)
+      #expect(
+        comparison.identical,
+        """
+        \(label): through the agent \(comparison.agent.status) \(comparison.agent.stdout.debugDescription) \
+        \(comparison.agent.stderr.debugDescription); direct \(comparison.direct.status) \
+        \(comparison.direct.stdout.debugDescription) \(comparison.direct.stderr.debugDescription)
+        """)
+      if let status { #expect(comparison.direct.status == status, "\(label): \(comparison.direct.stderr)") }
+      #expect(comparison.agentRequests == 1, "\(label): the agent counted \(comparison.agentRequests) requests")
+      Self.figure(
+        "a", label,
+        "exit \(comparison.agent.status); agent answered: \(!comparison.clientUsedBus); "
+          + String(
+            format: "%.3f s via agent (strace), %.3f s direct", comparison.agentSeconds, comparison.directSeconds))
+    }
+    #expect(comparisons[0].agent.stdout == ada.tokens.accessToken + "\n")
+    #expect(comparisons[10].agent.stdout.contains("password=\(ada.tokens.accessToken)\n"))
+    // What the agent must answer itself, not leave to the client: the keyring answers.
+    let answeredByAgent = [
+      "token, valid", "token by name, valid", "token --min-valid 60, valid", "token, unknown account",
+      "token, ambiguous name", "list, non-empty", "list --json, non-empty", "list, empty", "list --json, empty",
+      "git helper get, host served", "tokenctl credential get, host served",
+    ]
+    for comparison in comparisons where answeredByAgent.contains(comparison.label) {
+      #expect(!comparison.clientUsedBus, "\(comparison.label): the client went to the keyring itself")
+    }
+    await Self.finish(
+      agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? "", needing.tokens.refreshToken ?? ""])
+  }
+
+  /// A keyring locked before the agent first reads it: the agent's answers are the direct
+  /// path's `keyringLocked` (exit 7), word for word.
+  @Test func aLockedKeyringGivesTheSameAnswersThroughTheAgent() async throws {
+    let session = try PrivateSession(.unlockedKeyring)
+    defer { session.stop() }
+    let stored = try session.run(
+      "secret-tool", KeyringCommandTests.seededItem,
+      stdin: #"{"version":1,"access_token":"SECRET-TOKEN-LOCKED-TEST","token_type":"Bearer"}"#)
+    try #require(stored.status == 0, "\(stored.stderr)")
+    try session.lockLoginKeyring()
+    // Not the session's `agent/`: under with-agent the session runs an agent of its own there.
+    let socket = session.directory.appendingPathComponent("agent-test/agent.sock").path
+    let agent = try await TestAgent.start(
+      environment: session.environment, socket: socket, log: session.directory.appendingPathComponent("agent.log").path)
+    var direct = session.environment
+    direct["TOKENCTL_AGENT"] = "0"
+    for arguments in [["token", "graph:ada@contoso.com"], ["token", "graph:nobody"], ["list"], ["list", "--json"]] {
+      let comparison = try await Self.compare(
+        arguments.joined(separator: " "), TestProcess.tokenctl, arguments, agent: agent, viaAgent: agent.environment,
+        direct: direct)
+      #expect(comparison.direct.status == 7, "\(arguments): \(comparison.direct.stderr)")
+      #expect(
+        comparison.identical,
+        "\(arguments): agent \(comparison.agent.status) \(comparison.agent.stderr.debugDescription); direct \(comparison.direct.stderr.debugDescription)"
+      )
+      #expect(!comparison.clientUsedBus, "\(arguments): the client went to the keyring itself")
+      Self.figure(
+        "a-locked", arguments.joined(separator: " "),
+        "exit \(comparison.agent.status); agent answered: \(!comparison.clientUsedBus)")
+    }
+    await Self.finish(agent, secrets: ["SECRET-TOKEN-LOCKED-TEST"])
+  }
+
+  /// The keyring locked after the agent has read it: the direct path says locked (exit 7);
+  /// so must the agent, not hand out what it remembers.
+  @Test
+  func aKeyringLockedAfterTheAgentReadItIsLockedThroughTheAgentToo() async throws {
+    let session = try PrivateSession(.unlockedKeyring)
+    defer { session.stop() }
+    let stored = try session.run(
+      "secret-tool", KeyringCommandTests.seededItem,
+      stdin: #"{"version":1,"access_token":"SECRET-TOKEN-LOCKED-TEST","token_type":"Bearer"}"#)
+    try #require(stored.status == 0, "\(stored.stderr)")
+    // Not the session's `agent/`: under with-agent the session runs an agent of its own there.
+    let socket = session.directory.appendingPathComponent("agent-test/agent.sock").path
+    let agent = try await TestAgent.start(
+      environment: session.environment, socket: socket, log: session.directory.appendingPathComponent("agent.log").path)
+    let warm = try await BoundedRun.run(
+      TestProcess.tokenctl, ["token", "graph:ada@contoso.com"], environment: agent.environment)
+    #expect(warm.result?.stdout == "SECRET-TOKEN-LOCKED-TEST\n")
+    try session.lockLoginKeyring()
+    var direct = session.environment
+    direct["TOKENCTL_AGENT"] = "0"
+    for arguments in [["token", "graph:ada@contoso.com"], ["list"]] {
+      let comparison = try await Self.compare(
+        arguments.joined(separator: " "), TestProcess.tokenctl, arguments, agent: agent, viaAgent: agent.environment,
+        direct: direct)
+      #expect(comparison.direct.status == 7)
+      #expect(
+        comparison.identical,
+        "\(arguments): agent \(comparison.agent.status) \(comparison.agent.stdout.debugDescription)")
+    }
+    await Self.finish(agent, secrets: ["SECRET-TOKEN-LOCKED-TEST"])
+  }
+
+  /// The rest of what decides an answer: a refresh on the way (the agent refreshes, the
+  /// direct run then finds the new token), `--group` and `TOKENCTL_ACCOUNT`, git's other
+  /// fields, and the user's files: a type file that is skipped, a config.toml that is broken.
+  @Test func refreshesFlagsAndTheUsersFilesGiveTheSameAnswersThroughTheAgent() async throws {
+    let setup = try Setup()
+    let pair = TokenStoreConformance.freshGroup()
+    // An account of its own: a second one in the main group would make git's choice ambiguous.
+    let lapsingGroup = TokenStoreConformance.freshGroup()
+    defer { setup.cleanUp(groups: [pair, lapsingGroup]) }
+    let ada = try setup.seed(name: "ada", access: "agent-test-valid-\(UUID().uuidString)", expiresIn: 7230)
+    let lapsing = try setup.seed(
+      name: "lapsing", group: lapsingGroup, access: "expired-access-token", expiresIn: -60)
+    let gitExpired = try setup.seed(name: "gitexpired", group: pair, access: "expired-access-token", expiresIn: -60)
+    let grace = try setup.seed(
+      name: "grace", group: pair, access: "agent-test-grace-\(UUID().uuidString)", expiresIn: 7230)
+    let agent = try await setup.startAgent()
+    let tokenctl = TestProcess.tokenctl, helper = GitCredentialTests.helper
+    let served = "protocol=http\nhost=127.0.0.1\n\n"
+    var noGroup = setup.environment()
+    noGroup["TOKENCTL_GROUP"] = nil
+    var chosen = setup.environment(group: pair)
+    chosen["TOKENCTL_ACCOUNT"] = "gitlocal:grace"
+    var chosenExpired = setup.environment(group: pair)
+    chosenExpired["TOKENCTL_ACCOUNT"] = "gitlocal:gitexpired"
+    func direct(_ environment: [String: String]) -> [String: String] {
+      environment.merging(["TOKENCTL_AGENT": "0"]) { $1 }
+    }
+    func through(_ environment: [String: String]) -> [String: String] {
+      TestAgent.clientEnvironment(environment, socket: setup.socket)
+    }
+    var failures: [String] = []
+    func check(
+      _ label: String, _ executable: String, _ arguments: [String], stdin: String = "",
+      environment: [String: String], status: Int32? = nil, eachRefreshes: Bool = false
+    ) async throws {
+      let comparison = try await Self.compare(
+        label, executable, arguments, stdin: stdin, agent: agent, viaAgent: through(environment),
+        direct: direct(environment))
+      // Where each run refreshes, each prints its own new token: the rest must agree.
+      let same =
+        eachRefreshes
+        ? comparison.agent.status == comparison.direct.status && comparison.agent.stderr == comparison.direct.stderr
+        : comparison.identical
+      if !same || status.map({ $0 != comparison.direct.status }) == true {
+        failures.append(
+          """
+          \(label): through the agent \(comparison.agent.status) \(comparison.agent.stdout.debugDescription) \
+          \(comparison.agent.stderr.debugDescription); direct \(comparison.direct.status) \
+          \(comparison.direct.stdout.debugDescription) \(comparison.direct.stderr.debugDescription)
+          """)
+      }
+      Self.figure("a2", label, "exit \(comparison.agent.status); agent answered: \(!comparison.clientUsedBus)")
+    }
+    try await check(
+      "token, expired: refreshes", tokenctl, ["token", "lapsing"], environment: setup.environment(group: lapsingGroup),
+      status: 0)
+    try await check(
+      "token --group G", tokenctl, ["token", "--group", setup.group, "ada"], environment: noGroup, status: 0)
+    try await check(
+      "credential get --group G", tokenctl, ["credential", "get", "--group", setup.group], stdin: served,
+      environment: noGroup, status: 0)
+    try await check("git get, TOKENCTL_ACCOUNT", helper, ["get"], stdin: served, environment: chosen, status: 0)
+    try await check(
+      "git get, TOKENCTL_ACCOUNT, expired: refreshes", helper, ["get"], stdin: served, environment: chosenExpired,
+      status: 0)
+    try await check(
+      "git get, path, username and wwwauth", helper, ["get"],
+      stdin: "protocol=http\nhost=127.0.0.1\npath=repo.git\nusername=oauth2\nwwwauth[]=Bearer realm=\"x\"\n\n",
+      environment: setup.environment(), status: 0)
+    try await check(
+      "git get, another user name", helper, ["get"], stdin: "protocol=http\nhost=127.0.0.1\nusername=someone\n\n",
+      environment: setup.environment())
+    try await check(
+      "token --min-valid beyond any lifetime", tokenctl, ["token", "--min-valid", "999999", "ada"],
+      environment: setup.environment(), eachRefreshes: true)
+
+    let types = setup.home.appendingPathComponent("config/tokenctl/types")
+    try "id = [\n".write(to: types.appendingPathComponent("broken.toml"), atomically: true, encoding: .utf8)
+    try "id = \"gitlocal\"\n".write(to: types.appendingPathComponent("twin.toml"), atomically: true, encoding: .utf8)
+    try await check(
+      "token, a type file skipped", tokenctl, ["token", "ada"], environment: setup.environment(), status: 0)
+    try await check("list, a type file skipped", tokenctl, ["list"], environment: setup.environment(), status: 0)
+    try await check(
+      "git get, a type file skipped", helper, ["get"], stdin: served, environment: setup.environment(), status: 0)
+    try await check(
+      "token, unknown account, a type file skipped", tokenctl, ["token", "gitlocal:nobody"],
+      environment: setup.environment(), status: 2)
+
+    let config = setup.home.appendingPathComponent("config/tokenctl/config.toml")
+    try "[types.gitlocal\n".write(to: config, atomically: true, encoding: .utf8)
+    try await check("token, config.toml broken", tokenctl, ["token", "ada"], environment: setup.environment())
+    try await check("list, config.toml broken", tokenctl, ["list"], environment: setup.environment())
+    try await check(
+      "git get, config.toml broken", helper, ["get"], stdin: served, environment: setup.environment())
+    try FileManager.default.removeItem(at: config)
+    try await check("token, config.toml gone again", tokenctl, ["token", "ada"], environment: setup.environment())
+
+    #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    var secrets = [ada, lapsing, gitExpired, grace].flatMap { [$0.tokens.accessToken, $0.tokens.refreshToken ?? ""] }
+    for group in [setup.group, pair, lapsingGroup] {
+      for stored in try setup.store(group).loadAll(.all) {
+        secrets += [stored.tokens.accessToken, stored.tokens.refreshToken ?? ""]
+      }
+    }
+    await Self.finish(agent, secrets: secrets.filter { $0 != "expired-access-token" })
+  }
+
+  // MARK: (b) One refresh for 32 clients
+
+  @Test func thirtyTwoClientsOnAnExpiredTokenCostTheAgentOneRefresh() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let seeded = try setup.seed(name: "race", access: "expired-access-token", expiresIn: -60)
+    let agent = try await setup.startAgent()
+    let before = try setup.stats()
+    let requestsBefore = try await agent.requests()
+    let outputs = (0..<32).map { setup.directory.path("out-\($0)") }
+    let errors = (0..<32).map { setup.directory.path("err-\($0)") }
+    let started = Date()
+    let processes = try (0..<32).map {
+      try TestProcess(
+        TestProcess.tokenctl, ["token", "gitlocal:race"], environment: setup.viaAgent(), stdout: outputs[$0],
+        stderr: errors[$0])
+    }
+    var statuses: [Int32?] = []
+    for process in processes {
+      statuses.append(await process.exitStatus(within: max(1, 60 - Date().timeIntervalSince(started))))
+    }
+    let elapsed = Date().timeIntervalSince(started)
+    for (process, status) in zip(processes, statuses) where status == nil { kill(process.pid, SIGKILL) }
+    let requests = try await agent.requests() - requestsBefore - 1
+    let printed = try outputs.map { try String(contentsOfFile: $0, encoding: .utf8) }
+    let stored = try #require(try setup.store().load(seeded.account.key))
+    let after = try setup.stats()
+
+    let errorTexts = errors.map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }
+    #expect(statuses.allSatisfy { $0 == 0 }, "\(statuses): \(errorTexts)")
+    #expect(Set(printed) == [stored.tokens.accessToken + "\n"], "all 32 print the one token in the keyring")
+    #expect(stored.tokens.accessToken != "expired-access-token")
+    #expect(Setup.refreshGrants(after) - Setup.refreshGrants(before) == 1, "exactly one refresh request")
+    #expect((after["reuse_detected"] as? Int ?? 0) == 0)
+    #expect(requests == 32, "the agent answered all 32: it counted \(requests)")
+    Self.figure("b", "32 clients, wall time", String(format: "%.3f s", elapsed))
+    Self.figure("b", "refresh requests at the stub", Setup.refreshGrants(after) - Setup.refreshGrants(before))
+    Self.figure("b", "requests the agent counted", requests)
+    await Self.finish(
+      agent, secrets: [seeded.tokens.refreshToken ?? "", stored.tokens.accessToken, stored.tokens.refreshToken ?? ""])
+  }
+
+  // MARK: (c) Writes by the direct path
+
+  /// A revoke and a refresh made by the direct path while the agent runs: the agent's next
+  /// answers are what the keyring now holds.
+  @Test
+  func writesByTheDirectPathAreSeenByTheAgentsNextAnswer() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let revoked = try setup.seed(name: "revoked", access: "agent-test-revoked-\(UUID().uuidString)", expiresIn: 7200)
+    let renewed = try setup.seed(name: "renewed", access: "agent-test-renewed-\(UUID().uuidString)", expiresIn: 7200)
+    let agent = try await setup.startAgent()
+    for stored in [revoked, renewed] {
+      let warm = try await BoundedRun.run(
+        TestProcess.tokenctl, ["token", stored.account.qualifiedName], environment: setup.viaAgent())
+      #expect(warm.result?.stdout == stored.tokens.accessToken + "\n")
+    }
+
+    let revoke = try await BoundedRun.run(
+      TestProcess.tokenctl, ["revoke", "--local", "gitlocal:revoked"], environment: setup.direct())
+    #expect(revoke.result?.status == 0, "\(revoke.result?.stderr ?? "hung")")
+    let afterRevoke = try await Self.compare(
+      "token after revoke", TestProcess.tokenctl, ["token", "gitlocal:revoked"], agent: agent,
+      viaAgent: setup.viaAgent(), direct: setup.direct())
+    #expect(afterRevoke.direct.status == 2)
+    #expect(afterRevoke.identical, "after a revoke the agent printed \(afterRevoke.agent.stdout.debugDescription)")
+
+    let refresh = try await BoundedRun.run(
+      TestProcess.tokenctl, ["refresh", "gitlocal:renewed"], environment: setup.direct())
+    #expect(refresh.result?.status == 0, "\(refresh.result?.stderr ?? "hung")")
+    let stored = try #require(try setup.store().load(renewed.account.key))
+    #expect(stored.tokens.accessToken != renewed.tokens.accessToken)
+    let afterRefresh = try await BoundedRun.run(
+      TestProcess.tokenctl, ["token", "gitlocal:renewed"], environment: setup.viaAgent())
+    #expect(
+      afterRefresh.result?.stdout == stored.tokens.accessToken + "\n", "the agent printed the token it remembered")
+    await Self.finish(
+      agent,
+      secrets: [revoked.tokens.accessToken, renewed.tokens.accessToken, stored.tokens.accessToken]
+        + [revoked, renewed].compactMap(\.tokens.refreshToken))
+  }
+
+  // MARK: (d) An agent killed under waiting clients
+
+  /// SIGKILL as a crash would, and SIGTERM as `agent stop` does: either way the waiting
+  /// clients fall back, and the refresh the agent started is finished and kept.
+  @Test(arguments: [SIGKILL, SIGTERM])
+  func clientsOfAnAgentKilledDuringASlowRefreshFallBackAndSucceed(signal: Int32) async throws {
+    // The stub holds every token answer 6 s after it rotated the refresh token.
+    let setup = try Setup(stubArguments: ["--answer-delay", "6"])
+    defer { setup.cleanUp() }
+    let seeded = try setup.seed(name: "slow", access: "expired-access-token", expiresIn: -60)
+    let agent = try await setup.startAgent()
+    let before = try setup.stats()
+    var statusReadings = 0
+    let baseline = try await agent.requests()
+    statusReadings += 1
+    let outputs = (0..<8).map { setup.directory.path("out-\($0)") }
+    let errors = (0..<8).map { setup.directory.path("err-\($0)") }
+    let started = Date()
+    let clients = try (0..<8).map {
+      try TestProcess(
+        TestProcess.tokenctl, ["token", "gitlocal:slow"], environment: setup.viaAgent(), stdout: outputs[$0],
+        stderr: errors[$0])
+    }
+    // Kill once the refresh is at the server and all eight wait on the agent.
+    var waiting = 0
+    let deadline = Date().addingTimeInterval(20)
+    while Date() < deadline {
+      let inFlight = (try setup.stats()["token_requests"] as? Int ?? 0) > (before["token_requests"] as? Int ?? 0)
+      waiting = try await agent.requests() - baseline - statusReadings
+      statusReadings += 1
+      if inFlight && waiting >= 8 { break }
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    #expect(waiting >= 8, "only \(waiting) clients reached the agent")
+    let killedAt = Date()
+    kill(agent.process.pid, signal)
+    let agentExit = await agent.process.exitStatus(within: 10)
+    #expect(agentExit != nil, "the agent outlived signal \(signal) by 10 s")
+    var statuses: [Int32?] = []
+    for client in clients {
+      statuses.append(await client.exitStatus(within: max(1, 60 - Date().timeIntervalSince(started))))
+    }
+    let lastDone = Date().timeIntervalSince(killedAt)
+    for (client, status) in zip(clients, statuses) where status == nil { kill(client.pid, SIGKILL) }
+    let printed = try outputs.map { try String(contentsOfFile: $0, encoding: .utf8) }
+    let stored = try #require(try setup.store().load(seeded.account.key))
+    let after = try setup.stats()
+
+    #expect(!statuses.contains(nil), "\(statuses.filter { $0 == nil }.count) clients hung past 60 s")
+    let errorTexts = errors.map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }
+    #expect(statuses.allSatisfy { $0 == 0 }, "\(errorTexts)")
+    #expect(Set(printed) == [stored.tokens.accessToken + "\n"])
+    #expect((after["reuse_detected"] as? Int ?? 0) == 0)
+    let test = "d signal \(signal)"
+    Self.figure(test, "kill after start", String(format: "%.3f s", killedAt.timeIntervalSince(started)))
+    Self.figure(test, "agent exit", agentExit.map(String.init) ?? "still running")
+    Self.figure(test, "last client done after the kill", String(format: "%.3f s", lastDone))
+    Self.figure(test, "refresh requests at the stub", Setup.refreshGrants(after) - Setup.refreshGrants(before))
+    // The killed agent's log is checked too; it had no chance to write "stopping".
+    let leaked = [seeded.tokens.refreshToken ?? "", stored.tokens.accessToken, stored.tokens.refreshToken ?? ""]
+      .filter { !$0.isEmpty && agent.log.contains($0) }
+    #expect(leaked.isEmpty)
+  }
+
+  // MARK: Other buses, edited files, many requests
+
+  /// A client on another session bus (a private one, with its own keyring) gets `direct`
+  /// from the agent and reads its own keyring: never the agent's.
+  @Test func aClientOfAnotherSessionBusIsLeftToItsDirectPath() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let agent = try await setup.startAgent()
+    let session = try PrivateSession(.unlockedKeyring)
+    defer { session.stop() }
+    let stored = try session.run(
+      "secret-tool", KeyringCommandTests.seededItem,
+      stdin: #"{"version":1,"access_token":"SECRET-TOKEN-OTHER-BUS","token_type":"Bearer"}"#)
+    try #require(stored.status == 0, "\(stored.stderr)")
+    var direct = session.environment
+    direct["TOKENCTL_AGENT"] = "0"
+    let comparison = try await Self.compare(
+      "another bus", TestProcess.tokenctl, ["token", "graph:ada@contoso.com"], agent: agent,
+      viaAgent: TestAgent.clientEnvironment(session.environment, socket: setup.socket), direct: direct)
+    #expect(comparison.agent.stdout == "SECRET-TOKEN-OTHER-BUS\n", "\(comparison.agent.stderr)")
+    #expect(comparison.identical)
+    #expect(comparison.agentRequests == 1, "the client asked the agent first")
+    #expect(comparison.clientUsedBus, "the client read its own keyring")
+    await Self.finish(agent, secrets: ["SECRET-TOKEN-OTHER-BUS"])
+  }
+
+  /// The user edits a type file while the agent runs: the next answer follows the file.
+  @Test func anEditedTypeFileIsSeenByTheNextAnswer() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let ada = try setup.seed(name: "ada", access: "agent-test-edited-\(UUID().uuidString)", expiresIn: 7200)
+    let agent = try await setup.startAgent()
+    let other = "protocol=http\nhost=localhost\n\n"
+    let before = try await BoundedRun.run(
+      GitCredentialTests.helper, ["get"], environment: setup.viaAgent(), stdin: other)
+    #expect(before.result?.stdout == "", "localhost is not served yet")
+    try GitCredentialTests.writeGitType(
+      home: setup.home, issuer: setup.stub.baseURL, clientID: "git", host: "localhost")
+    let comparison = try await Self.compare(
+      "after the edit", GitCredentialTests.helper, ["get"], stdin: other, agent: agent, viaAgent: setup.viaAgent(),
+      direct: setup.direct())
+    #expect(comparison.agent.stdout.contains("password=\(ada.tokens.accessToken)\n"), "\(comparison.agent.stdout)")
+    #expect(comparison.identical)
+    #expect(!comparison.clientUsedBus)
+    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+  }
+
+  /// Many requests leave the agent as they found it: no descriptor or thread is kept per
+  /// request. Sent raw, so that the figure is the agent's own cost per answer.
+  @Test func threeHundredRequestsLeakNoDescriptorOrThread() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let ada = try setup.seed(name: "ada", access: "agent-test-many-\(UUID().uuidString)", expiresIn: 7200)
+    let agent = try await setup.startAgent()
+    var request = "tokenctl-agent/1 token\ngroup=\(setup.group)\naccount=ada\n"
+    let environment = setup.viaAgent()
+    for name in [
+      "HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "TOKENCTL_CONFIG",
+      "DBUS_SESSION_BUS_ADDRESS",
+    ] {
+      if let value = environment[name] { request += "env-\(name.lowercased().replacing("_", with: "-"))=\(value)\n" }
+    }
+    let bytes = RawAgentSocket.frame(Array(request.utf8))
+    func counts() -> (descriptors: Int, threads: Int) {
+      let descriptors =
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(agent.process.pid)/fd").count) ?? -1
+      let threads =
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(agent.process.pid)/task").count) ?? -1
+      return (descriptors, threads)
+    }
+    // The first answer reads the keyring and the files; the rest are from memory.
+    let warm = try RawAgentSocket.exchange(path: setup.socket, bytes: bytes)
+    #expect(warm == .frame(header: "tokenctl-agent/1 token", body: "access-token=\(ada.tokens.accessToken)\n"))
+    try await Task.sleep(for: .milliseconds(200))
+    let before = counts()
+    let started = Date()
+    var wrong = 0
+    for _ in 0..<300 {
+      let reply = try RawAgentSocket.exchange(path: setup.socket, bytes: bytes)
+      if reply != warm { wrong += 1 }
+    }
+    let perRequest = Date().timeIntervalSince(started) / 300
+    // Each connection's thread ends after its answer is written; give the last ones a moment.
+    var after = counts()
+    let deadline = Date().addingTimeInterval(5)
+    while (after.descriptors > before.descriptors || after.threads > before.threads) && Date() < deadline {
+      try await Task.sleep(for: .milliseconds(50))
+      after = counts()
+    }
+    #expect(wrong == 0)
+    #expect(after.descriptors <= before.descriptors, "descriptors \(before.descriptors) → \(after.descriptors)")
+    #expect(after.threads <= before.threads, "threads \(before.threads) → \(after.threads)")
+    Self.figure("m", "per request (raw, sequential)", String(format: "%.2f ms", perRequest * 1000))
+    Self.figure("m", "descriptors", "\(before.descriptors) → \(after.descriptors)")
+    Self.figure("m", "threads", "\(before.threads) → \(after.threads)")
+    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+  }
+
+  // MARK: (e) Kills at random points of refreshes
+
+  @Test func killingTheAgentAtRandomPointsOfRefreshesLosesNoGrant() async throws {
+    // Access tokens live 30 s, and clients ask for 60: every request refreshes.
+    let setup = try Setup(stubArguments: ["--access-token-seconds", "30", "--answer-delay", "0.03"])
+    defer { setup.cleanUp() }
+    let seeded = try setup.seed(name: "crash", access: "expired-access-token", expiresIn: -60)
+    let key = seeded.account.key
+    let arguments = ["token", "--min-valid", "60", "gitlocal:crash"]
+    var agent = try await setup.startAgent()
+    var secrets = [seeded.tokens.refreshToken ?? ""]
+    var durations: [Double] = []
+    for _ in 0..<3 {
+      let outcome = try await BoundedRun.run(TestProcess.tokenctl, arguments, environment: setup.viaAgent())
+      try #require(outcome.result?.status == 0, "\(outcome.result?.stderr ?? "hung")")
+      durations.append(outcome.seconds)
+    }
+    let median = durations.sorted()[1]
+    var failures: [String] = []
+    var delays: [String] = []
+    var logs = agent.log
+    for round in 0..<10 {
+      let delay = Double.random(in: 0...(1.3 * median))
+      delays.append(String(format: "%.3f", delay))
+      let output = setup.directory.path("crash-\(round)")
+      let client = try TestProcess(
+        TestProcess.tokenctl, arguments, environment: setup.viaAgent(), stdout: output, stderr: output + ".err")
+      try await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
+      await agent.killHard()
+      logs += agent.log
+      let status = await client.exitStatus(within: 60)
+      if status == nil { kill(client.pid, SIGKILL) }
+      if status != 0 {
+        failures.append("round \(round): the client of the killed agent exited \(status.map(String.init) ?? "hung")")
+      }
+      try await setup.waitForLock(key)
+      let stored = try #require(try setup.store().load(key))
+      secrets += [stored.tokens.accessToken, stored.tokens.refreshToken ?? ""]
+      let verdict = try setup.check(refreshToken: stored.tokens.refreshToken ?? "")
+      if verdict != "current" { failures.append("round \(round): the keyring's refresh token is \(verdict)") }
+      let direct = try await BoundedRun.run(TestProcess.tokenctl, arguments, environment: setup.direct())
+      if direct.result?.status != 0 {
+        failures.append("round \(round): direct \(direct.result?.status ?? -1) \(direct.result?.stderr ?? "hung")")
+      }
+      try? FileManager.default.removeItem(atPath: setup.log)
+      agent = try await setup.startAgent()
+      let through = try await BoundedRun.run(TestProcess.tokenctl, arguments, environment: setup.viaAgent())
+      let now = try #require(try setup.store().load(key))
+      secrets += [now.tokens.accessToken, now.tokens.refreshToken ?? ""]
+      if through.result?.status != 0 || through.result?.stdout != now.tokens.accessToken + "\n" {
+        failures.append(
+          "round \(round): restarted agent \(through.result?.status ?? -1) \(through.result?.stderr ?? "hung")")
+      }
+    }
+    let stats = try setup.stats()
+    #expect(failures.isEmpty, "\(failures)")
+    #expect((stats["reuse_detected"] as? Int ?? -1) == 0, "refresh-token reuse at the stub")
+    Self.figure("e", "median refresh through the agent", String(format: "%.3f s", median))
+    Self.figure("e", "kill delays", delays.joined(separator: " "))
+    Self.figure("e", "refresh requests at the stub", Setup.refreshGrants(stats))
+    Self.figure("e", "reuse detected", stats["reuse_detected"] ?? "?")
+    let leaked = secrets.filter { $0.count >= 8 && logs.contains($0) }
+    #expect(leaked.isEmpty)
+    await Self.finish(agent, secrets: secrets)
+  }
+
+  // MARK: (f) Stale sockets and second agents
+
+  @Test func aKilledAgentsSocketIsTakenOverAndASecondAgentIsRefused() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let ada = try setup.seed(name: "ada", access: "agent-test-stale-\(UUID().uuidString)", expiresIn: 7200)
+    let first = try await setup.startAgent()
+    await first.killHard()
+    #expect(FileManager.default.fileExists(atPath: setup.socket), "SIGKILL leaves the socket behind")
+    let fallback = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
+    #expect(fallback.result?.stdout == ada.tokens.accessToken + "\n", "a stale socket: the client goes direct")
+
+    let started = Date()
+    let second = try await setup.startAgent()
+    Self.figure(
+      "f", "new agent on a stale socket answers after", String(format: "%.3f s", Date().timeIntervalSince(started)))
+    let token = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
+    #expect(token.result?.stdout == ada.tokens.accessToken + "\n")
+
+    let third = try await BoundedRun.run(
+      TestProcess.tokenctl, ["agent", "run"], environment: second.environment, seconds: 20)
+    #expect(third.result?.status == 1, "a second agent: \(third.result.map { "\($0.status)" } ?? "still running")")
+    #expect(third.result?.stderr.contains("already running") == true, "\(third.result?.stderr ?? "")")
+    #expect(third.result?.stderr.contains("pid \(second.process.pid)") == true, "\(third.result?.stderr ?? "")")
+    Self.figure("f", "second agent says", third.result?.stderr.trimmingCharacters(in: .newlines) ?? "-")
+    #expect(
+      try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent()).result?.stdout
+        == ada.tokens.accessToken + "\n", "the first agent still serves")
+    await Self.finish(second, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+  }
+
+  // MARK: (g) Another user
+
+  @Test(.enabled(if: getuid() == 0, "needs root: setpriv switches to uid 65534 and opens the socket to it"))
+  func aPeerOfAnotherUserGetsNoAnswer() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let ada = try setup.seed(name: "ada", access: "agent-test-uid-\(UUID().uuidString)", expiresIn: 7200)
+    let agent = try await setup.startAgent()
+    // The agent makes its folder 0700 and its socket 0600, so the kernel alone keeps other
+    // users out; opened up here, the agent's own peer check is what refuses them.
+    chmod(setup.directory.path("agent"), 0o711)
+    chmod(setup.socket, 0o666)
+    let before = try await agent.requests()
+    let nobody = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+    let client = try await BoundedRun.run(
+      "setpriv", nobody + [TestProcess.tokenctl, "token", "gitlocal:ada"], environment: setup.viaAgent())
+    let raw = try await BoundedRun.run(
+      "setpriv",
+      nobody + [
+        // Debian's own: a python3 earlier on root's PATH may live where uid 65534 cannot go.
+        "/usr/bin/python3", "-c",
+        """
+        import socket, sys
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(10)
+        s.connect(sys.argv[1])
+        p = b"tokenctl-agent/1 status\\n"
+        try:
+            s.sendall(len(p).to_bytes(4, "big") + p)
+            data = s.recv(65536)
+            print("closed" if not data else "answered %d bytes" % len(data))
+        except (BrokenPipeError, ConnectionResetError):
+            print("closed")
+        except socket.timeout:
+            print("silent")
+        """, setup.socket,
+      ], environment: setup.viaAgent())
+    let requests = try await agent.requests() - before - 1
+    let client65534 = try #require(client.result)
+    #expect(!client65534.stdout.contains(ada.tokens.accessToken))
+    #expect(client65534.status != 0 || client65534.stdout.isEmpty, "\(client65534)")
+    #expect(
+      raw.result?.stdout == "closed\n",
+      "a raw request of uid 65534: \(raw.result?.stdout ?? "hung") \(raw.result?.stderr ?? "")")
+    #expect(requests == 0, "the agent counted \(requests) requests from uid 65534")
+    #expect(agent.log.contains("refused a connection from another user (uid 65534)"))
+    Self.figure(
+      "g", "uid 65534 client", "exit \(client65534.status), stderr \(client65534.stderr.prefix(120).debugDescription)")
+    Self.figure("g", "uid 65534 raw request", raw.result?.stdout.trimmingCharacters(in: .newlines) ?? "hung")
+    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+  }
+
+  // MARK: (h) Bad requests
+
+  @Test func oversizedAndMalformedRequestsAreRefusedAndTheNextClientIsServed() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let ada = try setup.seed(name: "ada", access: "agent-test-raw-\(UUID().uuidString)", expiresIn: 7200)
+    let agent = try await setup.startAgent()
+    let before = try await agent.requests()
+    let marker = "raw-marker-\(UUID().uuidString)"
+    func framed(_ text: String) -> [UInt8] { RawAgentSocket.frame(Array(text.utf8)) }
+    let cases: [(String, [UInt8], Bool)] = [
+      ("announces 200 KiB", [0, 3, 32, 0] + [UInt8](repeating: 65, count: 4096), true),
+      ("announces 4 GiB", [255, 255, 255, 255] + Array(marker.utf8), true),
+      ("128 KiB + 1 byte", RawAgentSocket.frame([UInt8](repeating: 10, count: 128 * 1024 + 1)), true),
+      ("a field without '='", framed("tokenctl-agent/1 token\ngroup=g\n\(marker)\n"), true),
+      ("version 2", framed("tokenctl-agent/2 status\n"), true),
+      ("no final line break", framed("tokenctl-agent/1 status"), true),
+      ("a bad % escape", framed("tokenctl-agent/1 token\naccount=%G1\(marker)\n"), true),
+      (
+        "a value that is not UTF-8",
+        RawAgentSocket.frame(Array("tokenctl-agent/1 token\naccount=".utf8) + [0xff, 0xfe, 10]), true
+      ),
+      ("an upper-case key", framed("tokenctl-agent/1 token\nAccount=\(marker)\n"), true),
+      ("not our protocol", framed("GET / HTTP/1.1\r\nHost: \(marker)\r\n\r\n"), true),
+      ("a frame cut short", [0, 0, 1, 0] + Array("tokenctl-agent/1 status\n".utf8), true),
+      ("a length cut short", [0, 0], true),
+      ("nothing, then silence", [], false),
+    ]
+    for (label, bytes, halfClose) in cases {
+      let started = Date()
+      let reply = try RawAgentSocket.exchange(path: setup.socket, bytes: bytes, halfClose: halfClose)
+      let seconds = Date().timeIntervalSince(started)
+      let refused: Bool
+      switch reply {
+      case .frame(let header, let body):
+        refused = header == "tokenctl-agent/1 refused" && !body.contains(marker)
+      case .closed: refused = true
+      case .silent: refused = false
+      }
+      #expect(refused, "\(label): \(reply)")
+      #expect(await agent.process.exitStatus(within: 0) == nil, "\(label): the agent exited")
+      Self.figure("h", label, "\(reply) in \(String(format: "%.3f", seconds)) s")
+    }
+    // A well-formed request of a kind the agent does not know is left to the client.
+    let unknown = try RawAgentSocket.exchange(path: setup.socket, bytes: framed("tokenctl-agent/1 launch\n"))
+    if case .frame(let header, _) = unknown {
+      #expect(header == "tokenctl-agent/1 direct")
+    } else {
+      Issue.record("an unknown kind: \(unknown)")
+    }
+    // A silent connection holds only its own thread: a client meanwhile is served at once.
+    let silent = Task.detached { try RawAgentSocket.exchange(path: setup.socket, bytes: [], halfClose: false) }
+    try await Task.sleep(for: .milliseconds(100))
+    let next = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
+    #expect(next.result?.stdout == ada.tokens.accessToken + "\n")
+    #expect(next.seconds < 3, "the client waited \(next.seconds) s behind a silent connection")
+    Self.figure("h", "a client beside a silent connection", String(format: "%.3f s", next.seconds))
+    _ = try await silent.value
+    let counted = try await agent.requests() - before - 1
+    #expect(counted == 2, "counted: the unknown kind and the token; got \(counted)")
+    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+  }
+
+  // MARK: (i) Socket activation
+
+  @Test func anAgentStartedBySystemdSocketActivationServesAClient() async throws {
+    let activate = try TestProcess.which("systemd-socket-activate")
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let ada = try setup.seed(name: "ada", access: "agent-test-activated-\(UUID().uuidString)", expiresIn: 7200)
+    try FileManager.default.createDirectory(
+      atPath: setup.directory.path("agent"), withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+    let environment = TestAgent.clientEnvironment(setup.environment(), socket: setup.socket)
+    // systemd-socket-activate hands its child only the variables named with -E.
+    let passed = [
+      "PATH", "HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "DBUS_SESSION_BUS_ADDRESS",
+      "TOKENCTL_AGENT_SOCKET", "GNOME_KEYRING_CONTROL",
+    ].filter { environment[$0] != nil }.map { "-E\($0)" }
+    let activator = try TestProcess(
+      activate, ["-l", setup.socket] + passed + [TestProcess.tokenctl, "agent", "run"], environment: environment,
+      stdout: setup.log, stderr: nil)
+    defer {
+      kill(activator.pid, SIGKILL)
+      activator.wait()
+    }
+    let deadline = Date().addingTimeInterval(10)
+    while !FileManager.default.fileExists(atPath: setup.socket) && Date() < deadline {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    // The first connection starts the agent; the client waits for it, then is answered.
+    let comparison = try await BoundedRun.run(
+      "strace",
+      ["-f", "-qq", "-e", "trace=connect", "-o", setup.directory.path("trace"), TestProcess.tokenctl, "token", "ada"],
+      environment: environment)
+    let connects = (try? String(contentsOfFile: setup.directory.path("trace"), encoding: .utf8)) ?? ""
+    let usedBus = Self.busPath(environment["DBUS_SESSION_BUS_ADDRESS"]).map { connects.contains($0) } ?? true
+    #expect(comparison.result?.stdout == ada.tokens.accessToken + "\n", "\(comparison.result?.stderr ?? "hung")")
+    #expect(!usedBus, "the client read the keyring itself: the activated agent did not answer")
+    let status = try await BoundedRun.run(
+      TestProcess.tokenctl, ["agent", "status", "--json"], environment: environment)
+    let document = try JSONSerialization.jsonObject(with: Data((status.result?.stdout ?? "").utf8)) as? [String: Any]
+    #expect(document?["pid"] as? Int == Int(activator.pid), "the activator execs the agent in its place")
+    #expect(document?["requests"] as? Int == 2)
+    #expect(setup.logText.contains("listening on"), "\(setup.logText)")
+    Self.figure("i", "first answer through an activated agent", String(format: "%.3f s", comparison.seconds))
+    kill(activator.pid, SIGTERM)
+    let exit = await activator.exitStatus(within: 10)
+    #expect(exit == 0, "the activated agent on SIGTERM: \(exit.map(String.init) ?? "still running")")
+    let leaked = [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""].filter { setup.logText.contains($0) }
+    #expect(leaked.isEmpty)
+  }
+
+  // MARK: (j) No secret in the log or the status
+
+  @Test func theAgentsLogAndStatusNeverShowATokenOrRefreshToken() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let expired = try setup.seed(name: "ada", access: "expired-access-token-\(UUID().uuidString)", expiresIn: -60)
+    let agent = try await setup.startAgent()
+    var secrets = [expired.tokens.accessToken, expired.tokens.refreshToken ?? ""]
+    let token = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
+    #expect(token.result?.status == 0, "\(token.result?.stderr ?? "hung")")
+    let git = try await BoundedRun.run(
+      GitCredentialTests.helper, ["get"], environment: setup.viaAgent(), stdin: "protocol=http\nhost=127.0.0.1\n\n")
+    #expect(git.result?.status == 0)
+    // A refresh the server refuses: its error goes to the log and the status.
+    let refused = try setup.seed(name: "refused", access: "refused-access-\(UUID().uuidString)", expiresIn: -60)
+    _ = try setup.stub.admin("/_admin/reset", method: "POST")
+    let failing = try await BoundedRun.run(TestProcess.tokenctl, ["token", "refused"], environment: setup.viaAgent())
+    #expect(failing.result?.status != 0)
+    secrets += [refused.tokens.accessToken, refused.tokens.refreshToken ?? ""]
+    for name in ["ada", "refused"] {
+      if let stored = try setup.store().loadAll(AccountQuery(type: "gitlocal")).first(where: { $0.account.name == name }
+      ) {
+        secrets += [stored.tokens.accessToken, stored.tokens.refreshToken ?? ""]
+      }
+    }
+    secrets.append(token.result?.stdout.trimmingCharacters(in: .newlines) ?? "")
+    let status = try await agent.statusText()
+    Self.figure("j", "secrets looked for", secrets.filter { $0.count >= 8 }.count)
+    Self.figure("j", "log lines", agent.log.split(separator: "\n").count)
+    #expect(!status.isEmpty)
+    await Self.finish(agent, secrets: secrets)
+  }
+
+  // MARK: (k) Refresh ahead
+
+  @Test func aTokenAskedForOnceIsKeptFreshAheadOfExpiry() async throws {
+    let setup = try Setup(stubArguments: ["--access-token-seconds", "6"])
+    defer { setup.cleanUp() }
+    let family = try setup.stub.admin("/_admin/issue?expires_in=6", method: "POST")
+    let account = Account(
+      type: "gitlocal", id: "id-ahead", name: "ahead", group: setup.group, createdAt: Date(), updatedAt: Date(),
+      issuer: setup.stub.baseURL, clientID: "git")
+    let seeded = TokenSet(
+      accessToken: try #require(family["access_token"] as? String), refreshToken: family["refresh_token"] as? String,
+      expiresAt: Date().addingTimeInterval(6), issuedAt: Date())
+    try setup.store().save(account, tokens: seeded)
+    let agent = try await setup.startAgent()
+    let before = try setup.stats()
+    let first = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ahead"], environment: setup.viaAgent())
+    #expect(first.result?.stdout == seeded.accessToken + "\n", "still valid: answered from memory")
+    let requestsAfterFirst = try await agent.requests()
+    try await Task.sleep(for: .seconds(10))
+    let middle = try setup.stats()
+    let requestsBeforeLast = try await agent.requests()
+    let last = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ahead"], environment: setup.viaAgent())
+    let after = try setup.stats()
+    let stored = try #require(try setup.store().load(account.key))
+    let printed = last.result?.stdout.trimmingCharacters(in: .newlines) ?? ""
+
+    let ahead = Setup.refreshGrants(middle) - Setup.refreshGrants(before)
+    #expect(ahead >= 1, "no refresh ahead in 10 s")
+    #expect(requestsBeforeLast - requestsAfterFirst == 1, "no client asked meanwhile, only the status reading")
+    #expect(printed == stored.tokens.accessToken)
+    #expect(printed != seeded.accessToken)
+    #expect(try setup.stubAccepts(accessToken: printed), "the printed token is valid at the server")
+    #expect(last.seconds < 2, "the last token took \(last.seconds) s")
+    #expect(Setup.refreshGrants(after) == Setup.refreshGrants(middle), "the last call did not refresh")
+    Self.figure("k", "refreshes ahead in 10 s", ahead)
+    Self.figure("k", "token after 10 s", String(format: "%.3f s", last.seconds))
+    Self.figure("k", "refreshes during that call", Setup.refreshGrants(after) - Setup.refreshGrants(middle))
+    await Self.finish(
+      agent, secrets: [seeded.accessToken, seeded.refreshToken ?? "", printed, stored.tokens.refreshToken ?? ""])
+  }
+}
+
+extension AgentIntegrationTests.Setup {
+  var logText: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+}
