@@ -248,7 +248,9 @@ public final class AgentService: Sendable {
   func store(_ group: String) -> CachingTokenStore {
     state.withLock { state in
       if let store = state.stores[group] { return store }
-      let store = CachingTokenStore(makeStore(group)) { [weak self] in self?.remembering.load(ordering: .relaxed) ?? false }
+      let store = CachingTokenStore(makeStore(group)) { [weak self] in
+        self?.remembering.load(ordering: .relaxed) ?? false
+      }
       state.stores[group] = store
       return store
     }
