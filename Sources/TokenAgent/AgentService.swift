@@ -5,6 +5,10 @@ import NativeAppSupport
 import Synchronization
 import TokenKit
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -262,11 +266,14 @@ public final class AgentService: Sendable {
   public func keyringChanged() {
     for store in state.withLock({ Array($0.stores.values) }) { store.forget() }
     guard rescanPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
-    Task.detached { [self] in
-      try? await Task.sleep(for: .seconds(1))
+    // A thread of its own: the scan reads the keyring, which blocks, and must not hold
+    // one of the few threads that answer requests.
+    let started = DetachedThread.start { [self] in
+      sleep(1)
       rescanPending.store(false, ordering: .relaxed)
       keepConfiguredAccountsFresh()
     }
+    if !started { rescanPending.store(false, ordering: .relaxed) }
   }
 
   /// Nobody tells us of the keyring's changes: from now on every answer reads it.
