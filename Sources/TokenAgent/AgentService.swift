@@ -147,7 +147,7 @@ public final class AgentService: Sendable {
     let warnings = Warnings()
     let margin = minValid.map(Double.init) ?? stored.tokens.defaultRefreshMargin
     let tokens: TokenSet
-    if !stored.account.needsSignIn, stored.tokens.isValid(forAtLeast: margin, clock: clock) {
+    if !stored.account.needsSignIn, stored.tokens.isValid(forAtLeast: margin, clock: self.clock) {
       // As the direct path: only a type whose issuer the user chooses needs config.toml here.
       if stored.account.issuer != nil,
         case .discoveredFromUserIssuer = try world.registry.descriptor(stored.account.type).endpoints
@@ -293,7 +293,7 @@ public final class AgentService: Sendable {
     return try await turnstile.run("\(group)\n\(stored.account.key)") {
       let current = (try? store.load(stored.account.key)) ?? stored
       let margin = minimumValidity ?? current.tokens.defaultRefreshMargin
-      if !current.account.needsSignIn, current.tokens.isValid(forAtLeast: margin, clock: clock) {
+      if !current.account.needsSignIn, current.tokens.isValid(forAtLeast: margin, clock: self.clock) {
         return current.tokens
       }
       let manager = try self.manager(world: world, store: store.backing, warnings: warnings)
