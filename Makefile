@@ -2,19 +2,30 @@
 # need on a fresh Debian machine.
 
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+# systemd looks for user units in /usr/local/lib/systemd/user and /usr/lib/systemd/user.
+SYSTEMD_USER_DIR ?= $(PREFIX)/lib/systemd/user
 SWIFT ?= swift
 # The date stamped into the generated man pages; fixed so that regenerating them is
 # reproducible. Bump it with the version.
 MAN_DATE := 2026-11-21
 KEYRING := Tests/Support/with-private-keyring
-DEBIAN_PACKAGES := binutils libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace
+# libsecret-1-0 and libcurl4 (which libcurl4-openssl-dev brings) are opened with dlopen at
+# run time. The build uses libcurl's headers but not libsecret's (Sources/CLibSecret
+# declares what it uses): libsecret-1-dev and pkg-config are for `make check-libsecret`,
+# which compares those declarations with Debian's headers, and for the benchmark's
+# libsecret helper.
+# systemd: systemd-socket-activate for the agent's socket activation test, and
+# systemd-analyze for `make check-units`. gnome-keyring pulls it in only through one
+# alternative of its session bus (dbus-user-session; dbus-x11 does without), so it is named.
+DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count
 # instructions.
 BENCH_PACKAGES := hyperfine curl git-credential-oauth build-essential time valgrind
 
-.PHONY: all deps bench-deps build test demo bench man check-man lint install clean hardening fuzz fuzz-short check-release
+.PHONY: all deps bench-deps build test demo bench man check-man check-libsecret check-units lint install clean hardening fuzz fuzz-short check-release
 
 all: build
 
@@ -45,7 +56,7 @@ CRASH_HARNESS := Tests/Hardening/crash-harness .build/debug/tokenctl .build/debu
 # The whole suite runs inside a private session bus with a throw-away, unlocked keyring,
 # then the hardening checks in their short form (30 kills, 20,000 fuzz runs per target),
 # then the hardening table.
-test: build check-man auth-server-deps
+test: build check-man check-libsecret check-units auth-server-deps
 	rm -f $(HARDENING)
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(SWIFT) test --skip-build
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(CRASH_HARNESS) --kills 30
@@ -85,7 +96,9 @@ RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xswiftc
 
 # The benchmarks of the release build against their baselines (Tests/Benchmarks/bench.py),
 # in a throw-away keyring, with the test authorization servers; prints a Markdown table.
-# BENCH_ARGS="--quick" for a short try, "--only 1,5" for some rows.
+# BENCH_ARGS="--quick" for a short try, "--only 1,5" for some rows, "--before-bin DIR" to
+# time the direct path against release binaries from before the agent (row 10). The rows
+# through the agent start and stop a `tokenctl agent` of their own.
 BENCH_ARGS ?=
 bench: bench-deps auth-server-deps
 	$(SWIFT) build $(RELEASE_FLAGS)
@@ -111,8 +124,34 @@ check-man: deps
 	       diff -u man/$$(basename $$page) $$page || { echo "man/ is out of date: run 'make man'"; rm -rf $$tmp; exit 1; }; \
 	     done; rm -rf $$tmp
 
+# Fails when Sources/CLibSecret's declarations of libsecret and GLib differ from Debian's
+# headers: a difference would build, and then corrupt memory at run time.
+check-libsecret: deps
+	Tests/Support/check-libsecret-declarations
+
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Plugins Examples Tests
+
+# The agent's systemd user units (tokenctl-agent(1)), made from their templates with
+# @BINDIR@ replaced: $(call write-units,BINDIR,OUTDIR).
+SYSTEMD_UNITS := tokenctl-agent.socket tokenctl-agent.service
+define write-units
+mkdir -p $(2) && for unit in $(SYSTEMD_UNITS); do \
+  sed 's|@BINDIR@|$(1)|g' Sources/tokenctl/systemd/$$unit.in > $(2)/$$unit || exit 1; \
+  if grep -n '@[A-Z_]*@' $(2)/$$unit; then echo "$(2)/$$unit: a placeholder is left"; exit 1; fi; \
+done
+endef
+
+# The units as `make install` writes them, checked by systemd-analyze against the debug
+# build (which must exist: `make build`); a throw-away runtime folder stands in for the
+# user manager's.
+check-units: deps
+	@tmp=$$(mktemp -d) && chmod 700 $$tmp \
+	  && $(call write-units,$(CURDIR)/.build/debug,$$tmp/units) \
+	  && XDG_RUNTIME_DIR=$$tmp systemd-analyze --user --man=no verify $(addprefix $$tmp/units/,$(SYSTEMD_UNITS)); \
+	  status=$$?; rm -rf $$tmp; \
+	  if [ $$status = 0 ]; then echo "systemd units: ok"; else echo "systemd units: systemd-analyze verify failed"; fi; \
+	  exit $$status
 
 # The release executables, built as `make install` builds them, checked with readelf: no
 # run path, PIE, RELRO, no executable stack (Tests/Support/check-release-binaries).
@@ -122,13 +161,18 @@ check-release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product git-credential-tokenctl
 	Tests/Support/check-release-binaries $(RELEASE_BINARIES)
 
+# The man pages include tokenctl-agent(1); the agent's units name $(BINDIR)/tokenctl.
 install: check-release
-	install -D -m 755 .build/release/tokenctl $(DESTDIR)$(PREFIX)/bin/tokenctl
-	install -m 755 .build/release/git-credential-tokenctl $(DESTDIR)$(PREFIX)/bin/git-credential-tokenctl
+	install -D -m 755 .build/release/tokenctl $(DESTDIR)$(BINDIR)/tokenctl
+	install -m 755 .build/release/git-credential-tokenctl $(DESTDIR)$(BINDIR)/git-credential-tokenctl
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -m 644 man/*.7 $(DESTDIR)$(PREFIX)/share/man/man7/
+	$(call write-units,$(BINDIR),.build/systemd)
+	install -d $(DESTDIR)$(SYSTEMD_USER_DIR)
+	install -m 644 $(addprefix .build/systemd/,$(SYSTEMD_UNITS)) $(DESTDIR)$(SYSTEMD_USER_DIR)/
+	@echo "To run the agent under systemd: systemctl --user daemon-reload && systemctl --user enable --now tokenctl-agent.socket"
 
 # The Python environment of the test authorization server (Tests/AuthServer). Re-created
 # only when requirements.txt or the Python version changes.

@@ -11,8 +11,8 @@ import PackageDescription
 //   (RS256/PS256 through CryptoExtras, ES256/ES384), on BoringSSL, as Apple's CryptoKit
 //   API. The alternative, libgcrypt or OpenSSL through C, would mean hand-written key
 //   parsing and memory handling in the core.
-// - libcurl (Debian's, opened with dlopen) is the HTTP transport; libsecret (Debian's,
-//   through pkg-config) the keyring. Neither is a Swift package.
+// - libcurl (Debian's, opened with dlopen) is the HTTP transport; libsecret (Debian's, also
+//   opened with dlopen) the keyring. Neither is a Swift package.
 
 let package = Package(
   name: "tokenctl",
@@ -85,11 +85,15 @@ let package = Package(
     .target(
       name: "AccountTypeFiles", dependencies: ["TokenKit", "TOMLReader", "NativeAppSupport", "GitCredentialHelper"]),
 
-    .systemLibrary(
-      name: "CLibSecret",
-      pkgConfig: "libsecret-1",
-      providers: [.apt(["libsecret-1-dev"])]
-    ),
+    // libsecret, and the GLib, GObject and GIO it stands on, opened with dlopen by the first
+    // keyring operation, not linked (see Sources/CLibSecret/include/libsecret-shim.h):
+    // linked, they and libgcrypt were loaded into every process at start-up, `--version`
+    // and the agent's clients included. No build-time package: the target declares the
+    // types it uses itself, since a pkg-config module would link the libraries again. At
+    // run time Debian's `libsecret-1-0`.
+    .target(name: "CLibSecret"),
+    // The keyring store, and the monitor that tells a long-lived process when the keyring
+    // changed behind its back.
     .target(name: "SecretServiceStore", dependencies: ["TokenKit", "CLibSecret"]),
 
     // An in-memory store and the conformance suite every `TokenStore` must pass.
@@ -120,13 +124,15 @@ let package = Package(
     .target(
       name: "TokenCtlCLI",
       dependencies: [
-        "TokenKit", "AgentProtocol", "TokenAgent", "GitCredentialHelper", "SecretServiceStore", "NativeAppSupport", "AccountTypeFiles",
+        "TokenKit", "AgentProtocol", "TokenAgent", "GitCredentialHelper", "SecretServiceStore", "NativeAppSupport",
+        "AccountTypeFiles",
         "OpenIDConnectAccount", "MicrosoftGraphAccount", "GitHubAccount", "GitLabAccount", "GoogleAccount",
         "BitbucketAccount", "GiteaAccount",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
-    .executableTarget(name: "tokenctl", dependencies: ["TokenCtlCLI"]),
+    // The agent's systemd unit templates (make install fills them in) are no sources.
+    .executableTarget(name: "tokenctl", dependencies: ["TokenCtlCLI"], exclude: ["systemd"]),
     // What git runs for `credential.helper=tokenctl`: `tokenctl credential` under git's name.
     .executableTarget(name: "git-credential-tokenctl", dependencies: ["TokenCtlCLI"]),
 
@@ -148,7 +154,9 @@ let package = Package(
     // TokenKitTests replays the committed seeds through the same code on every `make test`.
     .target(
       name: "TokenCtlFuzzing",
-      dependencies: ["TokenKit", "GitCredentialHelper", "NativeAppSupport", "TOMLReader", "AccountTypeFiles"],
+      dependencies: [
+        "TokenKit", "GitCredentialHelper", "NativeAppSupport", "TOMLReader", "AccountTypeFiles", "AgentProtocol",
+      ],
       path: "Tests/Fuzz/Harness"),
 
     // What every test target shares, in one place: the test clock, in-memory locks and

@@ -19,10 +19,13 @@ public struct AccountTypeSettings: Sendable, Hashable {
   public var redirectPort: UInt16?
   /// Settings the type's plugin defines for itself (a tenant, a cloud's hosts), by key.
   public var options: [String: String] = [:]
+  /// `keep_fresh`: the agent refreshes this type's accounts ahead of time whether or not
+  /// it handed out their tokens. Not the descriptor's business: applying leaves it alone.
+  public var keepFresh: Bool?
 
   /// The keys every `[types.ID]` table takes, as config.toml names the fields above; a
   /// plugin may declare more of its own.
-  public static let keys = ["client_id", "client_secret", "issuer", "scopes", "redirect_port"]
+  public static let keys = ["client_id", "client_secret", "issuer", "scopes", "redirect_port", "keep_fresh"]
 
   public init(
     clientID: String? = nil, clientSecret: String? = nil, issuer: String? = nil, scopes: [String]? = nil,
@@ -38,7 +41,7 @@ public struct AccountTypeSettings: Sendable, Hashable {
   /// Whether no field is set.
   public var isEmpty: Bool {
     clientID == nil && clientSecret == nil && issuer == nil && scopes == nil && redirectPort == nil
-      && options.isEmpty
+      && options.isEmpty && keepFresh == nil
   }
 }
 

@@ -48,6 +48,8 @@ public struct Configuration: Sendable, Hashable {
   public var types: [String: AccountTypeSettings]
   /// `[git.accounts]`: account references by remote URL prefix.
   public var gitAccounts: [String: String]
+  /// `[agent]`: how the agent keeps accounts fresh.
+  public var agent = AgentSettings()
 
   public init(hook: String? = nil, types: [String: AccountTypeSettings] = [:], gitAccounts: [String: String] = [:]) {
     self.hook = hook
@@ -120,10 +122,40 @@ public struct Configuration: Sendable, Hashable {
           throw Self.problem(path, entry.valuePosition, "expected a table [git] for git, found \(entry.value.kind)")
         }
         gitAccounts = try Self.gitAccounts(git, path: path)
+      case "agent":
+        guard let table = entry.value.table else {
+          throw Self.problem(path, entry.valuePosition, "expected a table [agent] for agent, found \(entry.value.kind)")
+        }
+        agent = try Self.agentSettings(table, path: path)
       default:
-        throw Self.unknownKey(key, at: entry.keyPosition, in: nil, expected: ["hook", "types", "git"], path: path)
+        throw Self.unknownKey(
+          key, at: entry.keyPosition, in: nil, expected: ["hook", "types", "git", "agent"], path: path)
       }
     }
+  }
+
+  /// The `[agent]` table.
+  private static func agentSettings(_ table: TOMLTable, path: String) throws -> AgentSettings {
+    var settings = AgentSettings()
+    for key in table.keys {
+      guard let entry = table.entry(key) else { continue }
+      switch key {
+      case "keep_fresh":
+        guard let flag = entry.value.boolean else {
+          throw problem(
+            path, entry.valuePosition, "expected true or false for keep_fresh in [agent], found \(entry.value.kind)")
+        }
+        settings.keepFresh = flag
+      case "refresh_at_percent":
+        guard let percent = entry.value.integer, (50...95).contains(percent) else {
+          throw problem(path, entry.valuePosition, "refresh_at_percent in [agent] must be an integer from 50 to 95")
+        }
+        settings.refreshAtPercent = Int(percent)
+      default:
+        throw unknownKey(key, at: entry.keyPosition, in: "[agent]", expected: AgentSettings.keys, path: path)
+      }
+    }
+    return settings
   }
 
   /// The settings of one `[types.ID]` table.
@@ -157,6 +189,9 @@ public struct Configuration: Sendable, Hashable {
           scopes.append(scope)
         }
         settings.scopes = scopes
+      case "keep_fresh":
+        guard let flag = value.boolean else { throw expected("true or false") }
+        settings.keepFresh = flag
       case "redirect_port":
         guard let port = value.integer else { throw expected("an integer") }
         guard (1...65535).contains(port) else {

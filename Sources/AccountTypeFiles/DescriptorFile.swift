@@ -26,7 +26,7 @@ public enum DescriptorFile {
   public static let keys = [
     "id", "display_name", "issuer", "endpoints", "scopes", "client_id", "client_secret",
     "token_endpoint_auth_method", "redirect", "authorization_parameters", "api_base", "git",
-    "device_grant_error_aliases",
+    "device_grant_error_aliases", "refresh_token_idle_lifetime",
   ]
   static let endpointKeys = [
     "authorization", "token", "device_authorization", "revocation", "userinfo", "jwks", "issuer",
@@ -104,12 +104,14 @@ public enum DescriptorFile {
       let apiBase = url("api_base", in: table)
       let git = gitIntegration(table)
       let aliases = errorAliases(table)
+      let idleLifetime = positiveSeconds("refresh_token_idle_lifetime", in: table)
       guard let id, let endpoints else { return nil }
-      let descriptor = EndpointDescriptor(
+      var descriptor = EndpointDescriptor(
         id: id, displayName: displayName ?? id, endpoints: endpoints, defaultScopes: scopes,
         clientID: clientID, clientSecret: clientSecret, redirect: redirect,
         tokenEndpointAuthentication: authentication, additionalAuthorizationParameters: parameters, git: git,
         deviceGrantErrorAliases: aliases, apiBase: apiBase)
+      descriptor.refreshTokenIdleLifetime = idleLifetime
       // Whatever the checks above missed, the registry would refuse later; say it now.
       if problems.isEmpty {
         for problem in descriptor.problems { report(problem, at: nil) }
@@ -369,6 +371,16 @@ public enum DescriptorFile {
         return nil
       }
       return string
+    }
+
+    /// A whole number of seconds, at least one.
+    private mutating func positiveSeconds(_ key: String, in table: TOMLTable) -> Double? {
+      guard let entry = table.entry(key) else { return nil }
+      guard let seconds = entry.value.integer, seconds > 0 else {
+        report("expected a positive integer (seconds) for \(key), found \(entry.value.kind)", at: entry.valuePosition)
+        return nil
+      }
+      return Double(seconds)
     }
 
     private mutating func printableASCII(_ key: String, in table: TOMLTable, rfc: String) -> String? {

@@ -31,7 +31,9 @@ public final class AgentConnection {
 
   /// Sends `request` and reads the answer. `timeoutMilliseconds` bounds the whole wait: an
   /// answer may wait for a refresh, which has its own, shorter, limits.
-  public func exchange(_ request: AgentMessage, timeoutMilliseconds: Int32) throws(AgentProtocolError)
+  public func exchange(
+    _ request: AgentMessage, timeoutMilliseconds: Int32
+  ) throws(AgentProtocolError)
     -> AgentMessage
   {
     try AgentSocketIO.writeMessage(request, to: fd, timeoutMilliseconds: 5000)

@@ -15,7 +15,8 @@ public enum AgentProtocolError: Error, Sendable, Hashable, CustomStringConvertib
   public var description: String {
     switch self {
     case .malformed(let why): "malformed agent message: \(why)"
-    case .unsupportedVersion(let version): "the peer speaks agent protocol version \(version), not \(AgentMessage.version)"
+    case .unsupportedVersion(let version):
+      "the peer speaks agent protocol version \(version), not \(AgentMessage.version)"
     case .tooLarge(let size): "an agent message of \(size) bytes is over the limit"
     case .timedOut: "the agent connection timed out"
     case .connection(0): "the agent connection closed early"

@@ -9,7 +9,9 @@ import CLinux
 /// hang. Blocking: callers run it off Swift's cooperative pool.
 public enum AgentSocketIO {
   /// Reads one frame of at most `limit` payload bytes.
-  public static func readMessage(from fd: Int32, limit: Int, timeoutMilliseconds: Int32) throws(AgentProtocolError)
+  public static func readMessage(
+    from fd: Int32, limit: Int, timeoutMilliseconds: Int32
+  ) throws(AgentProtocolError)
     -> AgentMessage
   {
     let deadline = Deadline(milliseconds: timeoutMilliseconds)
@@ -20,7 +22,9 @@ public enum AgentSocketIO {
   }
 
   /// Writes `message` whole.
-  public static func writeMessage(_ message: AgentMessage, to fd: Int32, timeoutMilliseconds: Int32)
+  public static func writeMessage(
+    _ message: AgentMessage, to fd: Int32, timeoutMilliseconds: Int32
+  )
     throws(AgentProtocolError)
   {
     let deadline = Deadline(milliseconds: timeoutMilliseconds)

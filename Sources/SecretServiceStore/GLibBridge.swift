@@ -4,12 +4,23 @@ import TokenKit
 /// Small conversions between GLib's C types and Swift's, kept in one place so the store
 /// reads as Secret Service calls and not as pointer juggling.
 enum GLibBridge {
+  /// Loads libsecret (and GLib with it) on first use; every entry point of this module
+  /// calls it before any other function of CLibSecret.
+  static func requireLibsecret() throws {
+    if let loadFailure { throw SecretServiceError.libsecretMissing(loadFailure) }
+  }
+
+  /// Why libsecret could not be loaded, or nil once it is. Loading on the first keyring
+  /// operation, not at start-up, keeps GLib and libgcrypt out of the processes that never
+  /// reach the keyring.
+  private static let loadFailure: String? = tokenctl_libsecret_load().map { String(cString: $0) }
+
   /// A new `GHashTable` of strings that owns copies of `dictionary`; free with
   /// `g_hash_table_unref`.
   static func hashTable(_ dictionary: [String: String]) -> OpaquePointer {
-    let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)!
+    let table = tokenctl_g_hash_table_new_strings()!
     for (key, value) in dictionary {
-      g_hash_table_insert(table, g_strdup(key), g_strdup(value))
+      _ = tokenctl_g_hash_table_insert(table, tokenctl_g_strdup(key), tokenctl_g_strdup(value))
     }
     return table
   }
@@ -18,10 +29,10 @@ enum GLibBridge {
   static func dictionary(_ table: OpaquePointer) -> [String: String] {
     var result: [String: String] = [:]
     var iterator = GHashTableIter()
-    g_hash_table_iter_init(&iterator, table)
+    tokenctl_g_hash_table_iter_init(&iterator, table)
     var key: gpointer? = nil
     var value: gpointer? = nil
-    while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
+    while tokenctl_g_hash_table_iter_next(&iterator, &key, &value) != 0 {
       guard let key, let value else { continue }
       result[String(cString: key.assumingMemoryBound(to: CChar.self))] =
         String(cString: value.assumingMemoryBound(to: CChar.self))
@@ -30,30 +41,44 @@ enum GLibBridge {
   }
 
   /// The elements of a `GList` of objects, which this frees (the objects are handed over
-  /// to the caller, who must `g_object_unref` each one).
-  static func takeObjects<T>(_ list: UnsafeMutablePointer<GList>?, as type: T.Type) -> [UnsafeMutablePointer<T>] {
-    var objects: [UnsafeMutablePointer<T>] = []
+  /// to the caller, who must `unref` each one).
+  static func takeObjects(_ list: UnsafeMutablePointer<GList>?) -> [OpaquePointer] {
+    var objects: [OpaquePointer] = []
     var node = list
     while let current = node {
-      if let data = current.pointee.data { objects.append(data.assumingMemoryBound(to: T.self)) }
+      if let data = current.pointee.data { objects.append(OpaquePointer(data)) }
       node = current.pointee.next
     }
-    g_list_free(list)
+    tokenctl_g_list_free(list)
     return objects
   }
 
-  static func unref<T>(_ object: UnsafeMutablePointer<T>) { g_object_unref(object) }
+  static func unref(_ object: OpaquePointer) { tokenctl_g_object_unref(UnsafeMutableRawPointer(object)) }
+
+  /// A string GLib allocated, which this frees.
+  static func takeString(_ string: UnsafeMutablePointer<gchar>) -> String {
+    defer { tokenctl_g_free(string) }
+    return String(cString: string)
+  }
+
+  /// The message of a `GError`.
+  static func message(_ error: UnsafeMutablePointer<GError>) -> String {
+    error.pointee.message.map { String(cString: $0) } ?? "unknown error"
+  }
 
   /// Runs a libsecret/GIO call that reports failure through a `GError**`, turning a
-  /// failure into a `TokenKitError` that says what to do.
+  /// failure into a `TokenKitError` that says what to do, or into `StaleSecretService`
+  /// when the Secret Service that libsecret remembers has gone away.
   static func call<R>(
     _ what: String, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> R?
   ) throws -> R? {
     var error: UnsafeMutablePointer<GError>? = nil
     let result = body(&error)
     if let error {
-      defer { g_error_free(error) }
-      throw SecretServiceError.classify(error, during: what)
+      defer { tokenctl_g_error_free(error) }
+      let failure = SecretServiceError.classify(error, during: what)
+      if SecretServiceError.serviceWentAway(error) { throw StaleSecretService(error: failure) }
+      throw failure
     }
     return result
   }

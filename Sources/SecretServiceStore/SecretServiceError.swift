@@ -3,6 +3,14 @@ import TokenKit
 
 /// The errors the Secret Service can cause, each with what the user can do about it.
 enum SecretServiceError {
+  static func libsecretMissing(_ detail: String) -> TokenKitError {
+    TokenKitError(
+      .keyringUnavailable, "cannot load libsecret, through which tokenctl reaches the keyring (\(detail))",
+      recovery:
+        "Install libsecret: on Debian and Ubuntu, `apt install libsecret-1-0`. tokenctl never falls back to storing tokens in plain files."
+    )
+  }
+
   static func noSessionBus(_ detail: String) -> TokenKitError {
     TokenKitError(
       .keyringUnavailable, "cannot reach the D-Bus session bus: \(detail)",
@@ -36,12 +44,9 @@ enum SecretServiceError {
   /// Maps a `GError` from a Secret Service call to a `TokenKitError`. GLib's messages name
   /// D-Bus objects and errors, never secrets, so they may be shown.
   static func classify(_ error: UnsafeMutablePointer<GError>, during what: String) -> TokenKitError {
-    let message = error.pointee.message.map { String(cString: $0) } ?? "unknown error"
-    let remote = g_dbus_error_get_remote_error(error).map { name -> String in
-      defer { g_free(name) }
-      return String(cString: name)
-    }
-    if error.pointee.domain == secret_error_get_quark(),
+    let message = GLibBridge.message(error)
+    let remote = remoteName(error)
+    if error.pointee.domain == tokenctl_secret_error_get_quark(),
       error.pointee.code == Int32(SECRET_ERROR_IS_LOCKED.rawValue)
     {
       return locked("default")
@@ -60,5 +65,26 @@ enum SecretServiceError {
     default:
       return TokenKitError(.storeFailure, "the Secret Service failed while \(what): \(message)")
     }
+  }
+
+  /// Whether `error` says that the Secret Service libsecret is bound to has left the bus.
+  ///
+  /// libsecret keeps one `SecretService` per process, bound to the unique bus name of the
+  /// daemon that answered first. Once that daemon exits, even when a new one has taken
+  /// `org.freedesktop.secrets` (gnome-keyring-daemon restarted, or `--replace`d), every
+  /// call fails with `ServiceUnknown` ("The name :1.0 was not provided by any .service
+  /// files"), GLib 2.74 and libsecret 0.20 as Debian 12 ships them; until libsecret is
+  /// told to forget it. `NameHasNoOwner` means the same, from the bus's other methods.
+  static func serviceWentAway(_ error: UnsafeMutablePointer<GError>) -> Bool {
+    switch remoteName(error) {
+    case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner": true
+    default: false
+    }
+  }
+
+  /// The D-Bus error name a remote error carries, such as
+  /// `org.freedesktop.DBus.Error.ServiceUnknown`; nil for an error raised locally.
+  private static func remoteName(_ error: UnsafeMutablePointer<GError>) -> String? {
+    tokenctl_g_dbus_error_get_remote_error(error).map(GLibBridge.takeString)
   }
 }

@@ -37,7 +37,9 @@ public final class AgentListener: Sendable {
         recovery: "Choose a shorter path (at most 107 bytes).")
     }
     let folder = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-    if !folder.isEmpty { try XDGDirectories.ensurePrivateDirectory(folder, within: root.flatMap { folder.hasPrefix($0) ? $0 : nil }) }
+    if !folder.isEmpty {
+      try XDGDirectories.ensurePrivateDirectory(folder, within: root.flatMap { folder.hasPrefix($0) ? $0 : nil })
+    }
     let lock = try takeLock(AgentSocketLocation.lockPath(socket: path))
     if let passed = systemdSocket(environment: environment) {
       return AgentListener(descriptor: passed, path: path, ownsPath: false, lockDescriptor: lock)

@@ -14,11 +14,20 @@ extension AgentService {
   /// Keeps `account` fresh from now on: a task per account that sleeps until the token has
   /// lived `refreshAt` of its lifetime, refreshes it, and sleeps again. Timers, no polling:
   /// an idle agent uses no CPU.
-  func track(world: AgentWorld, group: String, account: Account) {
+  ///
+  /// `idleLifetime`: only keep the refresh token alive, refreshing before it has gone
+  /// unused that long (an account nobody asked for, of a type whose provider drops idle
+  /// refresh tokens); nil: keep the access token fresh. Asking for the access token
+  /// upgrades an account kept for its refresh token.
+  func track(world: AgentWorld, group: String, account: Account, idleLifetime: Double? = nil) {
     let key = TrackKey(context: contextOf(world), group: group, account: account.key)
     let start = state.withLock { state -> Bool in
-      guard !state.stopped, state.tracked[key] == nil else { return false }
-      state.tracked[key] = Tracked(name: account.qualifiedName, group: group)
+      guard !state.stopped else { return false }
+      if state.tracked[key] != nil {
+        if idleLifetime == nil { state.tracked[key]?.idleLifetime = nil }
+        return false
+      }
+      state.tracked[key] = Tracked(name: account.name, group: group, idleLifetime: idleLifetime)
       return true
     }
     guard start else { return }
@@ -32,14 +41,51 @@ extension AgentService {
     return context
   }
 
-  /// When `tokens` should be refreshed ahead; nil when they cannot or need not be.
-  func refreshDue(_ stored: StoredAccount) -> Date? {
-    guard !stored.account.needsSignIn, stored.tokens.refreshToken != nil, let expiresAt = stored.tokens.expiresAt
-    else { return nil }
+  /// When `stored` should be refreshed ahead, at `fraction` of the lifetime; nil when it
+  /// cannot or need not be.
+  func refreshDue(_ stored: StoredAccount, fraction: Double, idleLifetime: Double?) -> Date? {
+    guard !stored.account.needsSignIn, stored.tokens.refreshToken != nil else { return nil }
+    if let idleLifetime { return stored.account.updatedAt.addingTimeInterval(idleLifetime * fraction) }
+    guard let expiresAt = stored.tokens.expiresAt else { return nil }
     // Without the time of issue, the account's last update stands in for it.
     let issuedAt = stored.tokens.issuedAt ?? min(stored.account.updatedAt, expiresAt)
     let lifetime = expiresAt.timeIntervalSince(issuedAt)
-    return issuedAt.addingTimeInterval(lifetime * settings.refreshAt)
+    return issuedAt.addingTimeInterval(lifetime * fraction)
+  }
+
+  /// The fraction of a lifetime after which `world`'s accounts are refreshed: config.toml's
+  /// `[agent] refresh_at_percent`, else the agent's setting.
+  func refreshFraction(_ world: AgentWorld) -> Double {
+    guard let percent = try? world.configured().configuration.agent.refreshAtPercent else { return settings.refreshAt }
+    return Double(percent) / 100
+  }
+
+  /// Starts keeping fresh what config.toml asks for (`[agent] keep_fresh`, a type's
+  /// `keep_fresh`) and the accounts of types whose refresh tokens die when idle, in the
+  /// agent's own group and every group a client asked about.
+  public func keepConfiguredAccountsFresh() {
+    var context: [String: String] = [:]
+    for name in AgentMessage.contextVariables { context[name] = environment[name] }
+    let world = world(for: context)
+    let own = environment["TOKENCTL_GROUP"].flatMap { $0.isEmpty ? nil : $0 } ?? Account.defaultGroup
+    let groups = Set(state.withLock { Array($0.stores.keys) } + [own])
+    let configuration = (try? world.configured())
+    for group in groups.sorted() {
+      guard let listings = try? store(group).list(.all) else { continue }
+      for listing in listings {
+        let account = listing.account
+        let keepFresh =
+          configuration?.configuration.agent.keepFresh == true
+          || configuration?.configuration.types[account.type]?.keepFresh == true
+        if keepFresh {
+          track(world: world, group: group, account: account)
+        } else if let idle = try? (configuration?.registry ?? world.registry).descriptor(account.type)
+          .refreshTokenIdleLifetime
+        {
+          track(world: world, group: group, account: account, idleLifetime: idle)
+        }
+      }
+    }
   }
 
   private func keepFresh(_ key: TrackKey) async {
@@ -56,7 +102,9 @@ extension AgentService {
         await pause(key, seconds: backoff(failures, error: error), error: "\(error)")
         continue
       }
-      guard let stored, let due = refreshDue(stored) else {
+      let idleLifetime = state.withLock { $0.tracked[key]?.idleLifetime }
+      guard let stored, let due = refreshDue(stored, fraction: refreshFraction(world), idleLifetime: idleLifetime)
+      else {
         untrack(key, why: "nothing to refresh")
         return
       }
@@ -115,7 +163,7 @@ extension AgentService {
 
   private func untrack(_ key: TrackKey, why: String) {
     let name = state.withLock { $0.tracked.removeValue(forKey: key)?.name }
-    if let name { log("no longer refreshing \(name) ahead: \(why)") }
+    if let name { log("no longer refreshing \(key.account.type):\(name) ahead: \(why)") }
   }
 
   /// Stops every refresh-ahead task; requests still get answers.
@@ -139,9 +187,11 @@ extension AgentService {
     answer.append("refreshes", "\(snapshot.refreshes)")
     answer.append("held", "\(snapshot.stores.values.reduce(0) { $0 + $1.heldAccounts })")
     if let lastError = snapshot.lastError { answer.append("last-error", lastError) }
-    for (key, tracked) in snapshot.tracked.sorted(by: { ($0.value.group, $0.value.name) < ($1.value.group, $1.value.name) })
-    {
+    for (key, tracked) in snapshot.tracked.sorted(by: {
+      ($0.value.group, $0.value.name) < ($1.value.group, $1.value.name)
+    }) {
       answer.append("account", tracked.name)
+      answer.append("account-type", key.account.type)
       answer.append("account-group", tracked.group)
       answer.append("account-id", key.account.id)
       answer.append("next-refresh", tracked.nextRefresh.map { "\($0.timeIntervalSinceReferenceDate)" } ?? "")

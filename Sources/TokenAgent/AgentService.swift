@@ -40,6 +40,10 @@ public final class AgentService: Sendable {
   let log: @Sendable (String) -> Void
   let startedAt: Date
   private let turnstile = AccountTurnstile()
+  /// Whether the keyring's changes reach us (``keyringChanged(rescan:)``): without them,
+  /// nothing read from it may be kept.
+  private let remembering = Atomic<Bool>(true)
+  private let rescanPending = Atomic<Bool>(false)
 
   struct Tracked: Sendable {
     var name: String
@@ -47,6 +51,7 @@ public final class AgentService: Sendable {
     var nextRefresh: Date?
     var lastError: String?
     var task: Task<Void, Never>?
+    var idleLifetime: Double?
   }
   struct TrackKey: Sendable, Hashable {
     var context: [String: String]
@@ -257,15 +262,29 @@ public final class AgentService: Sendable {
   func store(_ group: String) -> CachingTokenStore {
     state.withLock { state in
       if let store = state.stores[group] { return store }
-      let store = CachingTokenStore(makeStore(group))
+      let store = CachingTokenStore(makeStore(group)) { [weak self] in self?.remembering.load(ordering: .relaxed) ?? false }
       state.stores[group] = store
       return store
     }
   }
 
-  /// The keyring changed behind the agent's back: forget everything read from it.
+  /// The keyring changed behind the agent's back: forget everything read from it, and
+  /// look again, a second later and once for a burst of changes, for accounts to keep
+  /// fresh (one signed in, or unlocked).
   public func keyringChanged() {
     for store in state.withLock({ Array($0.stores.values) }) { store.forget() }
+    guard rescanPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+    Task.detached { [self] in
+      try? await Task.sleep(for: .seconds(1))
+      rescanPending.store(false, ordering: .relaxed)
+      keepConfiguredAccountsFresh()
+    }
+  }
+
+  /// Nobody tells us of the keyring's changes: from now on every answer reads it.
+  public func keyringUnwatched() {
+    remembering.store(false, ordering: .relaxed)
+    keyringChanged()
   }
 
   // MARK: Refreshing
@@ -307,6 +326,10 @@ public final class AgentService: Sendable {
   final class Warnings: Sendable {
     private let lines = Mutex<[String]>([])
     func add(_ line: String) { lines.withLock { $0.append(line) } }
-    func drain() -> [String] { lines.withLock { lines in defer { lines = [] }; return lines } }
+    func drain() -> [String] {
+      lines.withLock { lines in
+        defer { lines = [] }; return lines
+      }
+    }
   }
 }

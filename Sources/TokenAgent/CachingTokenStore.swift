@@ -24,9 +24,12 @@ final class CachingTokenStore: TokenStore, Sendable {
     var accounts: [Entry]?
   }
   private let memory = Mutex(Memory())
+  /// Whether to remember at all: only while someone tells us of changes.
+  private let remembers: @Sendable () -> Bool
 
-  init(_ backing: any TokenStore) {
+  init(_ backing: any TokenStore, remembers: @escaping @Sendable () -> Bool = { true }) {
     self.backing = backing
+    self.remembers = remembers
   }
 
   /// Drops what is held; reads in flight are not kept.
@@ -40,6 +43,7 @@ final class CachingTokenStore: TokenStore, Sendable {
   var heldAccounts: Int { memory.withLock { $0.accounts?.count ?? 0 } }
 
   func list(_ query: AccountQuery) throws -> [AccountListing] {
+    guard remembers() else { return try backing.list(query) }
     let (generation, held) = memory.withLock { ($0.generation, $0.listings[query]) }
     if let held { return held }
     let listings = try backing.list(query)
@@ -52,6 +56,7 @@ final class CachingTokenStore: TokenStore, Sendable {
   }
 
   func loadAll(_ query: AccountQuery) throws -> [StoredAccount] {
+    guard remembers() else { return try backing.loadAll(query) }
     let (generation, held) = memory.withLock { ($0.generation, $0.accounts) }
     let entries: [Entry]
     if let held {

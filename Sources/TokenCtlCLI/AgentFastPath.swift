@@ -119,14 +119,17 @@ enum AgentFastPath {
             guard group == nil else { return nil }
             group = value
           } else {
-            guard name == "token", minValid == nil, value.utf8.count <= 9, value.utf8.allSatisfy({ (48...57).contains($0) }),
+            guard name == "token", minValid == nil, value.utf8.count <= 9,
+              value.utf8.allSatisfy({ (48...57).contains($0) }),
               let number = Int(value)
             else { return nil }
             minValid = number
           }
           index += 2
         default:
-          guard !word.isEmpty, !word.hasPrefix("-"), word != "help", account == nil, operation == nil else { return nil }
+          guard !word.isEmpty, !word.hasPrefix("-"), word != "help", account == nil, operation == nil else {
+            return nil
+          }
           if name == "token" { account = word } else { operation = word }
           index += 1
         }

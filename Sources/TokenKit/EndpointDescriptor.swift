@@ -39,6 +39,9 @@ public struct EndpointDescriptor: Sendable, Hashable {
   /// The base of the service's API: `tokenctl request ACCOUNT /me` resolves `/me` against
   /// it, and its host is one the type's tokens may be sent to.
   public var apiBase: URL?
+  /// How long, in seconds, the provider keeps a refresh token that is not used, when it
+  /// says: whoever keeps accounts alive refreshes before then.
+  public var refreshTokenIdleLifetime: Double?
 
   public init(
     id: String, displayName: String, endpoints: EndpointConfiguration,

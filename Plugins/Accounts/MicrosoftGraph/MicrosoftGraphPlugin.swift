@@ -13,7 +13,15 @@ public enum MicrosoftGraphPlugin: AccountTypePlugin {
 
   /// The endpoints for any work, school or personal account in the global cloud; the
   /// `tenant`, `authority_host` and `graph_host` settings narrow or move them.
-  public static let descriptor = EndpointDescriptor(
+  public static let descriptor: EndpointDescriptor = {
+    var descriptor = graphDescriptor
+    // Microsoft's refresh tokens expire after 90 days without use ("Refresh token
+    // lifetime", Microsoft identity platform docs): the agent refreshes before then.
+    descriptor.refreshTokenIdleLifetime = 90 * 24 * 3600
+    return descriptor
+  }()
+
+  private static let graphDescriptor = EndpointDescriptor(
     id: "graph",
     displayName: "Microsoft Graph (Microsoft identity platform v2.0)",
     endpoints: .fixed(

@@ -1,6 +1,7 @@
 import AgentProtocol
 import ArgumentParser
 import NativeAppSupport
+import SecretServiceStore
 import TokenAgent
 import TokenKit
 
@@ -53,7 +54,20 @@ extension TokenCtl {
       let service = AgentService(
         base: context.registry, environment: environment, clock: context.clock, transport: context.transport,
         makeStore: context.makeStore, log: log)
+      // What others write to the keyring (a login, a revoke, a direct-path refresh) must
+      // reach the agent's memory, or it would hand out tokens that are gone.
+      let monitor: KeyringChangeMonitor?
+      do {
+        monitor = try KeyringChangeMonitor { _ in service.keyringChanged() }
+      } catch {
+        monitor = nil
+        service.keyringUnwatched()
+        log("cannot watch the keyring (\(error)); every answer reads it")
+      }
+      // What config.toml asks to keep fresh, from the start; no request needs to come first.
+      Task.detached { service.keepConfiguredAccountsFresh() }
       await Agent(listener: listener, service: service, log: log).run()
+      monitor?.stop()
     }
   }
 
@@ -149,7 +163,8 @@ extension TokenCtl {
       text += "\(document.refreshes ?? 0) refreshes, \(document.held ?? 0) accounts in memory\n"
       if let error = document.last_error { text += "  last error: \(TerminalSafe.text(error))\n" }
       for account in document.accounts {
-        text += "  \(TerminalSafe.text(account.name)) (group \(TerminalSafe.text(account.group))): "
+        text +=
+          "  \(TerminalSafe.text(account.type + ":" + account.name)) (group \(TerminalSafe.text(account.group))): "
         text += "next refresh \(account.next_refresh ?? "not scheduled")"
         if let error = account.last_error { text += "; last error: \(TerminalSafe.text(error))" }
         text += "\n"
@@ -173,6 +188,7 @@ enum AgentStatusQuery {
 /// `agent status --json`. It has no token field, by design.
 struct AgentStatusDocument: Encodable {
   struct Tracked: Encodable {
+    var type: String
     var name: String
     var id: String
     var group: String
@@ -205,14 +221,17 @@ struct AgentStatusDocument: Encodable {
     held = status["held"].flatMap(Int.init)
     last_error = status["last-error"]
     let names = status.values("account")
+    let types = status.values("account-type")
     let groups = status.values("account-group")
     let ids = status.values("account-id")
     let next = status.values("next-refresh")
     let errors = status.values("account-error")
-    for index in names.indices where index < groups.count && index < ids.count && index < next.count && index < errors.count {
+    for index in names.indices
+    where [types, groups, ids, next, errors].allSatisfy({ index < $0.count }) {
       accounts.append(
         Tracked(
-          name: names[index], id: ids[index], group: groups[index], next_refresh: Self.timestamp(next[index]),
+          type: types[index], name: names[index], id: ids[index], group: groups[index],
+          next_refresh: Self.timestamp(next[index]),
           last_error: errors[index].isEmpty ? nil : errors[index]))
     }
   }

@@ -21,6 +21,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   case descriptor
   /// ID tokens: `JSONWebToken`, `IDTokenClaims`, `JSONWebKeySet` and `IDTokenValidator`.
   case jose
+  /// The agent's requests and answers: `AgentMessage`.
+  case agent
 
   /// Runs the target on one input; the label of what the product made of it.
   public func run(_ bytes: [UInt8]) -> String {
@@ -30,6 +32,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case .redirect: RedirectFuzzing.run(bytes)
     case .descriptor: DescriptorFuzzing.run(bytes)
     case .jose: JOSEFuzzing.run(bytes)
+    case .agent: AgentMessageFuzzing.run(bytes)
     }
   }
 }

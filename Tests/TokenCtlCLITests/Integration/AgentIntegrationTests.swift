@@ -303,7 +303,7 @@ import TokenStoreTesting
 
   /// The keyring locked after the agent has read it: the direct path says locked (exit 7);
   /// so must the agent, not hand out what it remembers.
-  @Test(.disabled("needs KeyringChangeMonitor: the agent answers from memory after the keyring is locked"))
+  @Test
   func aKeyringLockedAfterTheAgentReadItIsLockedThroughTheAgentToo() async throws {
     let session = try PrivateSession(.unlockedKeyring)
     defer { session.stop() }
@@ -486,7 +486,7 @@ import TokenStoreTesting
 
   /// A revoke and a refresh made by the direct path while the agent runs: the agent's next
   /// answers are what the keyring now holds.
-  @Test(.disabled("needs KeyringChangeMonitor: the agent answers from the keyring as it last read it"))
+  @Test
   func writesByTheDirectPathAreSeenByTheAgentsNextAnswer() async throws {
     let setup = try Setup()
     defer { setup.cleanUp() }

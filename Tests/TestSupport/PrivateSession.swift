@@ -1,26 +1,28 @@
 import Foundation
-import TestSupport
 
 /// A D-Bus session bus of the test's own, with or without a GNOME keyring on it, so that
-/// a test can lock the keyring or take the Secret Service away without disturbing the
-/// shared test keyring. It goes away with `stop()`, and gnome-keyring-daemon with it.
-final class PrivateSession {
-  enum Kind {
+/// a test can lock the keyring, restart its daemon or take the Secret Service away without
+/// disturbing the shared test keyring. It goes away with `stop()`, and gnome-keyring-daemon
+/// with it.
+public final class PrivateSession {
+  public enum Kind {
     /// gnome-keyring-daemon, with its login keyring created and unlocked.
     case unlockedKeyring
     /// A bus with nothing on it: no Secret Service, and no service files to start one.
     case busWithoutSecretService
   }
 
-  let directory: URL
-  private(set) var environment: [String: String]
+  public let directory: URL
+  /// Our environment, with the bus, HOME and the XDG directories of this session (and the
+  /// session's agent, under with-agent).
+  public private(set) var environment: [String: String]
   private let bus: TestProcess
   /// The session's own agent, under `Tests/Support/with-agent` (TOKENCTL_TEST_AGENT=1): the
   /// suite's agent is on another bus, and leaves this session's clients to their direct path.
   private var agent: TestProcess?
   private var stopped = false
 
-  init(_ kind: Kind) throws {
+  public init(_ kind: Kind) throws {
     directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-session-\(UUID().uuidString)")
     let home = directory.appendingPathComponent("home"), runtime = directory.appendingPathComponent("runtime")
     for folder in [home, runtime] {
@@ -75,17 +77,7 @@ final class PrivateSession {
     environment = base
     if kind == .unlockedKeyring {
       // gnome-keyring-daemon --unlock returns before the daemon owns its name on the bus.
-      let deadline = Date().addingTimeInterval(10)
-      while try !run(
-        "gdbus",
-        [
-          "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
-          "--method", "org.freedesktop.DBus.NameHasOwner", "org.freedesktop.secrets",
-        ]
-      ).stdout.contains("true") {
-        guard Date() < deadline else { throw TestFailure("gnome-keyring-daemon did not join the bus") }
-        usleep(20_000)
-      }
+      _ = try awaitSecretService(replacing: nil)
     }
     if ProcessInfo.processInfo.environment["TOKENCTL_TEST_AGENT"] == "1" { try startAgent() }
   }
@@ -105,18 +97,74 @@ final class PrivateSession {
     }
   }
 
-  /// Runs `tokenctl` with `arguments` on this bus.
-  func tokenctl(_ arguments: String...) throws -> ProcessResult {
-    try TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
+  /// Replaces gnome-keyring-daemon with a new one, as a restart of the user's session
+  /// would (`--replace`), on the same keyring files, which it unlocks; returns once the
+  /// new daemon owns `org.freedesktop.secrets`.
+  public func restartKeyring() throws {
+    let previous = try secretServiceOwner()
+    let keyring = try run(
+      "gnome-keyring-daemon", ["--replace", "--unlock", "--components=secrets"], stdin: "tokenctl-test")
+    guard keyring.status == 0 else { throw TestFailure("gnome-keyring-daemon --replace failed: \(keyring.stderr)") }
+    _ = try awaitSecretService(replacing: previous)
+  }
+
+  /// Ends gnome-keyring-daemon, leaving no Secret Service on the bus (it has no service
+  /// files to start another); returns once its name is gone.
+  public func stopKeyring() throws {
+    guard let owner = try secretServiceOwner() else { return }
+    let result = try run(
+      "gdbus",
+      [
+        "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+        "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", owner,
+      ])
+    // `(uint32 1234,)`
+    guard let digits = result.stdout.split(separator: " ").last?.prefix(while: \.isNumber), let pid = pid_t(digits)
+    else {
+      throw TestFailure("no process ID for \(owner): \(result.stdout) \(result.stderr)")
+    }
+    kill(pid, SIGTERM)
+    let deadline = Date().addingTimeInterval(10)
+    while try secretServiceOwner() != nil {
+      guard Date() < deadline else { throw TestFailure("gnome-keyring-daemon did not leave the bus") }
+      usleep(20_000)
+    }
+  }
+
+  /// The unique bus name of the process that owns `org.freedesktop.secrets`, if any.
+  public func secretServiceOwner() throws -> String? {
+    let result = try run(
+      "gdbus",
+      [
+        "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+        "--method", "org.freedesktop.DBus.GetNameOwner", "org.freedesktop.secrets",
+      ])
+    // `(':1.3',)`
+    guard result.status == 0, let start = result.stdout.firstIndex(of: "'") else { return nil }
+    let rest = result.stdout[result.stdout.index(after: start)...]
+    return rest.firstIndex(of: "'").map { String(rest[..<$0]) }
+  }
+
+  /// Waits until a process other than `previous` owns `org.freedesktop.secrets`.
+  private func awaitSecretService(replacing previous: String?) throws -> String {
+    let deadline = Date().addingTimeInterval(10)
+    while true {
+      if let owner = try secretServiceOwner(), owner != previous { return owner }
+      guard Date() < deadline else { throw TestFailure("gnome-keyring-daemon did not join the bus") }
+      usleep(20_000)
+    }
   }
 
   /// Runs another program on this bus.
-  func run(_ executable: String, _ arguments: [String], stdin: String = "") throws -> ProcessResult {
+  public func run(_ executable: String, _ arguments: [String], stdin: String = "") throws -> ProcessResult {
     try TestProcess.run(executable, arguments, environment: environment, stdin: stdin)
   }
 
   /// Locks the login keyring through the Secret Service's own `Lock` method.
-  func lockLoginKeyring() throws {
+  ///
+  /// Not `secret-tool lock`: Debian 12's (libsecret 0.20.5) fails a GLib assertion and
+  /// then waits forever when given the collection's path, and crashes when given `login`.
+  public func lockLoginKeyring() throws {
     let result = try run(
       "gdbus",
       [
@@ -127,7 +175,7 @@ final class PrivateSession {
   }
 
   /// Stops the bus (gnome-keyring-daemon leaves when its bus goes) and removes the files.
-  func stop() {
+  public func stop() {
     guard !stopped else { return }
     stopped = true
     if let agent {

@@ -1,0 +1,39 @@
+/// What changed in the keyring, as `KeyringChangeMonitor` reports it.
+///
+/// Each is a reason to drop whatever was read from the keyring, not a description of
+/// what to read again: the Secret Service announces changes by object path, which says
+/// nothing of an item's account or group until the item is read.
+public enum KeyringChange: Sendable, Hashable {
+  /// An item was created, changed or deleted, or a collection was created, deleted or
+  /// changed (its label, its list of items).
+  case items
+  /// A collection was locked or unlocked.
+  case lockState
+  /// `org.freedesktop.secrets` changed hands on the bus: its daemon restarted, exited, or
+  /// started. Everything read before may be gone, and libsecret's connection with it.
+  case serviceRestarted
+
+  /// The change a signal announces, by the interface and member of the signal and, for
+  /// `PropertiesChanged`, the names of the properties it lists as changed or invalidated;
+  /// nil for a signal that changes nothing a reader could have cached.
+  ///
+  /// Locking a collection announces `ItemChanged` for each item and `CollectionChanged`
+  /// before the collection's `PropertiesChanged` with `Locked`, and creating an item
+  /// `ItemCreated` then `PropertiesChanged` with `Items`: one change is usually reported as
+  /// several, the last being the most specific.
+  init?(interface: String, member: String, properties: [String] = []) {
+    switch (interface, member) {
+    case ("org.freedesktop.Secret.Collection", "ItemCreated"), ("org.freedesktop.Secret.Collection", "ItemDeleted"),
+      ("org.freedesktop.Secret.Collection", "ItemChanged"),
+      ("org.freedesktop.Secret.Service", "CollectionCreated"), ("org.freedesktop.Secret.Service", "CollectionDeleted"),
+      ("org.freedesktop.Secret.Service", "CollectionChanged"):
+      self = .items
+    case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
+      self = properties.contains("Locked") ? .lockState : .items
+    case ("org.freedesktop.DBus", "NameOwnerChanged"):
+      self = .serviceRestarted
+    default:
+      return nil
+    }
+  }
+}

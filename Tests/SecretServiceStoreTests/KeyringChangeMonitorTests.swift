@@ -1,0 +1,116 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import SecretServiceStore
+
+/// The monitor against a real gnome-keyring, changed by other processes as a user's other
+/// programs would change it. Exit tests, each in a process of its own on a private bus
+/// (see `KeyringDaemonRestartTests`): they lock the keyring and restart its daemon.
+@Suite struct KeyringChangeMonitorTests {
+  /// How long a change may take to be reported; they take milliseconds.
+  static let bound: Duration = .seconds(10)
+
+  @Test func reportsItemsLockingAndRestartsOnItsOwnThreadUntilStopped() async {
+    let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+      OwnProcess.run(KeyringChangeMonitorTests.reportChangesUntilStopped)
+    }
+    OwnProcess.report(result)
+  }
+
+  static func reportChangesUntilStopped() throws {
+    let session = try PrivateSession(.unlockedKeyring)
+    defer { session.stop() }
+    session.becomeTheProcessSessionBus()
+    let recorder = ChangeRecorder()
+    let monitor = try KeyringChangeMonitor { recorder.record($0) }
+    let item = ["service", "tokenctl-monitor-test", "account", "ada"]
+
+    let stored = try session.run("secret-tool", ["store", "--label", "monitor test"] + item, stdin: "secret")
+    try #require(stored.status == 0, "\(stored.stderr)")
+    #expect(recorder.awaitChange(.items, within: Self.bound), "after store: \(recorder.changes)")
+
+    recorder.reset()
+    let cleared = try session.run("secret-tool", ["clear"] + item)
+    try #require(cleared.status == 0, "\(cleared.stderr)")
+    #expect(recorder.awaitChange(.items, within: Self.bound), "after clear: \(recorder.changes)")
+
+    recorder.reset()
+    try session.lockLoginKeyring()
+    #expect(recorder.awaitChange(.lockState, within: Self.bound), "after lock: \(recorder.changes)")
+
+    recorder.reset()
+    try session.restartKeyring()
+    #expect(recorder.awaitChange(.serviceRestarted, within: Self.bound), "after restart: \(recorder.changes)")
+
+    // The subscriptions follow org.freedesktop.secrets to the new daemon.
+    recorder.reset()
+    let again = try session.run("secret-tool", ["store", "--label", "monitor test"] + item, stdin: "secret")
+    try #require(again.status == 0, "\(again.stderr)")
+    #expect(recorder.awaitChange(.items, within: Self.bound), "after restart and store: \(recorder.changes)")
+
+    // Every call came on the monitor's own thread, not on Swift's cooperative pool.
+    #expect(recorder.threads == ["keyring-monitor"])
+    #expect(ChangeRecorder.threadNames().contains("keyring-monitor"))
+
+    monitor.stop()
+    #expect(!ChangeRecorder.threadNames().contains("keyring-monitor"), "the monitor's thread ended")
+    recorder.reset()
+    let cleared2 = try session.run("secret-tool", ["clear"] + item)
+    try #require(cleared2.status == 0, "\(cleared2.stderr)")
+    // The change itself is reported in milliseconds (above); nothing within a second is
+    // nothing at all.
+    #expect(!recorder.awaitChange(.items, within: .seconds(1)), "after stop: \(recorder.changes)")
+    monitor.stop()
+  }
+
+  /// Stopping at once, before the monitor's thread ran its loop, and from `onChange`
+  /// itself, both end the thread.
+  @Test func stopsRightAwayAndFromItsOwnCallback() async {
+    let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+      OwnProcess.run(KeyringChangeMonitorTests.stopEarlyAndFromTheCallback)
+    }
+    OwnProcess.report(result)
+  }
+
+  static func stopEarlyAndFromTheCallback() throws {
+    let session = try PrivateSession(.unlockedKeyring)
+    defer { session.stop() }
+    session.becomeTheProcessSessionBus()
+    for _ in 0..<20 { try KeyringChangeMonitor { _ in }.stop() }
+    #expect(!ChangeRecorder.threadNames().contains("keyring-monitor"))
+
+    let recorder = ChangeRecorder()
+    let holder = MonitorHolder()
+    holder.monitor = try KeyringChangeMonitor { change in
+      recorder.record(change)
+      holder.monitor?.stop()
+    }
+    let stored = try session.run("secret-tool", ["store", "--label", "x", "service", "stop-test"], stdin: "x")
+    try #require(stored.status == 0, "\(stored.stderr)")
+    #expect(recorder.awaitChange(.items, within: Self.bound))
+    let deadline = ContinuousClock.now + Self.bound
+    while ChangeRecorder.threadNames().contains("keyring-monitor") && ContinuousClock.now < deadline {
+      usleep(10_000)
+    }
+    #expect(!ChangeRecorder.threadNames().contains("keyring-monitor"))
+    #expect(recorder.changes.count == 1, "no call after stop(): \(recorder.changes)")
+  }
+
+  @Test(
+    arguments: [
+      ("org.freedesktop.Secret.Collection", "ItemCreated", [], KeyringChange.items),
+      ("org.freedesktop.Secret.Collection", "ItemDeleted", [], .items),
+      ("org.freedesktop.Secret.Collection", "ItemChanged", [], .items),
+      ("org.freedesktop.Secret.Service", "CollectionCreated", [], .items),
+      ("org.freedesktop.Secret.Service", "CollectionDeleted", [], .items),
+      ("org.freedesktop.Secret.Service", "CollectionChanged", [], .items),
+      ("org.freedesktop.DBus.Properties", "PropertiesChanged", ["Items"], .items),
+      ("org.freedesktop.DBus.Properties", "PropertiesChanged", ["Label", "Locked"], .lockState),
+      ("org.freedesktop.DBus", "NameOwnerChanged", [], .serviceRestarted),
+      ("org.freedesktop.Secret.Prompt", "Completed", [], nil),
+    ] as [(String, String, [String], KeyringChange?)])
+  func eachSignalMeansOneChange(interface: String, member: String, properties: [String], change: KeyringChange?) {
+    #expect(KeyringChange(interface: interface, member: member, properties: properties) == change)
+  }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// libsecret, and the GLib and libgcrypt under it, are opened on the first keyring
+/// operation and not at start-up (Sources/CLibSecret): the loader's own account of what it
+/// loaded (`LD_DEBUG=libs`, glibc's) shows none of them in a command that never reaches
+/// the keyring, and all of them in one that does.
+@Suite struct KeyringLibraryLoadingTests {
+  /// The sonames a keyring operation brings in, none of which the executables link.
+  static let keyringLibraries = [
+    "libsecret-1.so", "libglib-2.0.so", "libgio-2.0.so", "libgobject-2.0.so", "libgcrypt.so",
+  ]
+
+  /// The libraries the dynamic loader initialized, by path, from its `LD_DEBUG=libs` trace.
+  static func loadedLibraries(_ trace: String) -> [String] {
+    trace.split(separator: "\n").compactMap { line in
+      line.range(of: "calling init: ").map { String(line[$0.upperBound...]) }
+    }
+  }
+
+  /// Standard error without the loader's lines (`  1234:\tcalling init: …`).
+  static func withoutTrace(_ stderr: String) -> String {
+    stderr.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.contains(":\t") }
+      .joined(separator: "\n")
+  }
+
+  static func keyringLibraries(in trace: String) -> [String] {
+    loadedLibraries(trace).filter { path in keyringLibraries.contains { path.contains("/\($0)") } }
+  }
+
+  @Test(arguments: [
+    (TestProcess.tokenctl, ["--version"]), (TestProcess.tokenctl, ["--help"]),
+    (GitCredentialTests.helper, ["--version"]),
+  ])
+  func aCommandWithoutTheKeyringLoadsNoneOfItsLibraries(_ executable: String, _ arguments: [String]) throws {
+    var environment = ProcessInfo.processInfo.environment
+    environment["LD_DEBUG"] = "libs"
+    let result = try TestProcess.run(executable, arguments, environment: environment)
+    #expect(result.status == 0, "\(result.stdout)")
+    let loaded = Self.loadedLibraries(result.stderr)
+    // The trace is there: libc is always initialized.
+    try #require(loaded.contains { $0.contains("/libc.so") }, "no LD_DEBUG trace: \(result.stderr.prefix(500))")
+    #expect(Self.keyringLibraries(in: result.stderr) == [])
+  }
+
+  @Test func aKeyringCommandLoadsThemAndWorks() throws {
+    let session = try PrivateSession(.unlockedKeyring)
+    defer { session.stop() }
+    var environment = session.environment
+    environment["LD_DEBUG"] = "libs"
+    let result = try TestProcess.run(TestProcess.tokenctl, ["list"], environment: environment)
+    #expect(result.status == 0, "\(Self.withoutTrace(result.stderr))")
+    // An empty listing says so on standard error.
+    #expect(Self.withoutTrace(result.stderr) == "No accounts in group 'default'.\n")
+    let loaded = Self.keyringLibraries(in: result.stderr)
+    for library in Self.keyringLibraries {
+      #expect(loaded.contains { $0.contains("/\(library)") }, "\(library) not loaded: \(loaded)")
+    }
+  }
+
+  /// A libsecret that cannot be loaded (here an empty file the loader finds first) is the
+  /// keyring being unavailable, with the package to install, not a crash at start-up.
+  @Test func aMissingLibsecretIsAnUnavailableKeyringThatNamesThePackage() throws {
+    let session = try PrivateSession(.unlockedKeyring)
+    defer { session.stop() }
+    let libraries = try TemporaryDirectory()
+    try Data().write(to: URL(fileURLWithPath: libraries.path("libsecret-1.so.0")))
+    var environment = session.environment
+    environment["LD_LIBRARY_PATH"] = libraries.url.path
+    let result = try TestProcess.run(TestProcess.tokenctl, ["list"], environment: environment)
+    #expect(result.status == 8, "\(result.stderr)")
+    #expect(result.stderr.contains("cannot load libsecret"), "\(result.stderr)")
+    #expect(result.stderr.contains("libsecret-1-0"), "\(result.stderr)")
+    // Commands that need no keyring still work.
+    let version = try TestProcess.run(TestProcess.tokenctl, ["--version"], environment: environment)
+    #expect(version.status == 0, "\(version.stderr)")
+  }
+}
