@@ -188,7 +188,8 @@ import TokenStoreTesting
       throw TestFailure("\(label): a client did not finish within 60 s")
     }
     let connects = (try? String(contentsOfFile: trace.path("trace"), encoding: .utf8)) ?? ""
-    let bus = busPath(viaAgent["DBUS_SESSION_BUS_ADDRESS"])
+    // Without an address, GLib's socket in the runtime folder.
+    let bus = busPath(viaAgent["DBUS_SESSION_BUS_ADDRESS"]) ?? viaAgent["XDG_RUNTIME_DIR"].map { $0 + "/bus" }
     return Comparison(
       label: label, agent: agentResult, direct: directResult, agentRequests: after - before - 1,
       clientUsedBus: bus.map { connects.contains($0) } ?? true, agentSeconds: traced.seconds,
@@ -618,6 +619,52 @@ import TokenStoreTesting
     #expect(comparison.agentRequests == 1, "the client asked the agent first")
     #expect(comparison.clientUsedBus, "the client read its own keyring")
     await Self.finish(agent, secrets: ["SECRET-TOKEN-OTHER-BUS"])
+  }
+
+  /// Without DBUS_SESSION_BUS_ADDRESS, GLib finds the bus at $XDG_RUNTIME_DIR/bus. A client
+  /// whose runtime folder has no bus cannot reach a keyring (exit 8); an agent that found
+  /// one in its own runtime folder must not answer for it from that keyring.
+  @Test func aClientWithoutABusAddressIsJudgedByTheBusItWouldFind() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let bus = try #require(
+      ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"].flatMap {
+        $0.hasPrefix("unix:path=") ? Self.busPath($0) : nil
+      }, "needs a session bus at a unix:path= address")
+    let ada = try setup.seed(name: "ada", access: "agent-test-nobus-\(UUID().uuidString)", expiresIn: 7200)
+    let agentRuntime = setup.directory.path("agent-runtime"), clientRuntime = setup.directory.path("client-runtime")
+    for folder in [agentRuntime, clientRuntime] {
+      try FileManager.default.createDirectory(
+        atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+    }
+    // The agent finds the tests' bus in its runtime folder, as GLib would; the client none.
+    try FileManager.default.createSymbolicLink(atPath: agentRuntime + "/bus", withDestinationPath: bus)
+    var agentEnvironment = setup.environment()
+    agentEnvironment["DBUS_SESSION_BUS_ADDRESS"] = nil
+    agentEnvironment["XDG_RUNTIME_DIR"] = agentRuntime
+    let agent = try await TestAgent.start(environment: agentEnvironment, socket: setup.socket, log: setup.log)
+    var client = setup.environment()
+    client["DBUS_SESSION_BUS_ADDRESS"] = nil
+    client["XDG_RUNTIME_DIR"] = clientRuntime
+    let comparison = try await Self.compare(
+      "no bus address", TestProcess.tokenctl, ["token", "ada"], agent: agent,
+      viaAgent: TestAgent.clientEnvironment(client, socket: setup.socket),
+      direct: client.merging(["TOKENCTL_AGENT": "0"]) { $1 })
+    #expect(comparison.direct.status == 8, "\(comparison.direct.stderr)")
+    #expect(
+      comparison.identical,
+      "through the agent \(comparison.agent.status) \(comparison.agent.stdout.debugDescription)")
+    // The client whose runtime folder holds the same bus is the agent's to answer.
+    var sameBus = client
+    sameBus["XDG_RUNTIME_DIR"] = agentRuntime
+    let served = try await Self.compare(
+      "the agent's bus, found the same way", TestProcess.tokenctl, ["token", "ada"], agent: agent,
+      viaAgent: TestAgent.clientEnvironment(sameBus, socket: setup.socket),
+      direct: sameBus.merging(["TOKENCTL_AGENT": "0"]) { $1 })
+    #expect(served.agent.stdout == ada.tokens.accessToken + "\n", "\(served.agent.stderr)")
+    #expect(served.identical)
+    #expect(!served.clientUsedBus)
+    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
   }
 
   /// The user edits a type file while the agent runs: the next answer follows the file.
