@@ -59,6 +59,8 @@ CRASH_HARNESS := Tests/Hardening/crash-harness .build/debug/tokenctl .build/debu
 test: build check-man check-libsecret check-units auth-server-deps
 	rm -f $(HARDENING)
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(SWIFT) test --skip-build
+	# The exit tests alone (see Tests/SecretServiceStoreTests/ExitTestGate.swift).
+	TOKENCTL_EXIT_TESTS=1 $(KEYRING) $(SWIFT) test --skip-build --filter 'KeyringChangeMonitorTests|KeyringDaemonRestartTests'
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(CRASH_HARNESS) --kills 30
 	FUZZ_SUMMARY=$(HARDENING) SWIFT=$(SWIFT) Tests/Fuzz/run --runs 20000
 	Tests/Hardening/report $(HARDENING)

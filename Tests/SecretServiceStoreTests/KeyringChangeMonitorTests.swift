@@ -7,7 +7,7 @@ import Testing
 /// The monitor against a real gnome-keyring, changed by other processes as a user's other
 /// programs would change it. Exit tests, each in a process of its own on a private bus
 /// (see `KeyringDaemonRestartTests`): they lock the keyring and restart its daemon.
-@Suite struct KeyringChangeMonitorTests {
+@Suite(ExitTestGate.trait) struct KeyringChangeMonitorTests {
   /// How long a change may take to be reported; they take milliseconds.
   static let bound: Duration = .seconds(10)
 

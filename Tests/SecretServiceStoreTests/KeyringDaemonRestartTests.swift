@@ -11,7 +11,7 @@ import TokenKit
 /// test is an exit test, in a process of its own, on a private bus with a keyring of its
 /// own: the test process's session bus and libsecret's service belong to the other tests,
 /// and a restart would disturb them.
-@Suite struct KeyringDaemonRestartTests {
+@Suite(ExitTestGate.trait) struct KeyringDaemonRestartTests {
   @Test func theStoreReadsAndWritesAcrossRestarts() async throws {
     let session = try PrivateSession(.unlockedKeyring)
     defer { session.stop() }
