@@ -659,6 +659,34 @@ import TokenStoreTesting
     await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
   }
 
+  /// A client the agent answers never opens the keyring's libraries (they load on first
+  /// use): the loader's own trace (`LD_DEBUG=libs`) shows none of them, where the same
+  /// command on the direct path loads them all.
+  @Test func aClientTheAgentAnswersLoadsNoKeyringLibrary() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let ada = try setup.seed(name: "ada", access: "agent-test-libs-\(UUID().uuidString)", expiresIn: 7200)
+    let agent = try await setup.startAgent()
+    let served = "protocol=http\nhost=127.0.0.1\n\n"
+    for (label, executable, arguments, stdin) in [
+      ("token", TestProcess.tokenctl, ["token", "ada"], ""), ("list", TestProcess.tokenctl, ["list"], ""),
+      ("git get", GitCredentialTests.helper, ["get"], served),
+    ] {
+      let through = try await BoundedRun.run(
+        executable, arguments, environment: setup.viaAgent().merging(["LD_DEBUG": "libs"]) { $1 }, stdin: stdin)
+      let direct = try await BoundedRun.run(
+        executable, arguments, environment: setup.direct().merging(["LD_DEBUG": "libs"]) { $1 }, stdin: stdin)
+      let agentLoaded = KeyringLibraryLoadingTests.keyringLibraries(in: through.result?.stderr ?? "")
+      let directLoaded = KeyringLibraryLoadingTests.keyringLibraries(in: direct.result?.stderr ?? "")
+      #expect(through.result?.status == 0 && direct.result?.status == 0, "\(label)")
+      #expect(agentLoaded.isEmpty, "\(label) through the agent loaded \(agentLoaded)")
+      #expect(!directLoaded.isEmpty, "\(label) directly loaded no keyring library: is the trace there?")
+      Self.figure(
+        "libs", label, "through the agent \(agentLoaded.count) keyring libraries, directly \(directLoaded.count)")
+    }
+    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+  }
+
   /// The user edits a type file while the agent runs: the next answer follows the file.
   @Test func anEditedTypeFileIsSeenByTheNextAnswer() async throws {
     let setup = try Setup()
