@@ -1047,8 +1047,12 @@ import TokenStoreTesting
     let document = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
     #expect(status.status == 0 && document?["running"] as? Bool == true, "\(status)")
     let pid = document?["pid"] as? Int ?? 0
-    // A daemon outlives a failed test otherwise; after a clean stop this finds nobody.
-    defer { if pid > 0 { kill(pid_t(pid), SIGTERM) } }
+    // A daemon outlives a failed test otherwise; after a clean stop this finds nobody (and
+    // a pid reused meanwhile by another program is left alone).
+    defer {
+      let command = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
+      if pid > 0, command.contains("tokenctl"), command.contains("agent") { kill(pid_t(pid), SIGTERM) }
+    }
     Self.figure("daemon", "start", start.stdout.trimmingCharacters(in: .newlines))
 
     let requests = { try await self.requests(environment) }
