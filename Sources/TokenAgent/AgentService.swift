@@ -5,6 +5,10 @@ import NativeAppSupport
 import Synchronization
 import TokenKit
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else
@@ -143,7 +147,7 @@ public final class AgentService: Sendable {
     let warnings = Warnings()
     let margin = minValid.map(Double.init) ?? stored.tokens.defaultRefreshMargin
     let tokens: TokenSet
-    if !stored.account.needsSignIn, stored.tokens.isValid(forAtLeast: margin, clock: clock) {
+    if !stored.account.needsSignIn, stored.tokens.isValid(forAtLeast: margin, clock: self.clock) {
       // As the direct path: only a type whose issuer the user chooses needs config.toml here.
       if stored.account.issuer != nil,
         case .discoveredFromUserIssuer = try world.registry.descriptor(stored.account.type).endpoints
@@ -262,7 +266,9 @@ public final class AgentService: Sendable {
   func store(_ group: String) -> CachingTokenStore {
     state.withLock { state in
       if let store = state.stores[group] { return store }
-      let store = CachingTokenStore(makeStore(group)) { [weak self] in self?.remembering.load(ordering: .relaxed) ?? false }
+      let store = CachingTokenStore(makeStore(group)) { [weak self] in
+        self?.remembering.load(ordering: .relaxed) ?? false
+      }
       state.stores[group] = store
       return store
     }
@@ -274,11 +280,14 @@ public final class AgentService: Sendable {
   public func keyringChanged() {
     for store in state.withLock({ Array($0.stores.values) }) { store.forget() }
     guard rescanPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
-    Task.detached { [self] in
-      try? await Task.sleep(for: .seconds(1))
+    // A thread of its own: the scan reads the keyring, which blocks, and must not hold
+    // one of the few threads that answer requests.
+    let started = DetachedThread.start { [self] in
+      sleep(1)
       rescanPending.store(false, ordering: .relaxed)
       keepConfiguredAccountsFresh()
     }
+    if !started { rescanPending.store(false, ordering: .relaxed) }
   }
 
   /// Nobody tells us of the keyring's changes: from now on every answer reads it.
@@ -298,7 +307,7 @@ public final class AgentService: Sendable {
     return try await turnstile.run("\(group)\n\(stored.account.key)") {
       let current = (try? store.load(stored.account.key)) ?? stored
       let margin = minimumValidity ?? current.tokens.defaultRefreshMargin
-      if !current.account.needsSignIn, current.tokens.isValid(forAtLeast: margin, clock: clock) {
+      if !current.account.needsSignIn, current.tokens.isValid(forAtLeast: margin, clock: self.clock) {
         return current.tokens
       }
       let manager = try self.manager(world: world, store: store.backing, warnings: warnings)

@@ -135,7 +135,9 @@ import TokenKit
 
   @Test func anUnknownKeyListsTheKnownOnes() {
     let error = #expect(throws: TokenKitError.self) { try Self.parse("[types.graph]\nsecret = 1") }
-    #expect(error?.recovery == "Known keys in [types.graph]: client_id, client_secret, issuer, scopes, redirect_port, keep_fresh.")
+    #expect(
+      error?.recovery
+        == "Known keys in [types.graph]: client_id, client_secret, issuer, scopes, redirect_port, keep_fresh.")
   }
 
   @Test(arguments: [

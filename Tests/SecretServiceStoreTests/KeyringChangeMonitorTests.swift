@@ -11,17 +11,17 @@ import Testing
   /// How long a change may take to be reported; they take milliseconds.
   static let bound: Duration = .seconds(10)
 
-  @Test func reportsItemsLockingAndRestartsOnItsOwnThreadUntilStopped() async {
+  @Test func reportsItemsLockingAndRestartsOnItsOwnThreadUntilStopped() async throws {
+    let session = try PrivateSession(.unlockedKeyring)
+    defer { session.stop() }
     let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-      OwnProcess.run(KeyringChangeMonitorTests.reportChangesUntilStopped)
+      [environment = session.environment as [String: String]] in
+      OwnProcess.run(on: environment, KeyringChangeMonitorTests.reportChangesUntilStopped)
     }
     OwnProcess.report(result)
   }
 
-  static func reportChangesUntilStopped() throws {
-    let session = try PrivateSession(.unlockedKeyring)
-    defer { session.stop() }
-    session.becomeTheProcessSessionBus()
+  static func reportChangesUntilStopped(_ session: PrivateSession) throws {
     let recorder = ChangeRecorder()
     let monitor = try KeyringChangeMonitor { recorder.record($0) }
     let item = ["service", "tokenctl-monitor-test", "account", "ada"]
@@ -66,17 +66,17 @@ import Testing
 
   /// Stopping at once, before the monitor's thread ran its loop, and from `onChange`
   /// itself, both end the thread.
-  @Test func stopsRightAwayAndFromItsOwnCallback() async {
+  @Test func stopsRightAwayAndFromItsOwnCallback() async throws {
+    let session = try PrivateSession(.unlockedKeyring)
+    defer { session.stop() }
     let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-      OwnProcess.run(KeyringChangeMonitorTests.stopEarlyAndFromTheCallback)
+      [environment = session.environment as [String: String]] in
+      OwnProcess.run(on: environment, KeyringChangeMonitorTests.stopEarlyAndFromTheCallback)
     }
     OwnProcess.report(result)
   }
 
-  static func stopEarlyAndFromTheCallback() throws {
-    let session = try PrivateSession(.unlockedKeyring)
-    defer { session.stop() }
-    session.becomeTheProcessSessionBus()
+  static func stopEarlyAndFromTheCallback(_ session: PrivateSession) throws {
     for _ in 0..<20 { try KeyringChangeMonitor { _ in }.stop() }
     #expect(!ChangeRecorder.threadNames().contains("keyring-monitor"))
 

@@ -12,17 +12,17 @@ import TokenKit
 /// own: the test process's session bus and libsecret's service belong to the other tests,
 /// and a restart would disturb them.
 @Suite struct KeyringDaemonRestartTests {
-  @Test func theStoreReadsAndWritesAcrossRestarts() async {
+  @Test func theStoreReadsAndWritesAcrossRestarts() async throws {
+    let session = try PrivateSession(.unlockedKeyring)
+    defer { session.stop() }
     let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-      OwnProcess.run(KeyringDaemonRestartTests.readAndWriteAcrossRestarts)
+      [environment = session.environment as [String: String]] in
+      OwnProcess.run(on: environment, KeyringDaemonRestartTests.readAndWriteAcrossRestarts)
     }
     OwnProcess.report(result)
   }
 
-  static func readAndWriteAcrossRestarts() throws {
-    let session = try PrivateSession(.unlockedKeyring)
-    defer { session.stop() }
-    session.becomeTheProcessSessionBus()
+  static func readAndWriteAcrossRestarts(_ session: PrivateSession) throws {
     let store = SecretServiceTokenStore(group: "restart")
     let saved = SecretServiceTokenStoreTests.sample(group: "restart")
     try store.save(saved.account, tokens: saved.tokens)
@@ -42,17 +42,17 @@ import TokenKit
 
   /// Without any Secret Service after the old one left, the retry fails as the first
   /// attempt would have: `keyringUnavailable`, not a retry loop or a crash.
-  @Test func aServiceThatLeftForGoodIsUnavailable() async {
+  @Test func aServiceThatLeftForGoodIsUnavailable() async throws {
+    let session = try PrivateSession(.unlockedKeyring)
+    defer { session.stop() }
     let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-      OwnProcess.run(KeyringDaemonRestartTests.failWhenTheServiceLeft)
+      [environment = session.environment as [String: String]] in
+      OwnProcess.run(on: environment, KeyringDaemonRestartTests.failWhenTheServiceLeft)
     }
     OwnProcess.report(result)
   }
 
-  static func failWhenTheServiceLeft() throws {
-    let session = try PrivateSession(.unlockedKeyring)
-    defer { session.stop() }
-    session.becomeTheProcessSessionBus()
+  static func failWhenTheServiceLeft(_ session: PrivateSession) throws {
     let store = SecretServiceTokenStore(group: "gone")
     #expect(try store.list(.all) == [])
 

@@ -13,10 +13,10 @@ public final class PrivateSession {
   }
 
   public let directory: URL
-  /// Our environment, with the bus, HOME and the XDG directories of this session (and the
-  /// session's agent, under with-agent).
+  /// Our environment, with the bus, HOME and the XDG directories of this session.
   public private(set) var environment: [String: String]
-  private let bus: TestProcess
+  /// The bus's daemon, when this process started it (see `init(attachingTo:)`).
+  private let bus: TestProcess?
   /// The session's own agent, under `Tests/Support/with-agent` (TOKENCTL_TEST_AGENT=1): the
   /// suite's agent is on another bus, and leaves this session's clients to their direct path.
   private var agent: TestProcess?
@@ -59,7 +59,8 @@ public final class PrivateSession {
 
     // In the foreground, as our child, so that `stop()` can end it; on a socket path we
     // chose, so there is no output to read.
-    bus = try TestProcess("dbus-daemon", ["--config-file=\(config.path)", "--nofork"], environment: base)
+    let bus = try TestProcess("dbus-daemon", ["--config-file=\(config.path)", "--nofork"], environment: base)
+    self.bus = bus
     let deadline = Date().addingTimeInterval(10)
     while !FileManager.default.fileExists(atPath: socket.path) {
       guard kill(bus.pid, 0) == 0, Date() < deadline else { throw TestFailure("dbus-daemon did not start") }
@@ -95,6 +96,15 @@ public final class PrivateSession {
       guard kill(agent.pid, 0) == 0, Date() < deadline else { throw TestFailure("the session's agent did not start") }
       usleep(10_000)
     }
+  }
+
+  /// The session another process started, whose `environment` it handed over: for an exit
+  /// test's process, whose test starts and stops the session around it, so that the bus
+  /// and its daemons go away even when that process crashes. `stop()` leaves it alone.
+  public init(attachingTo environment: [String: String]) {
+    self.environment = environment
+    directory = URL(fileURLWithPath: environment["HOME"] ?? "/nonexistent").deletingLastPathComponent()
+    bus = nil
   }
 
   /// Replaces gnome-keyring-daemon with a new one, as a restart of the user's session
@@ -176,7 +186,7 @@ public final class PrivateSession {
 
   /// Stops the bus (gnome-keyring-daemon leaves when its bus goes) and removes the files.
   public func stop() {
-    guard !stopped else { return }
+    guard !stopped, let bus else { return }
     stopped = true
     if let agent {
       kill(agent.pid, SIGTERM)

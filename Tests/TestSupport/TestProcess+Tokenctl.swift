@@ -2,7 +2,6 @@ import Foundation
 
 extension TestProcess {
   /// The `tokenctl` built beside this test bundle (`swift build --build-tests` builds both).
-  /// Here, not in the command line's tests: a private session starts its agent with it.
   public static var tokenctl: String {
     if let path = ProcessInfo.processInfo.environment["TOKENCTL_BIN"] { return path }
     let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()

@@ -65,7 +65,8 @@ extension TokenCtl {
         log("cannot watch the keyring (\(error)); every answer reads it")
       }
       // What config.toml asks to keep fresh, from the start; no request needs to come first.
-      Task.detached { service.keepConfiguredAccountsFresh() }
+      // On a thread of its own, as it blocks on the keyring.
+      _ = DetachedThread.start { service.keepConfiguredAccountsFresh() }
       await Agent(listener: listener, service: service, log: log).run()
       monitor?.stop()
     }

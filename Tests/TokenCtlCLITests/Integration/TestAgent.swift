@@ -27,7 +27,8 @@ final class TestAgent: Sendable {
     return environment
   }
 
-  /// Starts an agent with `environment` on `socket` and waits (10 s at most) until it
+  /// Starts an agent with `environment` on `socket` and waits (60 s at most: a bound for a
+  /// loaded CI machine, where each `agent status` is a debug binary's start) until it
   /// answers `status`. `log` is where its standard error goes (appended to by restarts
   /// only if the caller passes another path).
   static func start(environment: [String: String], socket: String, log: String) async throws -> TestAgent {
@@ -35,7 +36,7 @@ final class TestAgent: Sendable {
     let process = try TestProcess(
       TestProcess.tokenctl, ["agent", "run"], environment: environment, stdout: log, stderr: nil)
     let agent = TestAgent(process: process, socket: socket, logPath: log, environment: environment)
-    let deadline = Date().addingTimeInterval(10)
+    let deadline = Date().addingTimeInterval(60)
     while Date() < deadline {
       if let status = await process.exitStatus(within: 0) {
         throw TestFailure("the agent exited with \(status): \(agent.log)")
@@ -47,7 +48,7 @@ final class TestAgent: Sendable {
     }
     kill(process.pid, SIGKILL)
     _ = await process.exitStatus(within: 5)
-    throw TestFailure("the agent did not answer within 10 s: \(agent.log)")
+    throw TestFailure("the agent did not answer within 60 s: \(agent.log)")
   }
 
   /// What the agent wrote to standard error so far.
