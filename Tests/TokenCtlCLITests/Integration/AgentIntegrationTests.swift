@@ -667,6 +667,34 @@ import TokenStoreTesting
     await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
   }
 
+  /// A client the agent answers never opens the keyring's libraries (they load on first
+  /// use): the loader's own trace (`LD_DEBUG=libs`) shows none of them, where the same
+  /// command on the direct path loads them all.
+  @Test func aClientTheAgentAnswersLoadsNoKeyringLibrary() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let ada = try setup.seed(name: "ada", access: "agent-test-libs-\(UUID().uuidString)", expiresIn: 7200)
+    let agent = try await setup.startAgent()
+    let served = "protocol=http\nhost=127.0.0.1\n\n"
+    for (label, executable, arguments, stdin) in [
+      ("token", TestProcess.tokenctl, ["token", "ada"], ""), ("list", TestProcess.tokenctl, ["list"], ""),
+      ("git get", GitCredentialTests.helper, ["get"], served),
+    ] {
+      let through = try await BoundedRun.run(
+        executable, arguments, environment: setup.viaAgent().merging(["LD_DEBUG": "libs"]) { $1 }, stdin: stdin)
+      let direct = try await BoundedRun.run(
+        executable, arguments, environment: setup.direct().merging(["LD_DEBUG": "libs"]) { $1 }, stdin: stdin)
+      let agentLoaded = KeyringLibraryLoadingTests.keyringLibraries(in: through.result?.stderr ?? "")
+      let directLoaded = KeyringLibraryLoadingTests.keyringLibraries(in: direct.result?.stderr ?? "")
+      #expect(through.result?.status == 0 && direct.result?.status == 0, "\(label)")
+      #expect(agentLoaded.isEmpty, "\(label) through the agent loaded \(agentLoaded)")
+      #expect(!directLoaded.isEmpty, "\(label) directly loaded no keyring library: is the trace there?")
+      Self.figure(
+        "libs", label, "through the agent \(agentLoaded.count) keyring libraries, directly \(directLoaded.count)")
+    }
+    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+  }
+
   /// The user edits a type file while the agent runs: the next answer follows the file.
   @Test func anEditedTypeFileIsSeenByTheNextAnswer() async throws {
     let setup = try Setup()
@@ -998,6 +1026,106 @@ import TokenStoreTesting
     #expect(exit == 0, "the activated agent on SIGTERM: \(exit.map(String.init) ?? "still running")")
     let leaked = [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""].filter { setup.logText.contains($0) }
     #expect(leaked.isEmpty)
+  }
+
+  /// `agent start` daemonizes and returns once it answers, a second `start` says it runs,
+  /// `status` exits 0 then, and `stop` ends it and waits; `status` then exits 1. Clients
+  /// that ask for the direct path (TOKENCTL_AGENT=0, TOKENCTL_LOG=debug) never ask it.
+  @Test func startStatusStopAndTheClientsThatOptOut() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let ada = try setup.seed(name: "ada", access: "agent-test-daemon-\(UUID().uuidString)", expiresIn: 7200)
+    let environment = setup.viaAgent()
+    func tokenctl(_ arguments: String...) async throws -> BoundedRun.Finished {
+      try #require(
+        try await BoundedRun.run(TestProcess.tokenctl, arguments, environment: environment, seconds: 30).result)
+    }
+    let start = try await tokenctl("agent", "start")
+    #expect(start.status == 0 && start.stdout.contains("started (pid"), "\(start)")
+    let again = try await tokenctl("agent", "start")
+    #expect(again.status == 0 && again.stdout.contains("already running"), "\(again)")
+    let status = try await tokenctl("agent", "status", "--json")
+    let document = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+    #expect(status.status == 0 && document?["running"] as? Bool == true, "\(status)")
+    let pid = document?["pid"] as? Int ?? 0
+    // A daemon outlives a failed test otherwise; after a clean stop this finds nobody (and
+    // a pid reused meanwhile by another program is left alone).
+    defer {
+      let command = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
+      if pid > 0, command.contains("tokenctl"), command.contains("agent") { kill(pid_t(pid), SIGTERM) }
+    }
+    Self.figure("daemon", "start", start.stdout.trimmingCharacters(in: .newlines))
+
+    let requests = { try await self.requests(environment) }
+    var before = try await requests()
+    for (name, value) in [("TOKENCTL_AGENT", "0"), ("TOKENCTL_LOG", "debug")] {
+      let optedOut = try await BoundedRun.run(
+        TestProcess.tokenctl, ["token", "ada"], environment: environment.merging([name: value]) { $1 })
+      #expect(optedOut.result?.stdout == ada.tokens.accessToken + "\n")
+      let after = try await requests()
+      #expect(after - before == 1, "\(name)=\(value): the agent counted \(after - before - 1) requests")
+      before = after
+    }
+    let asked = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: environment)
+    #expect(asked.result?.stdout == ada.tokens.accessToken + "\n")
+    #expect(try await requests() - before == 2, "a client without either asks the agent")
+
+    let stop = try await tokenctl("agent", "stop")
+    #expect(stop.status == 0 && stop.stdout.contains("stopped (pid \(pid))"), "\(stop)")
+    #expect(kill(pid_t(pid), 0) != 0, "the agent is gone once stop returns")
+    let gone = try await tokenctl("agent", "status")
+    #expect(gone.status == 1 && gone.stdout.contains("not running"), "\(gone)")
+    #expect(!FileManager.default.fileExists(atPath: setup.socket))
+    let stoppedAgain = try await tokenctl("agent", "stop")
+    #expect(stoppedAgain.status == 0 && stoppedAgain.stdout.contains("not running"), "\(stoppedAgain)")
+  }
+
+  private func requests(_ environment: [String: String]) async throws -> Int {
+    let status = try await BoundedRun.run(
+      TestProcess.tokenctl, ["agent", "status", "--json"], environment: environment, seconds: 20)
+    let document = try JSONSerialization.jsonObject(with: Data((status.result?.stdout ?? "").utf8)) as? [String: Any]
+    return try #require(document?["requests"] as? Int)
+  }
+
+  /// The server gone while the agent keeps a token fresh: the agent logs the failure and
+  /// backs off, without a secret in the log or the status, and clients still get the token
+  /// while it is valid.
+  @Test func aRefreshAheadThatFailsBacksOffAndKeepsServingTheValidToken() async throws {
+    let setup = try Setup(stubArguments: ["--access-token-seconds", "8"])
+    defer { setup.cleanUp() }
+    let family = try setup.stub.admin("/_admin/issue?expires_in=8", method: "POST")
+    let account = Account(
+      type: "gitlocal", id: "id-failing", name: "failing", group: setup.group, createdAt: Date(), updatedAt: Date(),
+      issuer: setup.stub.baseURL, clientID: "git")
+    let seeded = TokenSet(
+      accessToken: try #require(family["access_token"] as? String), refreshToken: family["refresh_token"] as? String,
+      expiresAt: Date().addingTimeInterval(8), issuedAt: Date())
+    try setup.store().save(account, tokens: seeded)
+    let agent = try await setup.startAgent()
+    let first = try await BoundedRun.run(TestProcess.tokenctl, ["token", "failing"], environment: setup.viaAgent())
+    #expect(first.result?.stdout == seeded.accessToken + "\n")
+    // The server goes away before the refresh at 6 s (75 % of 8 s).
+    let info =
+      try JSONSerialization.jsonObject(
+        with: Data(contentsOf: setup.stub.directory.appendingPathComponent("stub.json"))) as? [String: Any]
+    kill(pid_t(try #require(info?["pid"] as? Int)), SIGTERM)
+    let deadline = Date().addingTimeInterval(15)
+    while !agent.log.contains("could not refresh ahead") && Date() < deadline {
+      try await Task.sleep(for: .milliseconds(100))
+    }
+    #expect(agent.log.contains("could not refresh ahead"), "\(agent.log)")
+    let during = try await BoundedRun.run(TestProcess.tokenctl, ["token", "failing"], environment: setup.viaAgent())
+    let stored = try #require(try setup.store().load(account.key))
+    #expect(during.result?.status == 0, "the token is still valid: \(during.result?.stderr ?? "hung")")
+    #expect(during.result?.stdout == stored.tokens.accessToken + "\n")
+    let status = try await agent.status()
+    let tracked = (status["accounts"] as? [[String: Any]])?.first
+    #expect(tracked?["last_error"] != nil, "\(status)")
+    Self.figure(
+      "ahead-fails", "log", agent.log.split(separator: "\n").filter { $0.contains("ahead") }.joined(separator: " | "))
+    Self.figure("ahead-fails", "status last_error", tracked?["last_error"] ?? "-")
+    await Self.finish(
+      agent, secrets: [seeded.accessToken, seeded.refreshToken ?? "", stored.tokens.refreshToken ?? ""])
   }
 
   // MARK: (j) No secret in the log or the status

@@ -49,6 +49,8 @@ import Testing
     defer { session.stop() }
     var environment = session.environment
     environment["LD_DEBUG"] = "libs"
+    // The direct path's loading is what is checked: a client the agent answers loads none.
+    environment["TOKENCTL_AGENT"] = "0"
     let result = try TestProcess.run(TestProcess.tokenctl, ["list"], environment: environment)
     #expect(result.status == 0, "\(Self.withoutTrace(result.stderr))")
     // An empty listing says so on standard error.
@@ -68,6 +70,8 @@ import Testing
     try Data().write(to: URL(fileURLWithPath: libraries.path("libsecret-1.so.0")))
     var environment = session.environment
     environment["LD_LIBRARY_PATH"] = libraries.url.path
+    // The direct path's failure is what is checked: an agent would answer from its own keyring.
+    environment["TOKENCTL_AGENT"] = "0"
     let result = try TestProcess.run(TestProcess.tokenctl, ["list"], environment: environment)
     #expect(result.status == 8, "\(result.stderr)")
     #expect(result.stderr.contains("cannot load libsecret"), "\(result.stderr)")
