@@ -62,8 +62,14 @@ public final class KeyringChangeMonitor: Sendable {
   /// thread has ended (unless this is called from `onChange` itself, on that thread, which
   /// then ends as soon as `onChange` returns). Calling it again does nothing.
   public func stop() {
-    guard let thread = thread.withLock({ $0.take() }) else { return }
-    session.requestStop()
+    // Under the lock, so that a second, concurrent `stop()` returns only once the first
+    // has silenced `onChange`.
+    let taken = thread.withLock { thread in
+      defer { thread = nil }
+      if thread != nil { session.requestStop() }
+      return thread
+    }
+    guard let thread = taken else { return }
     if thread == tokenctl_g_thread_self() {
       tokenctl_g_thread_unref(thread)
     } else {

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import TokenKit
 
 @testable import SecretServiceStore
 
@@ -95,6 +96,41 @@ import Testing
     }
     #expect(!ChangeRecorder.threadNames().contains("keyring-monitor"))
     #expect(recorder.changes.count == 1, "no call after stop(): \(recorder.changes)")
+  }
+
+  /// A monitor started before the keyring daemon (an agent started early in a session)
+  /// reports the daemon's arrival, then its changes.
+  @Test func followsADaemonThatStartsLater() async throws {
+    let session = try PrivateSession(.busWithoutSecretService)
+    defer { session.stop() }
+    let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+      [environment = session.environment as [String: String]] in
+      OwnProcess.run(on: environment, KeyringChangeMonitorTests.awaitTheDaemon)
+    }
+    OwnProcess.report(result)
+  }
+
+  static func awaitTheDaemon(_ session: PrivateSession) throws {
+    let recorder = ChangeRecorder()
+    let monitor = try KeyringChangeMonitor { recorder.record($0) }
+    defer { monitor.stop() }
+    try session.restartKeyring()
+    #expect(recorder.awaitChange(.serviceRestarted, within: Self.bound), "\(recorder.changes)")
+    recorder.reset()
+    let stored = try session.run("secret-tool", ["store", "--label", "x", "service", "late"], stdin: "x")
+    try #require(stored.status == 0, "\(stored.stderr)")
+    #expect(recorder.awaitChange(.items, within: Self.bound), "\(recorder.changes)")
+  }
+
+  /// No session bus is an unavailable keyring, as it is for the store.
+  @Test func withoutASessionBusItThrows() async {
+    let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+      setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/tokenctl-test-bus", 1)
+      let error = #expect(throws: TokenKitError.self) { try KeyringChangeMonitor { _ in } }
+      #expect(error?.code == .keyringUnavailable)
+      #expect(error?.message.contains("session bus") == true, "\(String(describing: error))")
+    }
+    OwnProcess.report(result)
   }
 
   @Test(

@@ -109,7 +109,7 @@ public final class PrivateSession {
 
   /// Replaces gnome-keyring-daemon with a new one, as a restart of the user's session
   /// would (`--replace`), on the same keyring files, which it unlocks; returns once the
-  /// new daemon owns `org.freedesktop.secrets`.
+  /// new daemon owns `org.freedesktop.secrets`. Starts one on a bus that had none.
   public func restartKeyring() throws {
     let previous = try secretServiceOwner()
     let keyring = try run(
