@@ -48,7 +48,20 @@ extension AgentMessage {
   ]
 
   /// The field carrying the context variable `name`.
-  public static func contextField(_ name: String) -> String { "env-" + name.lowercased().replacing("_", with: "-") }
+  ///
+  /// Byte by byte, for the ASCII names above: `lowercased()` and `replacing` would page in
+  /// Unicode case tables and the regex engine's searchers in every client.
+  public static func contextField(_ name: String) -> String {
+    var field = Array("env-".utf8)
+    for byte in name.utf8 {
+      switch byte {
+      case UInt8(ascii: "_"): field.append(UInt8(ascii: "-"))
+      case UInt8(ascii: "A")...UInt8(ascii: "Z"): field.append(byte + 32)
+      default: field.append(byte)
+      }
+    }
+    return String(decoding: field, as: UTF8.self)
+  }
 
   /// The context variables a request carries.
   public var context: [String: String] {

@@ -1,3 +1,4 @@
+import Dispatch
 import NativeAppSupport
 
 #if canImport(Glibc)
@@ -9,7 +10,12 @@ extension TokenCtl {
   /// ProcessInfo, to keep Foundation off the start-up path), runs the command line with
   /// `prefix` before the process's arguments, and exits with its status. Both
   /// executables, `tokenctl` and `git-credential-tokenctl`, are this call.
-  public static func runAsProcess(prefix: [String] = [], name: String) async -> Never {
+  ///
+  /// Synchronous, and called from a `main.swift` without `await`, so that a client the agent
+  /// answers never starts Swift's concurrency runtime: no libdispatch set-up, no worker
+  /// thread. That is a third of the memory such a client would otherwise touch (issue 13,
+  /// row 6a). Everything else runs in a task while the main thread serves the main queue.
+  public static func runAsProcess(prefix: [String] = [], name: String) -> Never {
     // Before anything reads a token: this process, the git helper and the refresh child
     // (both are this call) leave no core dump, and no other process may trace them.
     ProcessProtection.forbidCoreDumpsAndTracing()
@@ -34,7 +40,8 @@ extension TokenCtl {
         context.agent = nil
         if let input { context.readInput = { _ in input } }
       }
-      Glibc.exit(await main(arguments: full, context: context))
+      Task { [context] in Glibc.exit(await main(arguments: full, context: context)) }
+      dispatchMain()
     } catch {
       // The built-in plugins are checked by the tests; reaching this is a broken build.
       StandardOutput().writeError("\(name): \(error)\n")

@@ -2,4 +2,4 @@ import TokenCtlCLI
 
 // git runs `git-credential-tokenctl get|store|erase` for `credential.helper=tokenctl`; this
 // is `tokenctl credential …` under the name git looks for.
-await TokenCtl.runAsProcess(prefix: ["credential"], name: "git-credential-tokenctl")
+TokenCtl.runAsProcess(prefix: ["credential"], name: "git-credential-tokenctl")

@@ -1,4 +1,4 @@
 import TokenCtlCLI
 
 // Only the entry point lives here; everything else is in TokenCtlCLI, where tests reach it.
-await TokenCtl.runAsProcess(name: "tokenctl")
+TokenCtl.runAsProcess(name: "tokenctl")
