@@ -131,8 +131,9 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
-    // The agent's systemd unit templates (make install fills them in) are no sources.
-    .executableTarget(name: "tokenctl", dependencies: ["TokenCtlCLI"], exclude: ["systemd"]),
+    // The agent's systemd unit templates (make install fills them in) and the release link
+    // order of the functions run at start (Makefile, RELEASE_FLAGS) are no sources.
+    .executableTarget(name: "tokenctl", dependencies: ["TokenCtlCLI"], exclude: ["systemd", "startup.order"]),
     // What git runs for `credential.helper=tokenctl`: `tokenctl credential` under git's name.
     .executableTarget(name: "git-credential-tokenctl", dependencies: ["TokenCtlCLI"]),
 
