@@ -167,7 +167,7 @@ public struct SecretServiceTokenStore: TokenStore {
         })
     else { throw SecretServiceError.noSecretService("libsecret returned no service") }
     defer { GLibBridge.unref(service) }
-    return try body(service)
+    return try GLibBridge.withOwnContext { try body(service) }
   }
 
   private func search(
@@ -179,8 +179,15 @@ public struct SecretServiceTokenStore: TokenStore {
     // that a locked item can be reported as locked.
     var flags = SECRET_SEARCH_ALL.rawValue
     if loadSecrets { flags |= SECRET_SEARCH_LOAD_SECRETS.rawValue }
-    let list = try GLibBridge.call("searching the keyring") {
-      tokenctl_secret_service_search_sync(service, nil, table, SecretSearchFlags(rawValue: flags), nil, $0)
+    // The asynchronous search, run here: its items belong to the store's own context (see
+    // GLibBridge.withOwnContext), where the _sync search's would leak.
+    let list = try GLibBridge.call("searching the keyring") { error in
+      GLibBridge.runAsync(
+        { callback, data in
+          tokenctl_secret_service_search(
+            service, nil, table, SecretSearchFlags(rawValue: flags), nil, callback, data)
+        },
+        finish: { tokenctl_secret_service_search_finish(service, $0, error) })
     }
     return GLibBridge.takeObjects(list ?? nil)
   }

@@ -24,6 +24,12 @@ final class CachingTokenStore: TokenStore, Sendable {
     var accounts: [Entry]?
   }
   private let memory = Mutex(Memory())
+  /// Held while the group is read whole: requests that find nothing held wait for the one
+  /// read in flight instead of each starting their own. With 1,000 accounts one read holds
+  /// some 14 MiB of D-Bus replies and item proxies until it ends; the first clients and
+  /// the refresh-ahead tasks they start all missed at once, and the agent's peak memory was
+  /// several reads' worth (issue 13, row 9).
+  private let reading = Mutex(())
   /// Whether to remember at all: only while someone tells us of changes.
   private let remembers: @Sendable () -> Bool
 
@@ -57,22 +63,34 @@ final class CachingTokenStore: TokenStore, Sendable {
 
   func loadAll(_ query: AccountQuery) throws -> [StoredAccount] {
     guard remembers() else { return try backing.loadAll(query) }
-    let (generation, held) = memory.withLock { ($0.generation, $0.accounts) }
     let entries: [Entry]
-    if let held {
+    if let held = memory.withLock({ $0.accounts }) {
       entries = held
+    } else if let read = try readGroup() {
+      entries = read
     } else {
-      // One search for the whole group: the next request, whatever account it names, is
-      // answered from memory. A damaged item makes the search throw; the query is then
-      // asked as it came, uncached, so that it fails, or not, exactly as without the agent.
-      guard let all = try? backing.loadAll(.all) else { return try backing.loadAll(query) }
-      entries = try all.map { Entry(account: $0.account, tokens: SecretBox(try $0.tokens.storageJSON())) }
-      memory.withLock { if $0.generation == generation { $0.accounts = entries } }
+      // A damaged item makes the group's search throw; the query is then asked as it came,
+      // uncached, so that it fails, or not, exactly as without the agent.
+      return try backing.loadAll(query)
     }
     return try entries.filter { query.matches($0.account) }.map { entry in
       StoredAccount(
         account: entry.account,
         tokens: try entry.tokens.withBytes { try TokenSet(storageJSON: $0, item: entry.account.qualifiedName) })
+    }
+  }
+
+  /// Every account of the group with its tokens, in one search, so that the next request,
+  /// whatever account it names, is answered from memory; nil when the search failed.
+  private func readGroup() throws -> [Entry]? {
+    try reading.withLock { _ in
+      // What the read this one waited for found, if nothing changed since.
+      let (generation, held) = memory.withLock { ($0.generation, $0.accounts) }
+      if let held { return held }
+      guard let all = try? backing.loadAll(.all) else { return nil }
+      let entries = try all.map { Entry(account: $0.account, tokens: SecretBox(try $0.tokens.storageJSON())) }
+      memory.withLock { if $0.generation == generation { $0.accounts = entries } }
+      return entries
     }
   }
 

@@ -12,10 +12,12 @@
   F(SecretService *, secret_service_get_sync, (SecretServiceFlags flags, GCancellable *cancellable, GError **error), \
     (flags, cancellable, error))                                                                                 \
   V(secret_service_disconnect, (void), ())                                                                       \
-  F(GList *, secret_service_search_sync,                                                                         \
+  V(secret_service_search,                                                                                       \
     (SecretService *service, const SecretSchema *schema, GHashTable *attributes, SecretSearchFlags flags,        \
-     GCancellable *cancellable, GError **error),                                                                 \
-    (service, schema, attributes, flags, cancellable, error))                                                    \
+     GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data),                               \
+    (service, schema, attributes, flags, cancellable, callback, user_data))                                      \
+  F(GList *, secret_service_search_finish, (SecretService *service, GAsyncResult *result, GError **error),       \
+    (service, result, error))                                                                                    \
   F(SecretCollection *, secret_collection_for_alias_sync,                                                        \
     (SecretService *service, const gchar *alias, SecretCollectionFlags flags, GCancellable *cancellable,         \
      GError **error),                                                                                            \
@@ -57,12 +59,13 @@
   F(gboolean, g_hash_table_iter_next, (GHashTableIter *iterator, gpointer *key, gpointer *value),                \
     (iterator, key, value))                                                                                      \
   V(g_list_free, (GList *list), (list))                                                                          \
-  /* GLib: main loops and threads, for the change monitor */                                                     \
+  /* GLib: main loops and threads, for the change monitor and the store's own context */                          \
   F(GMainContext *, g_main_context_new, (void), ())                                                              \
   V(g_main_context_unref, (GMainContext *context), (context))                                                    \
   V(g_main_context_push_thread_default, (GMainContext *context), (context))                                      \
   V(g_main_context_pop_thread_default, (GMainContext *context), (context))                                       \
   F(gboolean, g_main_context_iteration, (GMainContext *context, gboolean may_block), (context, may_block))       \
+  F(GMainContext *, g_main_context_get_thread_default, (void), ())                                              \
   F(GMainLoop *, g_main_loop_new, (GMainContext *context, gboolean is_running), (context, is_running))           \
   V(g_main_loop_run, (GMainLoop *loop), (loop))                                                                  \
   V(g_main_loop_quit, (GMainLoop *loop), (loop))                                                                 \
@@ -84,6 +87,7 @@
   F(const gchar *, g_variant_get_string, (GVariant *value, gsize *length), (value, length))                      \
   V(g_variant_unref, (GVariant *value), (value))                                                                 \
   /* GObject */                                                                                                  \
+  F(gpointer, g_object_ref, (gpointer object), (object))                                                        \
   V(g_object_unref, (gpointer object), (object))                                                                 \
   /* GIO: the session bus */                                                                                     \
   F(GDBusConnection *, g_bus_get_sync, (GBusType bus_type, GCancellable *cancellable, GError **error),           \

@@ -29,6 +29,8 @@ typedef struct _GVariant GVariant;
 typedef struct _GVariantType GVariantType;
 typedef struct _GCancellable GCancellable;
 typedef struct _GDBusConnection GDBusConnection;
+typedef struct _GObject GObject;
+typedef struct _GAsyncResult GAsyncResult;
 typedef struct _SecretService SecretService;
 typedef struct _SecretCollection SecretCollection;
 typedef struct _SecretItem SecretItem;
@@ -64,6 +66,7 @@ typedef gpointer (*GThreadFunc)(gpointer data);
 typedef void (*GDBusSignalCallback)(
   GDBusConnection *connection, const gchar *sender_name, const gchar *object_path, const gchar *interface_name,
   const gchar *signal_name, GVariant *parameters, gpointer user_data);
+typedef void (*GAsyncReadyCallback)(GObject *source_object, GAsyncResult *result, gpointer user_data);
 
 // The enumerations, with only the members tokenctl passes.
 typedef enum { G_BUS_TYPE_SESSION = 2 } GBusType;
