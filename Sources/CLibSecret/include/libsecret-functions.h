@@ -18,6 +18,13 @@
     (service, schema, attributes, flags, cancellable, callback, user_data))                                      \
   F(GList *, secret_service_search_finish, (SecretService *service, GAsyncResult *result, GError **error),       \
     (service, result, error))                                                                                    \
+  F(gboolean, secret_service_search_for_dbus_paths_sync,                                                         \
+    (SecretService *self, const SecretSchema *schema, GHashTable *attributes, GCancellable *cancellable,         \
+     gchar ***unlocked, gchar ***locked, GError **error),                                                        \
+    (self, schema, attributes, cancellable, unlocked, locked, error))                                            \
+  F(GHashTable *, secret_service_get_secrets_for_dbus_paths_sync,                                                \
+    (SecretService *self, const gchar **item_paths, GCancellable *cancellable, GError **error),                  \
+    (self, item_paths, cancellable, error))                                                                      \
   F(SecretCollection *, secret_collection_for_alias_sync,                                                        \
     (SecretService *service, const gchar *alias, SecretCollectionFlags flags, GCancellable *cancellable,         \
      GError **error),                                                                                            \
@@ -55,17 +62,19 @@
   V(g_error_free, (GError *error), (error))                                                                      \
   F(gboolean, g_hash_table_insert, (GHashTable *table, gpointer key, gpointer value), (table, key, value))       \
   V(g_hash_table_unref, (GHashTable *table), (table))                                                            \
+  F(gpointer, g_hash_table_lookup, (GHashTable *table, gconstpointer key), (table, key))                         \
   V(g_hash_table_iter_init, (GHashTableIter *iterator, GHashTable *table), (iterator, table))                    \
   F(gboolean, g_hash_table_iter_next, (GHashTableIter *iterator, gpointer *key, gpointer *value),                \
     (iterator, key, value))                                                                                      \
   V(g_list_free, (GList *list), (list))                                                                          \
-  /* GLib: main loops and threads, for the change monitor and the store's own context */                          \
+  V(g_strfreev, (gchar **strings), (strings))                                                                    \
+  /* GLib: main loops and threads, for the change monitor and the store's own context */                         \
   F(GMainContext *, g_main_context_new, (void), ())                                                              \
   V(g_main_context_unref, (GMainContext *context), (context))                                                    \
   V(g_main_context_push_thread_default, (GMainContext *context), (context))                                      \
   V(g_main_context_pop_thread_default, (GMainContext *context), (context))                                       \
   F(gboolean, g_main_context_iteration, (GMainContext *context, gboolean may_block), (context, may_block))       \
-  F(GMainContext *, g_main_context_get_thread_default, (void), ())                                              \
+  F(GMainContext *, g_main_context_get_thread_default, (void), ())                                               \
   F(GMainLoop *, g_main_loop_new, (GMainContext *context, gboolean is_running), (context, is_running))           \
   V(g_main_loop_run, (GMainLoop *loop), (loop))                                                                  \
   V(g_main_loop_quit, (GMainLoop *loop), (loop))                                                                 \
@@ -80,19 +89,28 @@
   F(gpointer, g_thread_join, (GThread *thread), (thread))                                                        \
   V(g_thread_unref, (GThread *thread), (thread))                                                                 \
   F(GThread *, g_thread_self, (void), ())                                                                        \
-  /* GLib: the parameters of D-Bus signals */                                                                    \
+  /* GLib: the parameters of D-Bus signals and the replies of D-Bus calls */                                     \
   F(const gchar *, g_variant_get_type_string, (GVariant *value), (value))                                        \
   F(gsize, g_variant_n_children, (GVariant *value), (value))                                                     \
   F(GVariant *, g_variant_get_child_value, (GVariant *value, gsize index), (value, index))                       \
   F(const gchar *, g_variant_get_string, (GVariant *value, gsize *length), (value, length))                      \
   V(g_variant_unref, (GVariant *value), (value))                                                                 \
+  F(guint64, g_variant_get_uint64, (GVariant *value), (value))                                                   \
+  F(GVariant *, g_variant_lookup_value,                                                                          \
+    (GVariant *dictionary, const gchar *key, const GVariantType *expected_type),                                 \
+    (dictionary, key, expected_type))                                                                            \
+  F(GVariant *, g_variant_new_string, (const gchar *string), (string))                                           \
+  F(GVariant *, g_variant_new_tuple, (GVariant *const *children, gsize count), (children, count))                \
   /* GObject */                                                                                                  \
-  F(gpointer, g_object_ref, (gpointer object), (object))                                                        \
+  F(gpointer, g_object_ref, (gpointer object), (object))                                                         \
   V(g_object_unref, (gpointer object), (object))                                                                 \
   /* GIO: the session bus */                                                                                     \
   F(GDBusConnection *, g_bus_get_sync, (GBusType bus_type, GCancellable *cancellable, GError **error),           \
     (bus_type, cancellable, error))                                                                              \
   F(gchar *, g_dbus_error_get_remote_error, (const GError *error), (error))                                      \
+  F(gboolean, g_dbus_error_strip_remote_error, (GError *error), (error))                                         \
+  F(GDBusConnection *, g_dbus_proxy_get_connection, (GDBusProxy *proxy), (proxy))                                \
+  F(const gchar *, g_dbus_proxy_get_name, (GDBusProxy *proxy), (proxy))                                          \
   F(guint, g_dbus_connection_signal_subscribe,                                                                   \
     (GDBusConnection *connection, const gchar *sender, const gchar *interface_name, const gchar *member,         \
      const gchar *object_path, const gchar *arg0, GDBusSignalFlags flags, GDBusSignalCallback callback,          \

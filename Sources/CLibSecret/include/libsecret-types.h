@@ -17,6 +17,7 @@ typedef uint64_t guint64;
 typedef size_t gsize;
 typedef ptrdiff_t gssize;
 typedef void *gpointer;
+typedef const void *gconstpointer;
 typedef guint32 GQuark;
 
 // Opaque: used only through pointers.
@@ -29,6 +30,7 @@ typedef struct _GVariant GVariant;
 typedef struct _GVariantType GVariantType;
 typedef struct _GCancellable GCancellable;
 typedef struct _GDBusConnection GDBusConnection;
+typedef struct _GDBusProxy GDBusProxy;
 typedef struct _GObject GObject;
 typedef struct _GAsyncResult GAsyncResult;
 typedef struct _SecretService SecretService;
