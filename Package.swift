@@ -211,6 +211,9 @@ let package = Package(
     .testTarget(name: "NativeAppSupportTests", dependencies: ["NativeAppSupport", "TestSupport"]),
     .testTarget(
       name: "GitCredentialHelperTests", dependencies: ["GitCredentialHelper", "TokenKit", "TokenStoreTesting"]),
+    // The agent's parts that need no socket or keyring (its memory of a group), apart
+    // from its integration tests in TokenCtlCLITests.
+    .testTarget(name: "TokenAgentTests", dependencies: ["TokenAgent", "TokenKit", "TokenStoreTesting"]),
     .testTarget(
       name: "TokenCtlCLITests",
       dependencies: [

@@ -22,9 +22,15 @@
     (SecretService *self, const SecretSchema *schema, GHashTable *attributes, GCancellable *cancellable,         \
      gchar ***unlocked, gchar ***locked, GError **error),                                                        \
     (self, schema, attributes, cancellable, unlocked, locked, error))                                            \
-  F(GHashTable *, secret_service_get_secrets_for_dbus_paths_sync,                                                \
-    (SecretService *self, const gchar **item_paths, GCancellable *cancellable, GError **error),                  \
-    (self, item_paths, cancellable, error))                                                                      \
+  V(secret_item_new_for_dbus_path,                                                                               \
+    (SecretService *service, const gchar *item_path, SecretItemFlags flags, GCancellable *cancellable,           \
+     GAsyncReadyCallback callback, gpointer user_data),                                                          \
+    (service, item_path, flags, cancellable, callback, user_data))                                               \
+  F(SecretItem *, secret_item_new_for_dbus_path_finish, (GAsyncResult *result, GError **error), (result, error)) \
+  V(secret_item_load_secrets,                                                                                    \
+    (GList *items, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data),                 \
+    (items, cancellable, callback, user_data))                                                                   \
+  F(gboolean, secret_item_load_secrets_finish, (GAsyncResult *result, GError **error), (result, error))          \
   F(SecretCollection *, secret_collection_for_alias_sync,                                                        \
     (SecretService *service, const gchar *alias, SecretCollectionFlags flags, GCancellable *cancellable,         \
      GError **error),                                                                                            \
@@ -62,11 +68,11 @@
   V(g_error_free, (GError *error), (error))                                                                      \
   F(gboolean, g_hash_table_insert, (GHashTable *table, gpointer key, gpointer value), (table, key, value))       \
   V(g_hash_table_unref, (GHashTable *table), (table))                                                            \
-  F(gpointer, g_hash_table_lookup, (GHashTable *table, gconstpointer key), (table, key))                         \
   V(g_hash_table_iter_init, (GHashTableIter *iterator, GHashTable *table), (iterator, table))                    \
   F(gboolean, g_hash_table_iter_next, (GHashTableIter *iterator, gpointer *key, gpointer *value),                \
     (iterator, key, value))                                                                                      \
   V(g_list_free, (GList *list), (list))                                                                          \
+  F(GList *, g_list_prepend, (GList *list, gpointer data), (list, data))                                         \
   V(g_strfreev, (gchar **strings), (strings))                                                                    \
   /* GLib: main loops and threads, for the change monitor and the store's own context */                         \
   F(GMainContext *, g_main_context_new, (void), ())                                                              \

@@ -17,7 +17,6 @@ typedef uint64_t guint64;
 typedef size_t gsize;
 typedef ptrdiff_t gssize;
 typedef void *gpointer;
-typedef const void *gconstpointer;
 typedef guint32 GQuark;
 
 // Opaque: used only through pointers.
@@ -77,6 +76,7 @@ typedef enum { G_DBUS_SIGNAL_FLAGS_NONE = 0 } GDBusSignalFlags;
 typedef enum { SECRET_SERVICE_NONE = 0 } SecretServiceFlags;
 typedef enum { SECRET_COLLECTION_NONE = 0 } SecretCollectionFlags;
 typedef enum { SECRET_ITEM_CREATE_NONE = 0 } SecretItemCreateFlags;
+typedef enum { SECRET_ITEM_NONE = 0 } SecretItemFlags;
 typedef enum {
   SECRET_SEARCH_NONE = 0,
   SECRET_SEARCH_ALL = 1 << 1,

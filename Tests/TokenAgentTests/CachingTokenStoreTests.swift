@@ -1,0 +1,61 @@
+import Foundation
+import Synchronization
+import Testing
+import TokenKit
+import TokenStoreTesting
+
+@testable import TokenAgent
+
+/// The agent's memory of a group, in front of a store that counts and slows its reads.
+@Suite struct CachingTokenStoreTests {
+  /// An in-memory store whose group-wide reads are counted and take a while, as a keyring
+  /// with many items does.
+  final class SlowStore: TokenStore, Sendable {
+    let inner = InMemoryTokenStore(group: "slow")
+    let groupReads = Atomic(0)
+    var group: String { inner.group }
+
+    func list(_ query: AccountQuery) throws -> [AccountListing] { try inner.list(query) }
+    func load(_ key: AccountKey) throws -> StoredAccount? { try inner.load(key) }
+    func loadAll(_ query: AccountQuery) throws -> [StoredAccount] {
+      if query == .all {
+        groupReads.add(1, ordering: .sequentiallyConsistent)
+        usleep(200_000)
+      }
+      return try inner.loadAll(query)
+    }
+    func save(_ account: Account, tokens: TokenSet) throws { try inner.save(account, tokens: tokens) }
+    func remove(_ key: AccountKey) throws -> Bool { try inner.remove(key) }
+  }
+
+  static func account(_ name: String) -> Account {
+    let now = Date(timeIntervalSince1970: 1_790_000_000)
+    return Account(type: "corp", id: "id-\(name)", name: name, group: "slow", createdAt: now, updatedAt: now)
+  }
+
+  @Test func requestsThatMissTogetherShareOneReadOfTheGroup() throws {
+    let backing = SlowStore()
+    for name in ["ada", "grace", "linus"] {
+      try backing.save(Self.account(name), tokens: TokenSet(accessToken: "access-\(name)"))
+    }
+    let store = CachingTokenStore(backing)
+    let answers = Mutex<[String]>([])
+    let threads = (0..<8).map { index in
+      Thread {
+        let name = ["ada", "grace", "linus"][index % 3]
+        let token = try? store.load(Self.account(name).key)?.tokens.accessToken
+        answers.withLock { $0.append(token ?? "none") }
+      }
+    }
+    threads.forEach { $0.start() }
+    while answers.withLock({ $0.count }) < threads.count { usleep(10_000) }
+
+    #expect(backing.groupReads.load(ordering: .sequentiallyConsistent) == 1)
+    #expect(
+      answers.withLock { $0.sorted() }
+        == [
+          "access-ada", "access-ada", "access-ada", "access-grace",
+          "access-grace", "access-grace", "access-linus", "access-linus",
+        ].sorted())
+  }
+}
