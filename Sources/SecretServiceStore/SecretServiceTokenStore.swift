@@ -395,25 +395,21 @@ public struct SecretServiceTokenStore: TokenStore {
   /// For each account among `items`, the most recently modified item: two processes that
   /// created one account at once leave two items until the next save removes one.
   private func newestPerAccount(_ items: [FoundItem]) -> [FoundItem] {
-    var newest: [String: FoundItem] = [:]
-    for item in items {
-      let key = Self.accountKey(item.attributes)
-      if let current = newest[key], current.modified >= item.modified { continue }
-      newest[key] = item
-    }
-    return Array(newest.values)
+    Self.newest(items, attributes: \.attributes, modified: \.modified)
   }
 
   /// The same choice among item proxies, for the write paths.
   private func newestPerAccount(_ items: [OpaquePointer]) -> [OpaquePointer] {
-    var newest: [String: OpaquePointer] = [:]
+    Self.newest(items, attributes: attributes(of:), modified: tokenctl_secret_item_get_modified)
+  }
+
+  private static func newest<Item>(
+    _ items: [Item], attributes: (Item) -> [String: String], modified: (Item) -> UInt64
+  ) -> [Item] {
+    var newest: [String: Item] = [:]
     for item in items {
-      let key = Self.accountKey(attributes(of: item))
-      if let current = newest[key],
-        tokenctl_secret_item_get_modified(current) >= tokenctl_secret_item_get_modified(item)
-      {
-        continue
-      }
+      let key = accountKey(attributes(item))
+      if let current = newest[key], modified(current) >= modified(item) { continue }
       newest[key] = item
     }
     return Array(newest.values)
