@@ -21,7 +21,7 @@ public struct SecretServiceTokenStore: TokenStore {
 
   public func list(_ query: AccountQuery) throws -> [AccountListing] {
     try withService { service in
-      let items = try find(service, KeyringSchema.searchAttributes(query, group: group))
+      let items = try find(service, KeyringSchema.searchAttributes(query, group: group), withSecrets: false)
       // The search matched our schema and group, so an item with incomplete attributes was
       // damaged or written by something else: skip it rather than fail the whole listing.
       return newestPerAccount(items).compactMap { KeyringSchema.listing(from: $0.attributes) }
@@ -34,16 +34,14 @@ public struct SecretServiceTokenStore: TokenStore {
     try loadAll(AccountQuery(type: key.type, id: key.id)).first
   }
 
-  /// The matching items' paths, their properties one reply at a time, then the secrets of
-  /// the accounts found, through a few item proxies at a time (see `secrets(_:of:)`).
+  /// The matching items' paths, then their properties and secrets through a few item
+  /// proxies at a time (see `withSecrets(_:_:)`).
   public func loadAll(_ query: AccountQuery) throws -> [StoredAccount] {
     try withService { service in
-      let items = try find(service, KeyringSchema.searchAttributes(query, group: group))
-      let accounts = try newestPerAccount(items).map { ($0.path, try listing(of: $0)) }
-        .filter { query.matches($0.1.account) }
-      if accounts.isEmpty { return [] }
-      let secrets = try self.secrets(service, of: accounts.map(\.0))
-      return try accounts.map { path, listing in try storedAccount(listing, secret: secrets[path]) }
+      let items = try find(service, KeyringSchema.searchAttributes(query, group: group), withSecrets: true)
+      return try newestPerAccount(items).map { (try listing(of: $0), $0.secret) }
+        .filter { query.matches($0.0.account) }
+        .map { listing, secret in try storedAccount(listing, secret: secret) }
     }
   }
 
@@ -197,17 +195,23 @@ public struct SecretServiceTokenStore: TokenStore {
   }
 
   /// An item the read paths found: its object path and the two properties they use,
-  /// copied out of one D-Bus reply. Reading through paths holds no `SecretItem` proxy,
+  /// copied out of one D-Bus reply or item proxy. `list` reads through paths and holds no
+  /// `SecretItem` proxy; `loadAll` holds `secretsAtOnce` at most. A proxy,
   /// whose property cache and signal subscription cost about 14 KiB per item: 14 MiB at
   /// once for a group of 1,000 accounts.
   private struct FoundItem {
     let path: String
     let attributes: [String: String]
     let modified: UInt64
+    /// The stored token set (JSON), when read.
+    var secret: [UInt8]? = nil
   }
 
-  /// The items that match `attributes`, in every collection, with their properties.
-  private func find(_ service: OpaquePointer, _ attributes: [String: String]) throws -> [FoundItem] {
+  /// The items that match `attributes`, in every collection, with their properties, and
+  /// their secrets when `withSecrets`.
+  private func find(
+    _ service: OpaquePointer, _ attributes: [String: String], withSecrets: Bool
+  ) throws -> [FoundItem] {
     let table = GLibBridge.hashTable(attributes)
     defer { tokenctl_g_hash_table_unref(table) }
     var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
@@ -222,12 +226,13 @@ public struct SecretServiceTokenStore: TokenStore {
     // The search names locked items apart instead of hiding them; that, or the default
     // collection's state when nothing matched, tells "locked" from "no such account".
     if locked?.pointee != nil { throw SecretServiceError.locked(try collectionLabel(service)) }
-    var items: [FoundItem] = []
+    var paths: [String] = []
     var next = unlocked
     while let path = next?.pointee {
-      items.append(try properties(service, of: path))
+      paths.append(String(cString: path))
       next = next?.successor()
     }
+    let items = try withSecrets ? self.withSecrets(service, paths) : paths.map { try properties(service, of: $0) }
     if items.isEmpty {
       let collection = try defaultCollection(service)
       GLibBridge.unref(collection)
@@ -238,7 +243,7 @@ public struct SecretServiceTokenStore: TokenStore {
   /// The `Attributes` and `Modified` properties of the item at `path`, read with one
   /// `GetAll` call on the connection and bus name libsecret uses for `service`, whose
   /// reply is freed before the next item's.
-  private func properties(_ service: OpaquePointer, of path: UnsafeMutablePointer<gchar>) throws -> FoundItem {
+  private func properties(_ service: OpaquePointer, of path: String) throws -> FoundItem {
     let connection = tokenctl_g_dbus_proxy_get_connection(service)
     let busName = tokenctl_g_dbus_proxy_get_name(service)
     var interface: OpaquePointer? = tokenctl_g_variant_new_string("org.freedesktop.Secret.Item")
@@ -275,7 +280,7 @@ public struct SecretServiceTokenStore: TokenStore {
       modified = tokenctl_g_variant_get_uint64(value)
       tokenctl_g_variant_unref(value)
     }
-    return FoundItem(path: String(cString: path), attributes: attributes, modified: modified)
+    return FoundItem(path: path, attributes: attributes, modified: modified)
   }
 
   private static func lookup(_ dictionary: OpaquePointer, _ key: String, type: String) -> OpaquePointer? {
@@ -291,14 +296,15 @@ public struct SecretServiceTokenStore: TokenStore {
   /// How many item proxies a read of secrets holds at once.
   private static let secretsAtOnce = 50
 
-  /// The stored secrets (JSON) of the items at `paths`, by path, read through item proxies
-  /// made and freed in the store's own context, `secretsAtOnce` at a time.
+  /// The items at `paths` with their properties and secrets, read through item proxies
+  /// made and freed in the store's own context, `secretsAtOnce` at a time: as many D-Bus
+  /// calls as a libsecret search that loads secrets, without holding every proxy at once.
   ///
   /// Not `secret_service_get_secrets_for_dbus_paths`, which needs no proxy: libsecret 0.20
   /// (Debian 12) never frees that call's D-Bus reply, so every read leaked all the
   /// (encrypted) secrets it fetched, 17 KB a call for 20 items (valgrind).
-  private func secrets(_ service: OpaquePointer, of paths: [String]) throws -> [String: [UInt8]] {
-    var secrets: [String: [UInt8]] = [:]
+  private func withSecrets(_ service: OpaquePointer, _ paths: [String]) throws -> [FoundItem] {
+    var found: [FoundItem] = []
     for start in stride(from: 0, to: paths.count, by: Self.secretsAtOnce) {
       let chunk = paths[start..<min(start + Self.secretsAtOnce, paths.count)]
       var items: [OpaquePointer] = []
@@ -325,14 +331,20 @@ public struct SecretServiceTokenStore: TokenStore {
           finish: { tokenctl_secret_item_load_secrets_finish($0, error) })
       }
       for (path, item) in zip(chunk, items) {
-        guard let value = tokenctl_secret_item_get_secret(item) else { continue }
-        defer { tokenctl_secret_value_unref(UnsafeMutableRawPointer(value)) }
-        var length = 0
-        let bytes = tokenctl_secret_value_get(value, &length)!
-        secrets[path] = Array(UnsafeRawBufferPointer(start: bytes, count: length))
+        var secret: [UInt8]?
+        if let value = tokenctl_secret_item_get_secret(item) {
+          defer { tokenctl_secret_value_unref(UnsafeMutableRawPointer(value)) }
+          var length = 0
+          let bytes = tokenctl_secret_value_get(value, &length)!
+          secret = Array(UnsafeRawBufferPointer(start: bytes, count: length))
+        }
+        found.append(
+          FoundItem(
+            path: path, attributes: attributes(of: item), modified: tokenctl_secret_item_get_modified(item),
+            secret: secret))
       }
     }
-    return secrets
+    return found
   }
 
   /// Throws `keyringLocked` when any found item is locked, or when nothing was found and
