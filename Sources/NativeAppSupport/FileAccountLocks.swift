@@ -53,7 +53,7 @@ public struct FileAccountLocks: AccountLocking {
           .storeFailure, "another tokenctl has been refreshing \(key) for more than \(DurationText.format(timeout))",
           recovery: "Try again; if it persists, look for a hung tokenctl process.")
       }
-      do { try await Task.sleep(for: Self.pollInterval) } catch {
+      do { try await DeadlineTimer.shared.sleep(for: Self.pollInterval) } catch {
         close(fd)
         throw error
       }

@@ -76,7 +76,8 @@ public final class Agent: Sendable {
       close(connection)
       return
     }
-    Task { [service] in
+    // Unstructured tasks do not inherit an executor preference: name the pool.
+    Task(executorPreference: ThreadPoolExecutor.shared) { [service] in
       let answer = await service.answer(request)
       if !DetachedThread.start({
         try? AgentSocketIO.writeMessage(answer, to: connection, timeoutMilliseconds: Self.requestTimeoutMilliseconds)

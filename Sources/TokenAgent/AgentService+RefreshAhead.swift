@@ -1,4 +1,5 @@
 import AgentProtocol
+import NativeAppSupport
 import TokenKit
 
 #if canImport(Glibc)
@@ -12,8 +13,9 @@ import TokenKit
 
 extension AgentService {
   /// Keeps `account` fresh from now on: a task per account that sleeps until the token has
-  /// lived `refreshAt` of its lifetime, refreshes it, and sleeps again. Timers, no polling:
-  /// an idle agent uses no CPU.
+  /// lived `refreshAt` of its lifetime, refreshes it, and sleeps again. Timers, no polling,
+  /// and none of libdispatch's threads (``ThreadPoolExecutor``, ``DeadlineTimer``): an idle
+  /// agent uses no CPU.
   ///
   /// `idleLifetime`: only keep the refresh token alive, refreshing before it has gone
   /// unused that long (an account nobody asked for, of a type whose provider drops idle
@@ -31,7 +33,7 @@ extension AgentService {
       return true
     }
     guard start else { return }
-    let task = Task { [self] in await keepFresh(key) }
+    let task = Task(executorPreference: ThreadPoolExecutor.shared) { [self] in await keepFresh(key) }
     state.withLock { $0.tracked[key]?.task = task }
   }
 
@@ -111,7 +113,7 @@ extension AgentService {
       let wait = due.timeIntervalSince(clock.now)
       if wait > 0 {
         setNext(key, due)
-        try? await Task.sleep(for: .milliseconds(Int64(wait * 1000) + 1))
+        try? await sleep(.milliseconds(Int64(wait * 1000) + 1))
         continue
       }
       do {
@@ -146,7 +148,7 @@ extension AgentService {
   private func pause(_ key: TrackKey, seconds: Double, error: String) async {
     setNext(key, clock.now.addingTimeInterval(seconds))
     log("could not refresh ahead (\(error.split(separator: "\n").first ?? "")); trying again in \(Int(seconds)) s")
-    try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+    try? await sleep(.milliseconds(Int64(seconds * 1000)))
   }
 
   private func setNext(_ key: TrackKey, _ date: Date) {

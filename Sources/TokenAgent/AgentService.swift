@@ -42,6 +42,7 @@ public final class AgentService: Sendable {
   let transport: any HTTPTransport
   let makeStore: @Sendable (String) -> any TokenStore
   let log: @Sendable (String) -> Void
+  let sleep: @Sendable (Duration) async throws -> Void
   let startedAt: Date
   private let turnstile = AccountTurnstile()
   /// Whether the keyring's changes reach us (``keyringChanged(rescan:)``): without them,
@@ -74,11 +75,13 @@ public final class AgentService: Sendable {
   let state = Mutex(State())
 
   /// `base` is the built-in types; `environment` the agent's own; `makeStore` opens a
-  /// group of the keyring; `log` takes lines for standard error, never a secret.
+  /// group of the keyring; `log` takes lines for standard error, never a secret; `sleep`
+  /// waits between refreshes ahead.
   public init(
     base: AccountTypeRegistry, environment: [String: String], settings: Settings = Settings(),
     clock: any WallClock, transport: any HTTPTransport, makeStore: @escaping @Sendable (String) -> any TokenStore,
-    log: @escaping @Sendable (String) -> Void
+    log: @escaping @Sendable (String) -> Void,
+    sleep: @escaping @Sendable (Duration) async throws -> Void = { try await DeadlineTimer.shared.sleep(for: $0) }
   ) {
     self.base = base
     self.environment = environment
@@ -87,6 +90,7 @@ public final class AgentService: Sendable {
     self.transport = transport
     self.makeStore = makeStore
     self.log = log
+    self.sleep = sleep
     startedAt = clock.now
   }
 
@@ -283,7 +287,7 @@ public final class AgentService: Sendable {
     // A thread of its own: the scan reads the keyring, which blocks, and must not hold
     // one of the few threads that answer requests.
     let started = DetachedThread.start { [self] in
-      sleep(1)
+      Glibc.sleep(1)
       rescanPending.store(false, ordering: .relaxed)
       keepConfiguredAccountsFresh()
     }

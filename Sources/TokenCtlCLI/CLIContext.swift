@@ -48,7 +48,9 @@ public struct CLIContext: Sendable {
     },
     readLine: @escaping @Sendable () -> String? = ManualPasteReceiver.readStandardInputLine,
     readInput: @escaping @Sendable (Int) -> [UInt8] = StandardInput.readMessage,
-    sleep: @escaping @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) },
+    sleep: @escaping @Sendable (Double) async throws -> Void = {
+      try await DeadlineTimer.shared.sleep(for: .seconds($0))
+    },
     terminal: @escaping @Sendable () -> (any UserTerminal)? = { ControllingTerminal() }
   ) {
     self.terminal = terminal

@@ -1,4 +1,3 @@
-import Dispatch
 import NativeAppSupport
 
 #if canImport(Glibc)
@@ -14,7 +13,9 @@ extension TokenCtl {
   /// Synchronous, and called from a `main.swift` without `await`, so that a client the agent
   /// answers never starts Swift's concurrency runtime: no libdispatch set-up, no worker
   /// thread. That is a third of the memory such a client would otherwise touch (issue 13,
-  /// row 6a). Everything else runs in a task while the main thread serves the main queue.
+  /// row 6a). Everything else runs in a task on ``ThreadPoolExecutor``, the main thread
+  /// being one of its threads: libdispatch's pool, which wakes every second once started,
+  /// must not run in the resident agent, which is this call too.
   public static func runAsProcess(prefix: [String] = [], name: String) -> Never {
     // Before anything reads a token: this process, the git helper and the refresh child
     // (both are this call) leave no core dump, and no other process may trace them.
@@ -40,8 +41,10 @@ extension TokenCtl {
         context.agent = nil
         if let input { context.readInput = { _ in input } }
       }
-      Task { [context] in Glibc.exit(await main(arguments: full, context: context)) }
-      dispatchMain()
+      let pool = ThreadPoolExecutor.shared
+      pool.serveOnCurrentThread {
+        Task(executorPreference: pool) { [context] in Glibc.exit(await main(arguments: full, context: context)) }
+      }
     } catch {
       // The built-in plugins are checked by the tests; reaching this is a broken build.
       StandardOutput().writeError("\(name): \(error)\n")

@@ -101,7 +101,7 @@ extension TokenCtl {
             .storeFailure, "the agent exited at once",
             recovery: "Run `tokenctl agent run` to see why.")
         }
-        try await Task.sleep(for: .milliseconds(25))
+        try await DeadlineTimer.shared.sleep(for: .milliseconds(25))
       }
       throw TokenKitError(.storeFailure, "the agent (pid \(pid)) did not answer within 5 seconds")
     }
@@ -127,7 +127,7 @@ extension TokenCtl {
           context.output.write("tokenctl agent: stopped (pid \(pid))\n")
           return
         }
-        try await Task.sleep(for: .milliseconds(25))
+        try await DeadlineTimer.shared.sleep(for: .milliseconds(25))
       }
       throw TokenKitError(.storeFailure, "the agent (pid \(pid)) did not stop within 10 seconds")
     }

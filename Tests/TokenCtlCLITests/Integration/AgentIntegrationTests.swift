@@ -767,6 +767,38 @@ import TokenStoreTesting
     await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
   }
 
+  /// Idle means idle: an agent that has answered, and keeps a token fresh that expires in
+  /// two hours, is not woken at all until then. Every wake-up of any of its threads is a
+  /// context switch in /proc; libdispatch's worker pool, once started, woke it every second.
+  @Test func anIdleAgentIsNeverWokenUp() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let ada = try setup.seed(name: "ada", access: "agent-test-idle-\(UUID().uuidString)", expiresIn: 7200)
+    let agent = try await setup.startAgent()
+    let first = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
+    #expect(first.result?.stdout == ada.tokens.accessToken + "\n")
+    #expect((try await agent.status()["accounts"] as? [Any])?.count == 1, "ada is kept fresh")
+    func switches() -> Int {
+      let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(agent.process.pid)/task")) ?? []
+      return tasks.reduce(0) { total, task in
+        let status = (try? String(contentsOfFile: "/proc/\(agent.process.pid)/task/\(task)/status", encoding: .utf8))
+        // voluntary_ctxt_switches and nonvoluntary_ctxt_switches
+        let counts = (status ?? "").split(separator: "\n").filter { $0.contains("ctxt_switches:") }
+          .compactMap { $0.split(separator: "\t").last.flatMap { Int($0) } }
+        return total + counts.reduce(0, +)
+      }
+    }
+    // The answer's own threads end within moments.
+    try await Task.sleep(for: .milliseconds(500))
+    let before = switches()
+    try await Task.sleep(for: .seconds(3.5))
+    let after = switches()
+    #expect(before > 0, "the agent's threads were read")
+    #expect(after == before, "the idle agent was woken \(after - before) times in 3.5 s")
+    Self.figure("n", "wake-ups in 3.5 s idle", after - before)
+    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+  }
+
   // MARK: (e) Kills at random points of refreshes
 
   @Test func killingTheAgentAtRandomPointsOfRefreshesLosesNoGrant() async throws {
