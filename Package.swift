@@ -95,6 +95,9 @@ let package = Package(
     // The keyring store, and the monitor that tells a long-lived process when the keyring
     // changed behind its back.
     .target(name: "SecretServiceStore", dependencies: ["TokenKit", "CLibSecret"]),
+    // The agent's D-Bus object (org.tokenctl.Agent1) and desktop notifications, on GDBus:
+    // the GLib that libsecret loads anyway, so no D-Bus library of our own and none linked.
+    .target(name: "AgentBus", dependencies: ["CLibSecret", "NativeAppSupport", "TokenKit"]),
 
     // An in-memory store and the conformance suite every `TokenStore` must pass.
     .target(name: "TokenStoreTesting", dependencies: ["TokenKit"]),
@@ -119,6 +122,7 @@ let package = Package(
       name: "TokenAgent",
       dependencies: [
         "TokenKit", "AgentProtocol", "NativeAppSupport", "AccountTypeFiles", "GitCredentialHelper", "CLinux",
+        "AgentBus",
       ]),
 
     .target(
@@ -131,9 +135,9 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
-    // The agent's systemd unit templates (make install fills them in) and the release link
+    // The agent's systemd unit templates and D-Bus files (make install fills them in) and the release link
     // order of the functions run at start (Makefile, RELEASE_FLAGS) are no sources.
-    .executableTarget(name: "tokenctl", dependencies: ["TokenCtlCLI"], exclude: ["systemd", "startup.order"]),
+    .executableTarget(name: "tokenctl", dependencies: ["TokenCtlCLI"], exclude: ["systemd", "dbus", "startup.order"]),
     // What git runs for `credential.helper=tokenctl`: `tokenctl credential` under git's name.
     .executableTarget(name: "git-credential-tokenctl", dependencies: ["TokenCtlCLI"]),
 

@@ -1,3 +1,5 @@
+import CLinux
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -31,12 +33,27 @@ public final class AgentConnection {
 
   /// Sends `request` and reads the answer. `timeoutMilliseconds` bounds the whole wait: an
   /// answer may wait for a refresh, which has its own, shorter, limits.
+  ///
+  /// The agent answers only applications it can tell, by their /proc/PID/exe, which a
+  /// process that is not dumpable (ProcessProtection) closes to it. So this process is
+  /// dumpable from before its request until the answer is there to read, and not
+  /// dumpable again before it reads it: the answer, which may be a token, is never in the
+  /// memory of a dumpable process. What is, meanwhile, is the request.
   public func exchange(
     _ request: AgentMessage, timeoutMilliseconds: Int32
   ) throws(AgentProtocolError)
     -> AgentMessage
   {
-    try AgentSocketIO.writeMessage(request, to: fd, timeoutMilliseconds: 5000)
+    let protected = tokenctl_is_dumpable() == 0
+    if protected { _ = tokenctl_set_dumpable() }
+    do {
+      try AgentSocketIO.writeMessage(request, to: fd, timeoutMilliseconds: 5000)
+      try AgentSocketIO.waitReadable(fd, timeoutMilliseconds: timeoutMilliseconds)
+    } catch {
+      if protected { _ = tokenctl_set_undumpable() }
+      throw error
+    }
+    if protected { _ = tokenctl_set_undumpable() }
     return try AgentSocketIO.readMessage(
       from: fd, limit: AgentMessage.maximumResponseSize, timeoutMilliseconds: timeoutMilliseconds)
   }

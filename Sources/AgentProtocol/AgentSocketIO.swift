@@ -61,6 +61,11 @@ public enum AgentSocketIO {
     return bytes
   }
 
+  /// Returns once `fd` has something to read, or throws at the timeout.
+  public static func waitReadable(_ fd: Int32, timeoutMilliseconds: Int32) throws(AgentProtocolError) {
+    try wait(fd, for: Int16(POLLIN), deadline: Deadline(milliseconds: timeoutMilliseconds))
+  }
+
   private static func wait(_ fd: Int32, for events: Int16, deadline: Deadline) throws(AgentProtocolError) {
     while true {
       let remaining = deadline.remainingMilliseconds()

@@ -71,6 +71,9 @@ public final class AgentService: Sendable {
     var refreshes = 0
     var lastError: String?
     var stopped = false
+    /// The accounts of each group as last compared (``reportChanges()``).
+    var marks: [String: [AccountKey: AccountMark]] = [:]
+    var observers: Observers?
   }
   let state = Mutex(State())
 
@@ -290,6 +293,7 @@ public final class AgentService: Sendable {
       Glibc.sleep(1)
       rescanPending.store(false, ordering: .relaxed)
       keepConfiguredAccountsFresh()
+      if state.withLock({ $0.observers != nil }) { reportChanges() }
     }
     if !started { rescanPending.store(false, ordering: .relaxed) }
   }

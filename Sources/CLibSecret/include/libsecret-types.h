@@ -14,6 +14,9 @@ typedef int gboolean;
 typedef unsigned int guint;
 typedef uint32_t guint32;
 typedef uint64_t guint64;
+typedef signed long gint64;
+typedef signed int gint32;
+typedef unsigned char guint8;
 typedef size_t gsize;
 typedef ptrdiff_t gssize;
 typedef void *gpointer;
@@ -32,6 +35,9 @@ typedef struct _GDBusConnection GDBusConnection;
 typedef struct _GDBusProxy GDBusProxy;
 typedef struct _GObject GObject;
 typedef struct _GAsyncResult GAsyncResult;
+typedef struct _GDBusNodeInfo GDBusNodeInfo;
+typedef struct _GDBusInterfaceInfo GDBusInterfaceInfo;
+typedef struct _GDBusMethodInvocation GDBusMethodInvocation;
 typedef struct _SecretService SecretService;
 typedef struct _SecretCollection SecretCollection;
 typedef struct _SecretItem SecretItem;
@@ -68,10 +74,21 @@ typedef void (*GDBusSignalCallback)(
   GDBusConnection *connection, const gchar *sender_name, const gchar *object_path, const gchar *interface_name,
   const gchar *signal_name, GVariant *parameters, gpointer user_data);
 typedef void (*GAsyncReadyCallback)(GObject *source_object, GAsyncResult *result, gpointer user_data);
+typedef void (*GDBusInterfaceMethodCallFunc)(
+  GDBusConnection *connection, const gchar *sender, const gchar *object_path, const gchar *interface_name,
+  const gchar *method_name, GVariant *parameters, GDBusMethodInvocation *invocation, gpointer user_data);
+
+// The agent registers methods only: no properties, so those two slots stay NULL.
+typedef struct _GDBusInterfaceVTable {
+  GDBusInterfaceMethodCallFunc method_call;
+  gpointer get_property;
+  gpointer set_property;
+  gpointer padding[8];
+} GDBusInterfaceVTable;
 
 // The enumerations, with only the members tokenctl passes.
 typedef enum { G_BUS_TYPE_SESSION = 2 } GBusType;
-typedef enum { G_DBUS_CALL_FLAGS_NONE = 0 } GDBusCallFlags;
+typedef enum { G_DBUS_CALL_FLAGS_NONE = 0, G_DBUS_CALL_FLAGS_NO_AUTO_START = 1 << 0 } GDBusCallFlags;
 typedef enum { G_DBUS_SIGNAL_FLAGS_NONE = 0 } GDBusSignalFlags;
 typedef enum { SECRET_SERVICE_NONE = 0 } SecretServiceFlags;
 typedef enum { SECRET_COLLECTION_NONE = 0 } SecretCollectionFlags;

@@ -46,3 +46,12 @@ static inline int tokenctl_pipe2(int fds[2], int flags) {
 static inline int tokenctl_set_undumpable(void) {
   return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
+
+// PR_GET_DUMPABLE and PR_SET_DUMPABLE 1: for the moment a client is identified by the
+// agent, which reads its /proc/PID/exe (AgentConnection).
+static inline int tokenctl_is_dumpable(void) {
+  return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+}
+static inline int tokenctl_set_dumpable(void) {
+  return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+}

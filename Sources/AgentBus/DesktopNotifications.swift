@@ -1,0 +1,131 @@
+import CLibSecret
+import NativeAppSupport
+import Synchronization
+
+/// Desktop notifications with actions (`org.freedesktop.Notifications`), for the agent's
+/// questions (may this application have a token?) and news (an account needs a sign-in).
+///
+/// Only a notification server already running is used: calls carry NO_AUTO_START, so a
+/// headless machine never gets one started for us, and gets no notification.
+public final class DesktopNotifications: @unchecked Sendable {
+  static let name = "org.freedesktop.Notifications"
+  static let path = "/org/freedesktop/Notifications"
+
+  private let service: AgentBusService
+  /// What to do when the user answers notification N, or closes it (nil).
+  private let waiting = Mutex<[UInt32: @Sendable (String?) -> Void]>([:])
+  private var subscriptions: [UInt32] = []
+
+  /// Listens for the answers to our notifications, on the service's thread.
+  public init(service: AgentBusService) {
+    self.service = service
+    tokenctl_g_main_context_push_thread_default(service.context)
+    let data = Unmanaged.passUnretained(self).toOpaque()
+    for signal in ["ActionInvoked", "NotificationClosed"] {
+      subscriptions.append(
+        tokenctl_g_dbus_connection_signal_subscribe(
+          service.connection, nil, Self.name, signal, Self.path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
+          { _, _, _, _, signal, parameters, data in
+            let notifications = Unmanaged<DesktopNotifications>.fromOpaque(data!).takeUnretainedValue()
+            notifications.heard(signal: signal.map { String(cString: $0) } ?? "", parameters: parameters!)
+          }, data, nil))
+    }
+    tokenctl_g_main_context_pop_thread_default(service.context)
+  }
+
+  /// Shows a notification with `actions` (key, label) and calls `answered` with the key
+  /// of the action the user took, or nil when the notification was closed. Returns its id;
+  /// nil when no notification server runs (and `answered` is never called).
+  @discardableResult
+  public func show(
+    summary: String, body: String, actions: [(key: String, label: String)], critical: Bool = false,
+    answered: @escaping @Sendable (String?) -> Void = { _ in }
+  ) -> UInt32? {
+    let parameters = BusValue.tuple([
+      .string("tokenctl"), .uint32(0), .string("dialog-password"), .string(summary), .string(body),
+      .strings(actions.flatMap { [$0.key, $0.label] }),
+      .dictionary(critical ? [("urgency", .byte(2))] : []),
+      .int32(-1),
+    ])
+    var error: UnsafeMutablePointer<GError>? = nil
+    // Under the lock, so that an answer that comes at once finds its handler.
+    return waiting.withLock { waiting -> UInt32? in
+      let reply = "(u)".withCString { type in
+        tokenctl_g_dbus_connection_call_sync(
+          service.connection, Self.name, Self.path, Self.name, "Notify", parameters.variant(), OpaquePointer(type),
+          G_DBUS_CALL_FLAGS_NO_AUTO_START, 5000, nil, &error)
+      }
+      guard let reply else {
+        if error != nil { _ = AgentBusService.take(error) }
+        return nil
+      }
+      defer { tokenctl_g_variant_unref(reply) }
+      let child = tokenctl_g_variant_get_child_value(reply, 0)!
+      defer { tokenctl_g_variant_unref(child) }
+      let id = tokenctl_g_variant_get_uint32(child)
+      waiting[id] = answered
+      return id
+    }
+  }
+
+  /// Asks with a notification and waits for the answer, at most `timeout`: the key of the
+  /// action taken; nil when closed, unanswered in time, or when no server runs.
+  public func ask(
+    summary: String, body: String, actions: [(key: String, label: String)], timeout: Duration
+  ) async -> String? {
+    let once = Once()
+    return await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+      let id = show(summary: summary, body: body, actions: actions) { answer in
+        if once.claim() { continuation.resume(returning: answer) }
+      }
+      guard let id else {
+        if once.claim() { continuation.resume(returning: nil) }
+        return
+      }
+      Task(executorPreference: ThreadPoolExecutor.shared) { [self] in
+        try? await DeadlineTimer.shared.sleep(for: timeout)
+        if once.claim() {
+          waiting.withLock { _ = $0.removeValue(forKey: id) }
+          close(id)
+          continuation.resume(returning: nil)
+        }
+      }
+    }
+  }
+
+  /// Takes a notification off the screen.
+  public func close(_ id: UInt32) {
+    var error: UnsafeMutablePointer<GError>? = nil
+    let reply = tokenctl_g_dbus_connection_call_sync(
+      service.connection, Self.name, Self.path, Self.name, "CloseNotification", BusValue.tuple([.uint32(id)]).variant(),
+      nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, 5000, nil, &error)
+    if let reply { tokenctl_g_variant_unref(reply) }
+    if error != nil { _ = AgentBusService.take(error) }
+  }
+
+  /// On the service's thread: `ActionInvoked (u id, s key)` or `NotificationClosed (u id,
+  /// u reason)`. An action is followed by a close; the first of them answers.
+  private func heard(signal: String, parameters: OpaquePointer) {
+    guard tokenctl_g_variant_n_children(parameters) == 2 else { return }
+    let first = tokenctl_g_variant_get_child_value(parameters, 0)!
+    defer { tokenctl_g_variant_unref(first) }
+    guard String(cString: tokenctl_g_variant_get_type_string(first)) == "u" else { return }
+    let id = tokenctl_g_variant_get_uint32(first)
+    var key: String?
+    if signal == "ActionInvoked" {
+      let second = tokenctl_g_variant_get_child_value(parameters, 1)!
+      defer { tokenctl_g_variant_unref(second) }
+      guard String(cString: tokenctl_g_variant_get_type_string(second)) == "s" else { return }
+      key = String(cString: tokenctl_g_variant_get_string(second, nil))
+    }
+    guard let handler = waiting.withLock({ $0.removeValue(forKey: id) }) else { return }
+    // Off the bus thread: a handler may call the bus (and wait for its reply).
+    Task(executorPreference: ThreadPoolExecutor.shared) { handler(key) }
+  }
+
+  /// True for the first caller only.
+  private final class Once: Sendable {
+    private let claimed = Atomic<Bool>(false)
+    func claim() -> Bool { claimed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged }
+  }
+}
