@@ -115,6 +115,9 @@ let package = Package(
     // a loop over bytes so that a client's fast path needs no Codable or JSON machinery.
     // Apart from the agent, so that clients, tests and the fuzzer reach it without it.
     .target(name: "AgentProtocol", dependencies: ["TokenKit", "CLinux"]),
+    // Per-application consent (issue 14): the grants file, the audit log and what names an
+    // application, shared by the agent, which checks them, and the commands, which change them.
+    .target(name: "ApplicationConsent", dependencies: ["TokenKit", "NativeAppSupport"]),
     // The resident agent (`tokenctl agent`): its socket, its memory of the keyring, and
     // refreshing ahead. Built on the same core and files as the command line, but not on
     // the command line itself; the CLI embeds it, not the other way round.
@@ -122,14 +125,14 @@ let package = Package(
       name: "TokenAgent",
       dependencies: [
         "TokenKit", "AgentProtocol", "NativeAppSupport", "AccountTypeFiles", "GitCredentialHelper", "CLinux",
-        "AgentBus",
+        "AgentBus", "ApplicationConsent",
       ]),
 
     .target(
       name: "TokenCtlCLI",
       dependencies: [
         "TokenKit", "AgentProtocol", "TokenAgent", "GitCredentialHelper", "SecretServiceStore", "NativeAppSupport",
-        "AccountTypeFiles",
+        "AccountTypeFiles", "ApplicationConsent",
         "OpenIDConnectAccount", "MicrosoftGraphAccount", "GitHubAccount", "GitLabAccount", "GoogleAccount",
         "BitbucketAccount", "GiteaAccount",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -214,6 +217,9 @@ let package = Package(
       name: "SecretServiceStoreTests", dependencies: ["SecretServiceStore", "TokenStoreTesting", "TestSupport"]),
     .testTarget(name: "NativeAppSupportTests", dependencies: ["NativeAppSupport", "TestSupport"]),
     .testTarget(
+      name: "ApplicationConsentTests",
+      dependencies: ["ApplicationConsent", "NativeAppSupport", "TokenKit", "TestSupport"]),
+    .testTarget(
       name: "GitCredentialHelperTests", dependencies: ["GitCredentialHelper", "TokenKit", "TokenStoreTesting"]),
     // The agent's parts that need no socket or keyring (its memory of a group), apart
     // from its integration tests in TokenCtlCLITests.
@@ -222,7 +228,7 @@ let package = Package(
       name: "TokenCtlCLITests",
       dependencies: [
         "TokenCtlCLI", "TokenStoreTesting", "TestSupport", "NativeAppSupport", "SecretServiceStore",
-        "AccountTypeFiles",
+        "AccountTypeFiles", "ApplicationConsent",
         // The git server's log names tokens by SHA-256, which the tests compute too.
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -16,6 +16,10 @@ public struct XDGDirectories: Sendable, Hashable {
   public var config: String
   /// `$XDG_CACHE_HOME/tokenctl` (default `~/.cache/tokenctl`).
   public var cache: String
+  /// `$XDG_STATE_HOME/tokenctl` (default `~/.local/state/tokenctl`): what must outlive a
+  /// cache clean-up but is no configuration, such as the applications' grants and the
+  /// audit log.
+  public var state: String
   /// Where lock files go: `$XDG_RUNTIME_DIR/tokenctl`, a per-user tmpfs cleared at logout.
   /// When it is unset (SSH sessions without systemd-logind, containers, CI), the cache
   /// directory's `run/`: private to the user, and on the same machine as every process
@@ -35,6 +39,7 @@ public struct XDGDirectories: Sendable, Hashable {
     }
     config = base("XDG_CONFIG_HOME", ".config") + "/tokenctl"
     cache = base("XDG_CACHE_HOME", ".cache") + "/tokenctl"
+    state = base("XDG_STATE_HOME", ".local/state") + "/tokenctl"
     if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
       self.runtime = runtime + "/tokenctl"
       runtimeRoot = self.runtime

@@ -417,9 +417,10 @@ private final class SlowTokenEndpoint: HTTPTransport, Sendable {
   @Test func usesTheXDGVariables() {
     let directories = XDGDirectories(environment: [
       "HOME": "/home/ada", "XDG_CONFIG_HOME": "/cfg", "XDG_CACHE_HOME": "/var/cache/ada",
-      "XDG_RUNTIME_DIR": "/run/user/1000",
+      "XDG_RUNTIME_DIR": "/run/user/1000", "XDG_STATE_HOME": "/var/state/ada",
     ])
     #expect(directories.config == "/cfg/tokenctl")
+    #expect(directories.state == "/var/state/ada/tokenctl")
     #expect(directories.cache == "/var/cache/ada/tokenctl")
     #expect(directories.runtime == "/run/user/1000/tokenctl")
   }
@@ -428,6 +429,7 @@ private final class SlowTokenEndpoint: HTTPTransport, Sendable {
     let directories = XDGDirectories(environment: ["HOME": "/home/ada"])
     #expect(directories.config == "/home/ada/.config/tokenctl")
     #expect(directories.cache == "/home/ada/.cache/tokenctl")
+    #expect(directories.state == "/home/ada/.local/state/tokenctl")
     // Without XDG_RUNTIME_DIR the locks live under the cache.
     #expect(directories.runtime == "/home/ada/.cache/tokenctl/run")
   }
@@ -435,7 +437,9 @@ private final class SlowTokenEndpoint: HTTPTransport, Sendable {
   @Test func ignoresRelativeAndEmptyValues() {
     let directories = XDGDirectories(environment: [
       "HOME": "/home/ada", "XDG_CONFIG_HOME": "cfg", "XDG_CACHE_HOME": "", "XDG_RUNTIME_DIR": "run/user",
+      "XDG_STATE_HOME": "state",
     ])
+    #expect(directories.state == "/home/ada/.local/state/tokenctl")
     #expect(directories.config == "/home/ada/.config/tokenctl")
     #expect(directories.cache == "/home/ada/.cache/tokenctl")
     #expect(directories.runtime == "/home/ada/.cache/tokenctl/run")

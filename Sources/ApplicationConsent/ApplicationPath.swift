@@ -1,0 +1,91 @@
+import TokenKit
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Applications as consent names them: the canonical path of their executable, which is
+/// what the agent reads from `/proc/PID/exe` for a peer.
+///
+/// A script is run by its interpreter, so the application of a Python script is
+/// `/usr/bin/python3.11`, and a grant to it is a grant to every Python program of the user.
+public enum ApplicationPath {
+  /// The canonical path of the executable `argument` names, as `/proc/PID/exe` will show
+  /// it: a name with a `/` is taken relative to `currentDirectory`, a bare name is looked
+  /// up in `PATH` as a shell would; then every symbolic link is resolved (`python3` is
+  /// `/usr/bin/python3.11`).
+  ///
+  /// Throws when there is no such file, or it is not an executable regular file.
+  public static func resolve(
+    _ argument: String, environment: [String: String], currentDirectory: String
+  ) throws
+    -> String
+  {
+    guard !argument.isEmpty else {
+      throw TokenKitError(.storeFailure, "the application is empty", recovery: "Name a program, such as python3.")
+    }
+    let candidate: String
+    if argument.contains("/") {
+      candidate = argument.hasPrefix("/") ? argument : currentDirectory + "/" + argument
+    } else {
+      // Empty entries of PATH mean the current directory to a shell; they are skipped here,
+      // since a grant should not depend on where the command was typed.
+      let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+      let directories = path.split(separator: ":").filter { $0.hasPrefix("/") }
+      guard let found = directories.map({ "\($0)/\(argument)" }).first(where: isExecutableFile) else {
+        throw TokenKitError(
+          .storeFailure, "no program '\(argument)' in PATH",
+          recovery:
+            "Give the program's full path, such as /usr/bin/\(argument), or check its name with `command -v \(argument)`."
+        )
+      }
+      candidate = found
+    }
+    guard let resolved = realpath(candidate, nil) else {
+      let reason = String(cString: strerror(errno))
+      throw TokenKitError(
+        .storeFailure, "cannot find the program \(candidate): \(reason)",
+        recovery: "Give the path of an installed program, such as /usr/bin/python3.")
+    }
+    defer { free(resolved) }
+    let canonical = String(cString: resolved)
+    guard isExecutableFile(canonical) else {
+      throw TokenKitError(
+        .storeFailure, "\(canonical) is not an executable file",
+        recovery: "Name the program itself (for a script, its interpreter, such as /usr/bin/python3).")
+    }
+    return canonical
+  }
+
+  /// The application named by a `/proc/PID/exe` link: the kernel appends ` (deleted)` when
+  /// the file was removed or replaced while running, as a package upgrade does, and the
+  /// program is still the one that was installed at that path.
+  public static func fromProcessLink(_ target: String) -> String {
+    let suffix = " (deleted)"
+    return target.hasSuffix(suffix) ? String(target.dropLast(suffix.count)) : target
+  }
+
+  /// tokenctl's own executables, which consent always allows: the running one and its
+  /// siblings `tokenctl` and `git-credential-tokenctl`, as canonical paths.
+  public static func ownExecutables(running: String = "/proc/self/exe") -> Set<String> {
+    guard let resolved = realpath(running, nil) else { return [] }
+    defer { free(resolved) }
+    let me = fromProcessLink(String(cString: resolved))
+    let directory = me[..<(me.lastIndex(of: "/") ?? me.startIndex)]
+    var own: Set<String> = [me]
+    for sibling in ["tokenctl", "git-credential-tokenctl"] {
+      if let path = realpath("\(directory)/\(sibling)", nil) {
+        own.insert(String(cString: path))
+        free(path)
+      }
+    }
+    return own
+  }
+
+  private static func isExecutableFile(_ path: String) -> Bool {
+    var info = stat()
+    // stat, not lstat: a link to a program is the program.
+    guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+    return access(path, X_OK) == 0 && info.st_mode & 0o111 != 0
+  }
+}
