@@ -37,7 +37,8 @@ public final class AgentBusService: @unchecked Sendable {
   private var vtable = GDBusInterfaceVTable()
 
   /// Connects to the session bus, registers the object and takes the well-known name;
-  /// throws when there is no bus or another program holds the name.
+  /// throws when there is no bus or another program holds the name. Calls are answered
+  /// once ``start()`` runs the service's thread.
   public init(methods: any AgentBusMethods, log: @escaping @Sendable (String) -> Void) throws(AgentBusError) {
     if let failure = tokenctl_libsecret_load() {
       throw AgentBusError(.unavailable, "GLib could not be loaded: \(String(cString: failure))")
@@ -54,8 +55,15 @@ public final class AgentBusService: @unchecked Sendable {
     peers = BusPeers(connection: connection)
     try register()
     try requestName()
-    let started = DetachedThread.start { [self] in tokenctl_g_main_loop_run(loop) }
-    if !started { throw AgentBusError(.unavailable, "cannot start the D-Bus thread") }
+  }
+
+  /// Runs the service's thread, which takes calls and signals from now on. Whatever
+  /// subscribes in the service's context (``DesktopNotifications``) does so before: a
+  /// context can be made a thread's default only while no other thread runs it.
+  public func start() throws(AgentBusError) {
+    guard DetachedThread.start({ [self] in tokenctl_g_main_loop_run(loop) }) else {
+      throw AgentBusError(.unavailable, "cannot start the D-Bus thread")
+    }
   }
 
   /// Our object, its calls dispatched in our context: GDBus takes the thread-default

@@ -16,7 +16,8 @@ public final class DesktopNotifications: @unchecked Sendable {
   private let waiting = Mutex<[UInt32: @Sendable (String?) -> Void]>([:])
   private var subscriptions: [UInt32] = []
 
-  /// Listens for the answers to our notifications, on the service's thread.
+  /// Listens for the answers to our notifications, on the service's thread; call before
+  /// ``AgentBusService/start()``.
   public init(service: AgentBusService) {
     self.service = service
     tokenctl_g_main_context_push_thread_default(service.context)
@@ -68,15 +69,23 @@ public final class DesktopNotifications: @unchecked Sendable {
     }
   }
 
-  /// Asks with a notification and waits for the answer, at most `timeout`: the key of the
-  /// action taken; nil when closed, unanswered in time, or when no server runs.
+  /// What came of a question.
+  public enum Outcome: Sendable, Equatable {
+    /// The key of the action the user took.
+    case answered(String)
+    /// Closed, or left unanswered for the whole wait.
+    case unanswered
+  }
+
+  /// Asks with a notification and waits for the answer, at most `timeout`; nil when no
+  /// notification server runs, so nobody was asked.
   public func ask(
     summary: String, body: String, actions: [(key: String, label: String)], timeout: Duration
-  ) async -> String? {
+  ) async -> Outcome? {
     let once = Once()
-    return await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
+    return await withCheckedContinuation { (continuation: CheckedContinuation<Outcome?, Never>) in
       let id = show(summary: summary, body: body, actions: actions) { answer in
-        if once.claim() { continuation.resume(returning: answer) }
+        if once.claim() { continuation.resume(returning: answer.map(Outcome.answered) ?? .unanswered) }
       }
       guard let id else {
         if once.claim() { continuation.resume(returning: nil) }
@@ -87,7 +96,7 @@ public final class DesktopNotifications: @unchecked Sendable {
         if once.claim() {
           waiting.withLock { _ = $0.removeValue(forKey: id) }
           close(id)
-          continuation.resume(returning: nil)
+          continuation.resume(returning: .unanswered)
         }
       }
     }

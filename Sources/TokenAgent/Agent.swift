@@ -21,12 +21,18 @@ public final class Agent: Sendable {
 
   let listener: AgentListener
   let service: AgentService
+  let desktop: DesktopMethods
   let log: @Sendable (String) -> Void
   private let refusedPeers = Atomic<Int>(0)
 
-  public init(listener: AgentListener, service: AgentService, log: @escaping @Sendable (String) -> Void) {
+  /// `desktop` answers the applications that are not tokenctl's own, behind its consent gate.
+  public init(
+    listener: AgentListener, service: AgentService, desktop: DesktopMethods,
+    log: @escaping @Sendable (String) -> Void
+  ) {
     self.listener = listener
     self.service = service
+    self.desktop = desktop
     self.log = log
   }
 
@@ -76,9 +82,14 @@ public final class Agent: Sendable {
       close(connection)
       return
     }
+    // While the client waits, its /proc entry is open to us (AgentConnection).
+    let caller = AgentSocketIO.peerPID(connection).flatMap { pid in
+      PeerApplication.identify(pid: pid, stillConnected: { Self.isConnected(connection) })
+    }
     // Unstructured tasks do not inherit an executor preference: name the pool.
-    Task(executorPreference: ThreadPoolExecutor.shared) { [service] in
-      let answer = await service.answer(request)
+    Task(executorPreference: ThreadPoolExecutor.shared) { [service, desktop] in
+      let answer =
+        caller?.isOwn == true ? await service.answer(request) : await desktop.answer(request, caller: caller)
       if !DetachedThread.start({
         try? AgentSocketIO.writeMessage(answer, to: connection, timeoutMilliseconds: Self.requestTimeoutMilliseconds)
         close(connection)
@@ -86,6 +97,17 @@ public final class Agent: Sendable {
         close(connection)
       }
     }
+  }
+}
+
+extension Agent {
+  /// Whether the peer of `connection` is still there: it has not hung up.
+  static func isConnected(_ connection: Int32) -> Bool {
+    // POLLRDHUP (0x2000) is Linux's, behind _GNU_SOURCE in the C headers.
+    let hungUp: Int16 = 0x2000
+    var entry = pollfd(fd: connection, events: hungUp, revents: 0)
+    guard poll(&entry, 1, 0) >= 0 else { return false }
+    return entry.revents & (hungUp | Int16(POLLHUP | POLLERR)) == 0
   }
 }
 

@@ -1,4 +1,6 @@
+import AgentBus
 import AgentProtocol
+import ApplicationConsent
 import ArgumentParser
 import NativeAppSupport
 import SecretServiceStore
@@ -38,8 +40,16 @@ extension TokenCtl {
       abstract: "Run the agent in the foreground until SIGTERM or SIGINT (the default).",
       discussion: """
         Logs to standard error, never a token. Takes the socket systemd passes \
-        (LISTEN_FDS), else binds its own. A second agent for the same socket refuses to start.
+        (LISTEN_FDS), else binds its own. A second agent for the same socket refuses to start. \
+        On the session bus it is org.tokenctl.Agent (tokenctl-dbus(7)); applications other than \
+        tokenctl get tokens only once allowed (tokenctl allow, or a notification's Allow).
         """)
+
+    @Flag(help: "Do not offer the D-Bus API (org.tokenctl.Agent) on the session bus.")
+    var noDbus = false
+
+    @Option(help: ArgumentHelp("Seconds an application's request waits for the user's answer.", valueName: "seconds"))
+    var consentTimeout: Int = 60
 
     func run() async throws {
       guard let context = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
@@ -67,7 +77,18 @@ extension TokenCtl {
       // What config.toml asks to keep fresh, from the start; no request needs to come first.
       // On a thread of its own, as it blocks on the keyring.
       _ = DetachedThread.start { service.keepConfiguredAccountsFresh() }
-      await Agent(listener: listener, service: service, log: log).run()
+      let gate = ConsentGate(
+        grants: ApplicationGrants(directories: directories, warn: log),
+        audit: AuditLog(directories: directories, warn: log), clock: context.clock)
+      let desktop = DesktopMethods(service: service, gate: gate)
+      let bus =
+        noDbus
+        ? nil
+        : DesktopSession.start(
+          desktop: desktop, gate: gate, service: service, environment: environment,
+          consentTimeout: .seconds(max(1, consentTimeout)), log: log)
+      await Agent(listener: listener, service: service, desktop: desktop, log: log).run()
+      bus?.stop()
       monitor?.stop()
     }
   }

@@ -1,0 +1,138 @@
+import ApplicationConsent
+import NativeAppSupport
+import Synchronization
+import TokenKit
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// Per-application consent (tokenctl-agent(1), "Consent"): which application may have
+/// which account's tokens, asking the user when nobody decided yet, and writing each
+/// decision, token and refusal to the audit log.
+///
+/// tokenctl's own executables always pass. Every other application needs a grant
+/// (`tokenctl allow`), or the user's *Allow* on the notification the first refused
+/// request raises. This protects against a well-behaved program asking for an account it
+/// was never given; it cannot stop a hostile program of the same user, which can read the
+/// keyring directly.
+public final class ConsentGate: Sendable {
+  public typealias Ask = @Sendable (_ application: String, _ group: String, _ account: String) async -> Answer
+
+  /// The user's answer to "may this application have that account's tokens?".
+  public enum Answer: Sendable {
+    case allowed, denied
+    /// Asked, but no answer came in time.
+    case unanswered
+    /// Nobody could be asked (no notification server).
+    case notAsked
+  }
+
+  let grants: ApplicationGrants
+  let audit: AuditLog
+  let clock: any WallClock
+  private let ask = Mutex<Ask?>(nil)
+  /// Questions on screen, by application, group and account: callers that ask the same
+  /// meanwhile wait for the same answer instead of raising notifications of their own.
+  private let asking = Mutex<[String: Task<Answer, Never>]>([:])
+
+  public init(grants: ApplicationGrants, audit: AuditLog, clock: any WallClock) {
+    self.grants = grants
+    self.audit = audit
+    self.clock = clock
+  }
+
+  /// How to ask the user (a notification with *Allow* and *Deny*): true allowed, false
+  /// denied, nil no answer. Without it, undecided applications are refused at once.
+  public func askWith(_ ask: Ask?) { self.ask.withLock { $0 = ask } }
+
+  /// Whether `caller` may have the tokens of `account` in `group`; asks the user when
+  /// nobody decided. A refusal is logged here; a token handed out is logged by ``handedOut``.
+  func admit(_ caller: PeerApplication?, group: String, account: Account, via: AuditEvent.Channel) async -> Bool {
+    guard let caller else {
+      record(.refused, "an application that could not be told", group, account.qualifiedName, via, "unidentified")
+      return false
+    }
+    if caller.isOwn { return true }
+    let application = caller.executable
+    switch grants.decision(application: application, group: group, account: account.key) {
+    case .allowed: return true
+    case .denied:
+      record(.refused, application, group, account.qualifiedName, via, "denied")
+      return false
+    case .undecided:
+      guard await question(application, group, account) == .allowed else {
+        record(.refused, application, group, account.qualifiedName, via, "not allowed")
+        return false
+      }
+      return true
+    }
+  }
+
+  /// The accounts of `group` that `caller` may see; nil for none.
+  func visible(_ caller: PeerApplication?, group: String) -> GrantScope? {
+    guard let caller else { return nil }
+    if caller.isOwn { return .all }
+    return grants.visibleAccounts(application: caller.executable, group: group)
+  }
+
+  /// Logs a token handed to `caller` (not to tokenctl's own, which would drown the log).
+  func handedOut(_ caller: PeerApplication, group: String, account: Account, via: AuditEvent.Channel) {
+    guard !caller.isOwn else { return }
+    grants.noteUse(application: caller.executable, group: group, at: clock.now)
+    record(.token, caller.executable, group, account.qualifiedName, via, nil)
+  }
+
+  /// Logs a refusal that needs no decision (a listing nobody allowed).
+  func refused(_ caller: PeerApplication?, group: String, via: AuditEvent.Channel, reason: String) {
+    record(.refused, caller?.executable ?? "an application that could not be told", group, nil, via, reason)
+  }
+
+  /// Asks once for every caller waiting on the same question, and records the answer as
+  /// a grant or a denial.
+  private func question(_ application: String, _ group: String, _ account: Account) async -> Answer {
+    guard let ask = ask.withLock({ $0 }) else { return .notAsked }
+    let key = "\(application)\n\(group)\n\(account.key)"
+    let task = asking.withLock { pending -> Task<Answer, Never> in
+      if let task = pending[key] { return task }
+      let name = account.qualifiedName
+      let task = Task(executorPreference: ThreadPoolExecutor.shared) { [self] () -> Answer in
+        let answer = await ask(application, group, name)
+        if answer != .notAsked { record(.asked, application, group, name, .notification, nil) }
+        do {
+          switch answer {
+          case .allowed:
+            try grants.allow(
+              application: application, group: group, accounts: [GrantedAccount(key: account.key, name: name)],
+              at: clock.now)
+            record(.allowed, application, group, name, .notification, nil)
+          case .denied:
+            try grants.deny(application: application, group: group, at: clock.now)
+            record(.denied, application, group, nil, .notification, nil)
+          case .unanswered, .notAsked: break
+          }
+        } catch {
+          // The answer holds for this request even if the file could not take it.
+          record(.refused, application, group, name, .notification, "the grant was not saved: \(error)")
+        }
+        asking.withLock { _ = $0.removeValue(forKey: key) }
+        return answer
+      }
+      pending[key] = task
+      return task
+    }
+    return await task.value
+  }
+
+  private func record(
+    _ kind: AuditEvent.Kind, _ application: String, _ group: String, _ account: String?, _ via: AuditEvent.Channel,
+    _ reason: String?
+  ) {
+    audit.record(
+      AuditEvent(
+        time: clock.now, kind: kind, application: application, group: group, account: account, via: via,
+        reason: reason))
+  }
+}

@@ -1,0 +1,89 @@
+import AgentBus
+import NativeAppSupport
+import Synchronization
+import TokenAgent
+import TokenKit
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// The agent's life on the desktop: its D-Bus object, the notifications that ask for
+/// consent, and the signals and notifications of accounts that changed or need a sign-in.
+enum DesktopSession {
+  /// Starts the D-Bus service; nil (logged) when there is no session bus or another agent
+  /// holds the name. The socket is served either way.
+  static func start(
+    desktop: DesktopMethods, gate: ConsentGate, service: AgentService, environment: [String: String],
+    consentTimeout: Duration, log: @escaping @Sendable (String) -> Void
+  ) -> AgentBusService? {
+    let bus: AgentBusService
+    do {
+      bus = try AgentBusService(methods: desktop, log: log)
+    } catch {
+      log("no D-Bus API: \(error.message)")
+      return nil
+    }
+    let notifications = DesktopNotifications(service: bus)
+    do {
+      try bus.start()
+    } catch {
+      log("no D-Bus API: \(error.message)")
+      bus.stop()
+      return nil
+    }
+    gate.askWith { application, group, account in
+      let program = application.split(separator: "/").last.map(String.init) ?? application
+      guard
+        let answer = await notifications.ask(
+          summary: "\(program) asks for a token of \(account)",
+          body: "\(application) wants the access token of \(account) (group \(group)) from tokenctl. "
+            + "Allow it only if you trust this program with that account.",
+          actions: [("allow", "Allow"), ("deny", "Deny")], timeout: consentTimeout)
+      else { return .notAsked }
+      switch answer {
+      case .answered("allow"): return .allowed
+      case .answered("deny"): return .denied
+      default: return .unanswered
+      }
+    }
+    let signInNotices = SignInNotices()
+    service.observe(
+      AgentService.Observers(
+        accountChanged: { group, account in bus.emit("AccountChanged", .tuple([.string(group), .string(account)])) },
+        needsSignIn: { group, account, type in
+          bus.emit("NeedsSignIn", .tuple([.string(group), .string(account)]))
+          log("\(account) (group \(group)) needs a sign-in")
+          guard signInNotices.due(group: group, account: account) else { return }
+          notifications.show(
+            summary: "Sign in again to \(account)",
+            body: "The server no longer accepts the sign-in of \(account) (group \(group)). "
+              + "Programs that use it get no token until you sign in again.",
+            actions: [("sign-in", "Sign in")], critical: true
+          ) { action in
+            guard action == "sign-in" else { return }
+            var environment = environment
+            environment["TOKENCTL_GROUP"] = group
+            _ = ChildProcess.startDaemon(["/proc/self/exe", "login", type, "--group", group], environment: environment)
+          }
+        }),
+      groups: [environment["TOKENCTL_GROUP"].flatMap { $0.isEmpty ? nil : $0 } ?? Account.defaultGroup])
+    log("on the session bus as \(AgentBusInterface.busName)")
+    return bus
+  }
+
+  /// One sign-in notification per account a day, however often a refresh fails.
+  final class SignInNotices: Sendable {
+    private let shown = Mutex<[String: Date]>([:])
+    func due(group: String, account: String, now: Date = Date()) -> Bool {
+      shown.withLock { shown in
+        let key = "\(group)\n\(account)"
+        if let last = shown[key], now.timeIntervalSince(last) < 86_400 { return false }
+        shown[key] = now
+        return true
+      }
+    }
+  }
+}
