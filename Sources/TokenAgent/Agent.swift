@@ -101,13 +101,12 @@ public final class Agent: Sendable {
 }
 
 extension Agent {
-  /// Whether the peer of `connection` is still there: it has not hung up.
+  /// Whether the peer of `connection` is still there: it has not closed its end. (A peer
+  /// that only shut down its writing half, as some clients do after their request, is.)
   static func isConnected(_ connection: Int32) -> Bool {
-    // POLLRDHUP (0x2000) is Linux's, behind _GNU_SOURCE in the C headers.
-    let hungUp: Int16 = 0x2000
-    var entry = pollfd(fd: connection, events: hungUp, revents: 0)
+    var entry = pollfd(fd: connection, events: 0, revents: 0)
     guard poll(&entry, 1, 0) >= 0 else { return false }
-    return entry.revents & (hungUp | Int16(POLLHUP | POLLERR)) == 0
+    return entry.revents & Int16(POLLHUP | POLLERR) == 0
   }
 }
 
