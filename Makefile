@@ -18,7 +18,9 @@ KEYRING := Tests/Support/with-private-keyring
 # systemd: systemd-socket-activate for the agent's socket activation test, and
 # systemd-analyze for `make check-units`. gnome-keyring pulls it in only through one
 # alternative of its session bus (dbus-user-session; dbus-x11 does without), so it is named.
-DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd
+# python3-dbus and python3-gi: the desktop program of the D-Bus tests (a maintained D-Bus
+# library, as a Python application would use) and the tests' notification server.
+DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count
@@ -186,7 +188,7 @@ check-release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product git-credential-tokenctl
 	Tests/Support/check-release-binaries --startup-order $(STARTUP_ORDER) $(RELEASE_BINARIES)
 
-# The man pages include tokenctl-agent(1); the agent's units name $(BINDIR)/tokenctl.
+# The man pages include tokenctl-agent(1); the agent's units and D-Bus service file name $(BINDIR)/tokenctl.
 install: check-release
 	install -D -m 755 .build/release/tokenctl $(DESTDIR)$(BINDIR)/tokenctl
 	install -m 755 .build/release/git-credential-tokenctl $(DESTDIR)$(BINDIR)/git-credential-tokenctl
@@ -197,6 +199,10 @@ install: check-release
 	$(call write-units,$(BINDIR),.build/systemd)
 	install -d $(DESTDIR)$(SYSTEMD_USER_DIR)
 	install -m 644 $(addprefix .build/systemd/,$(SYSTEMD_UNITS)) $(DESTDIR)$(SYSTEMD_USER_DIR)/
+	install -d $(DESTDIR)$(PREFIX)/share/dbus-1/services $(DESTDIR)$(PREFIX)/share/dbus-1/interfaces
+	sed 's|@BINDIR@|$(BINDIR)|g' Sources/tokenctl/dbus/org.tokenctl.Agent.service.in \
+	  > $(DESTDIR)$(PREFIX)/share/dbus-1/services/org.tokenctl.Agent.service
+	install -m 644 Sources/tokenctl/dbus/org.tokenctl.Agent1.xml $(DESTDIR)$(PREFIX)/share/dbus-1/interfaces/
 	@echo "To run the agent under systemd: systemctl --user daemon-reload && systemctl --user enable --now tokenctl-agent.socket"
 
 # The Python environment of the test authorization server (Tests/AuthServer). Re-created

@@ -22,7 +22,10 @@ public final class PrivateSession {
   private var agent: TestProcess?
   private var stopped = false
 
-  public init(_ kind: Kind) throws {
+  /// `services`: D-Bus service files (name → text) in the session's own data folder, which
+  /// is XDG_DATA_DIRS in the session's environment: the bus starts those services, and
+  /// only those, on their first call.
+  public init(_ kind: Kind, services: [String: String] = [:]) throws {
     directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-session-\(UUID().uuidString)")
     let home = directory.appendingPathComponent("home"), runtime = directory.appendingPathComponent("runtime")
     for folder in [home, runtime] {
@@ -30,7 +33,13 @@ public final class PrivateSession {
         at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
     // Our own configuration: like the standard session bus, but with no service
-    // directories, so nothing is started behind the test's back.
+    // directories but the test's own, so nothing else is started behind the test's back.
+    let data = directory.appendingPathComponent("share")
+    let serviceFolder = data.appendingPathComponent("dbus-1/services")
+    try FileManager.default.createDirectory(at: serviceFolder, withIntermediateDirectories: true)
+    for (name, text) in services {
+      try text.write(to: serviceFolder.appendingPathComponent(name), atomically: true, encoding: .utf8)
+    }
     let config = directory.appendingPathComponent("bus.conf")
     let socket = runtime.appendingPathComponent("bus")
     try """
@@ -40,6 +49,7 @@ public final class PrivateSession {
       <type>session</type>
       <listen>unix:path=\(socket.path)</listen>
       <auth>EXTERNAL</auth>
+      <servicedir>\(serviceFolder.path)</servicedir>
       <policy context="default">
         <allow send_destination="*" eavesdrop="true"/>
         <allow eavesdrop="true"/>
@@ -55,6 +65,7 @@ public final class PrivateSession {
     base["HOME"] = home.path
     base["XDG_RUNTIME_DIR"] = runtime.path
     base["XDG_DATA_HOME"] = home.appendingPathComponent(".local/share").path
+    base["XDG_DATA_DIRS"] = data.path
     base["NO_COLOR"] = "1"
 
     // In the foreground, as our child, so that `stop()` can end it; on a socket path we

@@ -1,0 +1,276 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The agent's D-Bus API (issue 14, tokenctl-dbus(7)) as desktop programs meet it: a
+/// session bus of the test's own that starts the agent on the first call (D-Bus
+/// activation from a service file in the session's XDG_DATA_DIRS), the real keyring on
+/// it, the stub authorization server, and two clients: `gdbus call` and a Python program
+/// on dbus-python (Tests/Support/dbus-client). Notifications go to
+/// Tests/Support/notification-server, whose header says why it stands in for a real one.
+@Suite(.serialized) struct AgentDBusTests {
+  init() throws {
+    try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
+  }
+
+  /// Python's executable as /proc names it, which is what a grant names.
+  static let python = URL(fileURLWithPath: "/usr/bin/python3").resolvingSymlinksInPath().path
+
+  final class Desk: Sendable {
+    let session: PrivateSession
+    let stub: StubServer
+    let home: URL
+    let group = "default"
+
+    init(stubArguments: [String] = [], consentTimeout: Int = 10) throws {
+      let (baseURL, stubDirectory) = try LoopbackService.start(
+        "Tests/Support/stub-oauth-server", info: "stub.json", arguments: stubArguments, lifetime: 600)
+      stub = StubServer(baseURL: baseURL, directory: stubDirectory)
+      session = try PrivateSession(
+        .unlockedKeyring,
+        services: [
+          "org.tokenctl.Agent.service": """
+          [D-BUS Service]
+          Name=org.tokenctl.Agent
+          Exec=\(TestProcess.tokenctl) agent run --consent-timeout \(consentTimeout)
+
+          """
+        ])
+      home = URL(fileURLWithPath: session.environment["HOME"]!)
+      let types = home.appendingPathComponent(".config/tokenctl/types")
+      try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
+      let file = types.appendingPathComponent("gitlocal.toml")
+      try """
+      id = "gitlocal"
+      display_name = "Git on this machine"
+      issuer = "\(stub.baseURL)"
+      client_id = "git"
+      """.write(to: file, atomically: true, encoding: .utf8)
+      chmod(file.path, 0o600)
+    }
+
+    /// Stores account `name` with a fresh family from the stub, expiring in `expiresIn`.
+    @discardableResult
+    func seed(name: String, expiresIn: Int = 7200) throws -> (access: String, refresh: String, expires: Int) {
+      let family = try stub.admin("/_admin/issue?expires_in=\(expiresIn)", method: "POST")
+      let access = try #require(family["access_token"] as? String)
+      let refresh = try #require(family["refresh_token"] as? String)
+      let now = Int(Date().timeIntervalSince1970)
+      let expires = now + expiresIn
+      let secret =
+        #"{"version":1,"access_token":"\#(access)","token_type":"Bearer","expires_at":\#(expires),"issued_at":\#(now),"refresh_token":"\#(refresh)"}"#
+      let stored = try session.run(
+        "secret-tool",
+        [
+          "store", "--label", "tokenctl test \(name)", "xdg:schema", "org.tokenctl.Account", "type", "gitlocal",
+          "account", "id-\(name)", "group", group, "name", name, "scopes", "", "created", "\(now)", "updated",
+          "\(now)", "expires", "\(expires)", "refreshable", "true", "issuer", stub.baseURL, "client-id", "git",
+          "state", "ok",
+        ], stdin: secret)
+      try #require(stored.status == 0, "secret-tool: \(stored.stderr)")
+      return (access, refresh, expires)
+    }
+
+    /// The Python program, on this session's bus.
+    func python(_ arguments: String...) throws -> [String: Any] {
+      let result = try TestProcess.run(
+        "/usr/bin/python3", ["Tests/Support/dbus-client"] + arguments, environment: session.environment)
+      guard let object = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
+        throw TestFailure("dbus-client \(arguments): \(result.stdout) \(result.stderr)")
+      }
+      return object
+    }
+
+    func gdbus(_ method: String, _ arguments: String...) throws -> ProcessResult {
+      try TestProcess.run(
+        "gdbus",
+        [
+          "call", "--session", "--dest", "org.tokenctl.Agent", "--object-path", "/org/tokenctl/Agent", "--method",
+          "org.tokenctl.Agent1.\(method)",
+        ] + arguments, environment: session.environment)
+    }
+
+    var auditLog: String {
+      (try? String(contentsOf: home.appendingPathComponent(".local/state/tokenctl/audit.log"), encoding: .utf8)) ?? ""
+    }
+
+    func stop() {
+      _ = try? session.tokenctl("agent", "stop")
+      session.stop()
+    }
+  }
+
+  @Test func aProgramIsRefusedThenAllowedThenDeniedAndGdbusIsRefused() async throws {
+    let desk = try Desk()
+    defer { desk.stop() }
+    let ada = try desk.seed(name: "ada")
+    // The first call starts the agent (D-Bus activation): there was none.
+    let refused = try desk.python("token", "", "ada", "60")
+    #expect(refused["error"] as? String == "org.tokenctl.Error.AccessDenied")
+    #expect((refused["message"] as? String)?.contains("tokenctl allow \(Self.python)") == true, "\(refused)")
+    #expect(try desk.session.tokenctl("agent", "status").status == 0, "activation started an agent")
+
+    let allowed = try desk.session.tokenctl("allow", "/usr/bin/python3", "gitlocal:ada")
+    #expect(allowed.status == 0, "\(allowed.stderr)")
+    let answer = try desk.python("token", "", "ada", "60")
+    #expect(answer["token"] as? String == ada.access, "\(answer)")
+    #expect(answer["expires_at"] as? Int == ada.expires)
+    let token = try #require(answer["token"] as? String)
+    #expect(try desk.stub.userinfoAccepts(token), "the token is active at the server")
+
+    // gdbus is another application: nobody allowed it.
+    let gdbus = try desk.gdbus("GetAccessToken", "", "ada", "60")
+    #expect(gdbus.status != 0)
+    #expect(gdbus.stderr.contains("org.tokenctl.Error.AccessDenied"), "\(gdbus.stderr)")
+
+    #expect(try desk.session.tokenctl("deny", "/usr/bin/python3").status == 0)
+    let denied = try desk.python("token", "", "ada", "60")
+    #expect(denied["error"] as? String == "org.tokenctl.Error.AccessDenied", "\(denied)")
+
+    let audit = desk.auditLog
+    for kind in ["refused", "allowed", "token", "denied"] {
+      #expect(audit.contains("Z \(kind) app=\(AuditText.escape(Self.python))"), "no \(kind) line: \(audit)")
+    }
+    #expect(!audit.contains(ada.access) && !audit.contains(ada.refresh), "a token in the audit log")
+  }
+
+  @Test func listAccountsIsWhatTheCommandLineLists() async throws {
+    let desk = try Desk()
+    defer { desk.stop() }
+    try desk.seed(name: "ada")
+    try desk.seed(name: "grace", expiresIn: 60)
+    #expect(try desk.session.tokenctl("allow", "/usr/bin/python3", "--all").status == 0)
+    let listed = try TestProcess.run(
+      "/usr/bin/python3", ["Tests/Support/dbus-client", "list", ""], environment: desk.session.environment)
+    let accounts = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+    let cli = try desk.session.tokenctl("list", "--json")
+    let document = try #require(try JSONSerialization.jsonObject(with: Data(cli.stdout.utf8)) as? [String: Any])
+    let expected = try #require(document["accounts"] as? [[String: Any]])
+    func names(_ list: [[String: Any]]) -> [String] {
+      list.map { "\($0["type"] ?? "?"):\($0["name"] ?? "?")@\($0["group"] ?? "?")" }.sorted()
+    }
+    #expect(names(accounts) == names(expected))
+    #expect(names(accounts) == ["gitlocal:ada@default", "gitlocal:grace@default"])
+    for account in accounts {
+      #expect(account["refreshable"] as? Bool == true)
+      #expect(account["needs_sign_in"] as? Bool == false)
+      #expect((account["expires_at"] as? Int ?? 0) > Int(Date().timeIntervalSince1970))
+      #expect(account.keys.sorted() == ["expires_at", "group", "id", "name", "needs_sign_in", "refreshable", "type"])
+    }
+  }
+
+  @Test func answeringANotificationsAllowGrants() async throws {
+    let desk = try Desk()
+    defer { desk.stop() }
+    let ada = try desk.seed(name: "ada")
+    let log = desk.home.appendingPathComponent("notifications.jsonl").path
+    let server = try TestProcess(
+      "/usr/bin/python3", ["Tests/Support/notification-server", log, "allow"], environment: desk.session.environment)
+    defer { kill(server.pid, SIGTERM) }
+    try await Self.waitForName("org.freedesktop.Notifications", desk)
+
+    let answer = try desk.python("token", "", "ada", "60")
+    #expect(answer["token"] as? String == ada.access, "\(answer)")
+    let shown = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+    #expect(shown.count == 1)
+    #expect(shown.first?.contains("gitlocal:ada") == true && shown.first?.contains("\"allow\"") == true)
+    let apps = try desk.session.tokenctl("apps", "--json")
+    #expect(apps.stdout.contains(Self.python), "\(apps.stdout)")
+    // The grant holds: the next call asks nobody.
+    #expect(try desk.python("token", "", "ada", "60")["token"] as? String == ada.access)
+    #expect(try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").count == 1)
+    #expect(desk.auditLog.contains("allowed app=\(AuditText.escape(Self.python))"))
+  }
+
+  @Test func aRevokedGrantGivesOneNeedsSignInSignalAndOneNotification() async throws {
+    let desk = try Desk(stubArguments: ["--access-token-seconds", "4"])
+    defer { desk.stop() }
+    let ada = try desk.seed(name: "ada", expiresIn: 4)
+    let log = desk.home.appendingPathComponent("notifications.jsonl").path
+    let server = try TestProcess(
+      "/usr/bin/python3", ["Tests/Support/notification-server", log], environment: desk.session.environment)
+    defer { kill(server.pid, SIGTERM) }
+    try await Self.waitForName("org.freedesktop.Notifications", desk)
+    #expect(try desk.session.tokenctl("allow", "/usr/bin/python3", "gitlocal:ada").status == 0)
+    // Asking once is what makes the agent keep the account fresh.
+    #expect(try desk.python("token", "", "ada", "0")["token"] as? String == ada.access)
+    let signals = desk.home.appendingPathComponent("signals.jsonl").path
+    let watcher = try TestProcess(
+      "/usr/bin/python3", ["Tests/Support/dbus-client", "watch", "12"], environment: desk.session.environment,
+      stdout: signals, stderr: nil)
+    try await Task.sleep(for: .milliseconds(500))
+    // The server revokes the grant (RFC 7009, the refresh token's family).
+    let revoked = try TestProcess.run(
+      "curl", ["-s", "-d", "token=\(ada.refresh)&client_id=git", desk.stub.baseURL + "/revoke"])
+    #expect(revoked.status == 0)
+    _ = await watcher.exitStatus(within: 20)
+    let heard = try String(contentsOfFile: signals, encoding: .utf8).split(separator: "\n")
+    let needsSignIn = heard.filter { $0.contains("\"NeedsSignIn\"") }
+    #expect(needsSignIn.count == 1, "\(heard)")
+    #expect(needsSignIn.first?.contains("\"default\", \"gitlocal:ada\"") == true, "\(needsSignIn)")
+    #expect(heard.contains { $0.contains("\"AccountChanged\"") }, "\(heard)")
+    let shown = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n")
+    #expect(shown.count == 1, "\(shown)")
+    #expect(shown.first?.contains("\"sign-in\"") == true)
+    for line in heard + shown { #expect(!line.contains(ada.access) && !line.contains(ada.refresh)) }
+    let after = try desk.python("token", "", "ada", "60")
+    #expect(after["error"] as? String == "org.tokenctl.Error.NeedsSignIn", "\(after)")
+  }
+
+  @Test func hostileCallsGetAnErrorAndNothingElse() async throws {
+    let desk = try Desk()
+    defer { desk.stop() }
+    let ada = try desk.seed(name: "ada")
+    #expect(try desk.session.tokenctl("allow", "gdbus", "gitlocal:ada").status == 0)
+    let cases: [(String, [String], String)] = [
+      ("a huge account", ["", String(repeating: "a", count: 100_000), "60"], "org.freedesktop.DBus.Error.InvalidArgs"),
+      ("control characters", ["", "ada\u{1b}[2J", "60"], "org.freedesktop.DBus.Error.InvalidArgs"),
+      ("another group", ["work", "ada", "60"], "org.tokenctl.Error.AccessDenied"),
+      ("a missing argument", ["", "ada"], "org.freedesktop.DBus.Error.InvalidArgs"),
+    ]
+    for (label, arguments, error) in cases {
+      let result = try TestProcess.run(
+        "gdbus",
+        [
+          "call", "--session", "--dest", "org.tokenctl.Agent", "--object-path", "/org/tokenctl/Agent", "--method",
+          "org.tokenctl.Agent1.GetAccessToken",
+        ] + arguments, environment: desk.session.environment)
+      #expect(result.status != 0, "\(label)")
+      #expect(result.stderr.contains(error), "\(label): \(result.stderr)")
+      #expect(!result.stdout.contains(ada.access), "\(label)")
+    }
+    let fine = try desk.gdbus("GetAccessToken", "", "ada", "60")
+    #expect(fine.stdout.contains(ada.access), "the agent still answers: \(fine.stderr)")
+  }
+
+  static func waitForName(_ name: String, _ desk: Desk) async throws {
+    let deadline = Date().addingTimeInterval(10)
+    while Date() < deadline {
+      let owner = try TestProcess.run(
+        "gdbus",
+        [
+          "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method",
+          "org.freedesktop.DBus.NameHasOwner", name,
+        ], environment: desk.session.environment)
+      if owner.stdout.contains("true") { return }
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    throw TestFailure("\(name) did not appear on the bus")
+  }
+}
+
+/// The audit log's escaping of a value, as ApplicationConsent does it, for the paths the
+/// tests look for (letters, digits and '/', '.', '_', '-' stand as they are).
+enum AuditText {
+  static func escape(_ value: String) -> String { value }
+}
+
+extension StubServer {
+  /// Whether the stub takes `accessToken` (its userinfo endpoint answers 200).
+  func userinfoAccepts(_ accessToken: String) throws -> Bool {
+    let result = try TestProcess.run(
+      "curl",
+      ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(accessToken)", baseURL + "/userinfo"])
+    return result.stdout == "200"
+  }
+}
