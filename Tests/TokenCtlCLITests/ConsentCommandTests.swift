@@ -125,6 +125,21 @@ import TokenStoreTesting
       grants.decision(application: env, group: "work", account: AccountKey(type: "github", id: "1001")) == .denied)
   }
 
+  @Test func allowingAnInterpreterOrAScriptSaysWhatThatMeans() async throws {
+    let python = URL(fileURLWithPath: "/usr/bin/python3").resolvingSymlinksInPath().path
+    let interpreter = try await run("allow", "python3", "--all")
+    #expect(interpreter.status == 0)
+    #expect(
+      interpreter.stdout == """
+        Allowed \(python) to get tokens of every account in group default.
+        Note: \(python) runs Python programs; every one of them you run is allowed too.
+
+        """)
+    let script = try await home.script("tool", "#!/bin/sh\n")
+    let allowed = try await run("allow", script, "--all")
+    #expect(allowed.status == 0 && allowed.stdout.contains("is a script, and the agent sees the program that runs it"))
+  }
+
   @Test func tokenctlItselfIsAlwaysAllowed() async throws {
     let allow = try await run("allow", TestProcess.tokenctl, "--all")
     #expect(allow.status == 0 && allow.stdout.contains("is tokenctl's own and always allowed"), "\(allow)")
