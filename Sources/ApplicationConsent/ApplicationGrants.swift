@@ -112,7 +112,8 @@ public final class ApplicationGrants: Sendable {
       cache.snapshot = snapshot
       guard case .ignored(let error) = snapshot, cache.warned != identity else { return (snapshot, nil) }
       cache.warned = identity
-      return (snapshot, "\(error.message); until then no application is allowed. \(error.recovery ?? "")")
+      let recovery = error.recovery.map { " " + $0 } ?? ""
+      return (snapshot, "\(error.message), so no application is allowed until it is fixed.\(recovery)")
     }
     // Outside the lock: the closure is the caller's and may take locks of its own.
     if let warning { warn(warning) }

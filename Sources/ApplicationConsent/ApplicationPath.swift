@@ -65,6 +65,17 @@ public enum ApplicationPath {
     return target.hasSuffix(suffix) ? String(target.dropLast(suffix.count)) : target
   }
 
+  /// Whether `path` is a script (it starts with `#!`). The kernel runs a script's
+  /// interpreter, so `/proc/PID/exe` never names the script itself, and a wrapper such as
+  /// a version manager's shim names whatever it finally runs.
+  public static func isScript(_ path: String) -> Bool {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var magic: [UInt8] = [0, 0]
+    return read(fd, &magic, 2) == 2 && magic == [UInt8(ascii: "#"), UInt8(ascii: "!")]
+  }
+
   /// tokenctl's own executables, which consent always allows: the running one and its
   /// siblings `tokenctl` and `git-credential-tokenctl`, as canonical paths.
   public static func ownExecutables(running: String = "/proc/self/exe") -> Set<String> {

@@ -35,6 +35,7 @@ public struct AuditEvent: Sendable, Equatable {
   public var kind: Kind
   /// The canonical executable path.
   public var application: String
+  /// The group; `*` for a denial in every group.
   public var group: String
   /// The qualified `TYPE:NAME`; nil when the event concerns no one account (a grant of
   /// every account, a refused listing).

@@ -15,9 +15,14 @@ struct GroupOption: ParsableArguments {
 
   /// The store of `group`, else of the environment's group, else of the default one.
   static func store(_ group: String?, in context: CLIContext) throws -> any TokenStore {
+    context.makeStore(try name(group, in: context))
+  }
+
+  /// `group`, else the environment's group, else the default one.
+  static func name(_ group: String?, in context: CLIContext) throws -> String {
     let chosen = group ?? context.environment["TOKENCTL_GROUP"] ?? Account.defaultGroup
     guard !chosen.isEmpty else { throw ValidationError("The group name must not be empty.") }
-    return context.makeStore(chosen)
+    return chosen
   }
 }
 

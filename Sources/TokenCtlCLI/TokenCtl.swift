@@ -33,6 +33,7 @@ public struct TokenCtl: ParsableCommand {
                          When neither is set, login uses the device grant where it can.
         XDG_CACHE_HOME   Discovery documents are cached under tokenctl/discovery (a day).
         XDG_RUNTIME_DIR  Refresh lock files go under tokenctl/locks (else the cache directory).
+        XDG_STATE_HOME   Applications' grants and the audit log go under tokenctl (allow, deny, apps).
         NO_COLOR         When set and not empty, output is never coloured.
         TOKENCTL_LOG     debug: log every HTTP exchange on standard error (method, URL without
                          query values, status, size, time; never a header or body).
@@ -42,7 +43,7 @@ public struct TokenCtl: ParsableCommand {
     version: "tokenctl \(version)",
     subcommands: [
       Types.self, Login.self, List.self, Token.self, Refresh.self, Revoke.self, Request.self, Graph.self,
-      Credential.self, SetupGit.self, AgentCommand.self, RefreshWorker.self,
+      Credential.self, SetupGit.self, AgentCommand.self, Allow.self, Deny.self, Apps.self, RefreshWorker.self,
     ]
   )
 

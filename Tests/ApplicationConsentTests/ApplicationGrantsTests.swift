@@ -90,6 +90,18 @@ import TokenKit
     #expect(grants.decision(application: Self.python, group: "default", account: Self.grace.key) == .denied)
   }
 
+  /// The agent's instance keeps what it read, and sees a change another process made.
+  @Test func aReaderSeesAnotherWritersChange() throws {
+    let agent = grants(), command = grants()
+    try command.allow(application: Self.python, group: "default", accounts: nil, at: Self.day)
+    #expect(agent.decision(application: Self.python, group: "default", account: Self.ada.key) == .allowed)
+    try command.deny(application: Self.python, group: "default", at: Self.day)
+    #expect(agent.decision(application: Self.python, group: "default", account: Self.ada.key) == .denied)
+    try FileManager.default.removeItem(atPath: file)
+    #expect(agent.decision(application: Self.python, group: "default", account: Self.ada.key) == .undecided)
+    #expect(warnings.all.isEmpty)
+  }
+
   @Test func theFileIsPrivateInAPrivateDirectory() throws {
     try grants().allow(application: Self.python, group: "default", accounts: nil, at: Self.day)
     #expect(try mode(of: file) == 0o600)

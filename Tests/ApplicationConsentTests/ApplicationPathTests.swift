@@ -72,3 +72,12 @@ import TokenKit
     #expect(ApplicationPath.ownExecutables().contains(me))
   }
 }
+
+extension ApplicationPathTests {
+  @Test func scriptsAreToldApart() throws {
+    #expect(ApplicationPath.isScript(program))
+    #expect(!ApplicationPath.isScript(bin + "/data"))
+    #expect(!ApplicationPath.isScript("/proc/self/exe"))
+    #expect(!ApplicationPath.isScript(bin + "/missing"))
+  }
+}

@@ -1,0 +1,90 @@
+import ApplicationConsent
+import ArgumentParser
+import TokenKit
+
+extension TokenCtl {
+  /// `tokenctl allow`: let an application get tokens from the agent.
+  struct Allow: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "allow",
+      abstract: "Allow an application to get the tokens of some accounts, or of all, from the agent.",
+      discussion: """
+        Desktop programs ask the agent for tokens over D-Bus or its socket. The agent names \
+        each one by its executable (/proc/PID/exe) and refuses any but tokenctl's own until \
+        you allow it here. APP is a path, or a name looked up in PATH; links are resolved, \
+        so 'python3' is allowed as /usr/bin/python3.11. Accounts are kept by type and id, so \
+        a renamed account stays allowed; naming more accounts later adds to the grant, and \
+        --all (every account of the group, present and future) replaces it. A grant replaces \
+        an earlier denial ('tokenctl deny').
+
+        What consent protects against: a well-behaved program asking for an account it was \
+        never given, by mistake or because a script it runs asked. What it does not: a \
+        hostile program running as you can read the keyring directly, as the Secret Service \
+        allows any program of the session to do (see tokenctl-keyring(5)), and can change \
+        the grants file too. A script is run by its interpreter: allowing /usr/bin/python3.11 \
+        allows every Python program you run, and a shell allows every shell script.
+
+        Grants are kept in $XDG_STATE_HOME/tokenctl/grants.json (0600); each change is \
+        recorded in the audit log beside it (audit.log). 'tokenctl apps' lists them.
+        """)
+
+    @Argument(help: ArgumentHelp("The program: a path, or a name looked up in PATH.", valueName: "app"))
+    var application: String
+
+    @Argument(help: ArgumentHelp("An account it may use: TYPE:NAME, or a NAME that is unique.", valueName: "account"))
+    var accounts: [String] = []
+
+    @Flag(help: "Every account of the group, present and future, instead of the accounts named.")
+    var all = false
+
+    @OptionGroup var groupOption: GroupOption
+
+    func validate() throws {
+      if all && !accounts.isEmpty {
+        throw ValidationError("Name accounts or give --all, not both: --all already covers every account.")
+      }
+      if !all && accounts.isEmpty {
+        throw ValidationError(
+          "Name the accounts APP may use (TYPE:NAME), or give --all for every account of the group.")
+      }
+    }
+
+    func run() throws {
+      let context = CommandSession.runningContext()
+      let path = try ApplicationPath.resolve(
+        application, environment: context.environment, currentDirectory: context.currentDirectory())
+      let group = try GroupOption.name(groupOption.group, in: context)
+      if ApplicationPath.ownExecutables().contains(path) {
+        context.output.write(TerminalSafe.text("\(path) is tokenctl's own and always allowed; nothing to do.") + "\n")
+        return
+      }
+      var granted: [GrantedAccount]?
+      if !all {
+        let session = try CommandSession.open(group: group, configured: false)
+        let types = Set(session.context.registry.ids)
+        granted = try accounts.map { name in
+          let account = try AccountReference(parsing: name, knownTypes: types).resolve(in: session.store).account
+          return GrantedAccount(key: account.key, name: account.qualifiedName)
+        }
+      }
+      let now = context.clock.now
+      try context.applicationGrants().allow(application: path, group: group, accounts: granted, at: now)
+      let log = context.auditLog()
+      for name in granted.map({ $0.map(\.name) }) ?? [nil] {
+        log.record(AuditEvent(time: now, kind: .allowed, application: path, group: group, account: name, via: .cli))
+      }
+      let what = granted.map { $0.map(\.name).joined(separator: ", ") } ?? "every account"
+      context.output.write(TerminalSafe.text("Allowed \(path) to get tokens of \(what) in group \(group).") + "\n")
+      if ApplicationPath.isScript(path) {
+        context.output.write(
+          TerminalSafe.text(
+            "Note: \(path) is a script, and the agent sees the program that runs it (its #! interpreter, or "
+              + "what it starts), never the script: allow that program instead.") + "\n")
+      } else if let interpreter = Interpreter(path) {
+        context.output.write(
+          TerminalSafe.text("Note: \(path) runs \(interpreter.scripts); every one of them you run is allowed too.")
+            + "\n")
+      }
+    }
+  }
+}
