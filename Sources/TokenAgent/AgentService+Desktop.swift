@@ -33,6 +33,7 @@ extension AgentService {
     let world = ownWorld
     let tokens: TokenSet
     if !stored.account.needsSignIn, stored.tokens.isValid(forAtLeast: Double(minimumValidity), clock: clock) {
+      try checkRecordedIssuer(stored, world: world)
       tokens = stored.tokens
     } else {
       tokens = try await freshTokens(

@@ -155,13 +155,7 @@ public final class AgentService: Sendable {
     let margin = minValid.map(Double.init) ?? stored.tokens.defaultRefreshMargin
     let tokens: TokenSet
     if !stored.account.needsSignIn, stored.tokens.isValid(forAtLeast: margin, clock: self.clock) {
-      // As the direct path: only a type whose issuer the user chooses needs config.toml here.
-      if stored.account.issuer != nil,
-        case .discoveredFromUserIssuer = try world.registry.descriptor(stored.account.type).endpoints
-      {
-        try ServiceConfiguration.requireRecordedIssuer(
-          of: stored.account, in: try world.configured().registry.descriptor(stored.account.type))
-      }
+      try checkRecordedIssuer(stored, world: world)
       tokens = stored.tokens
     } else {
       tokens = try await freshTokens(
@@ -172,6 +166,17 @@ public final class AgentService: Sendable {
     for warning in world.typeWarnings { answer.append("type-warning", warning) }
     for warning in warnings.drain() { answer.append("warning", warning) }
     return answer
+  }
+
+  /// As the direct path does before it hands out a token from the keyring: only a type
+  /// whose issuer the user chooses needs config.toml here, to check the account's issuer.
+  func checkRecordedIssuer(_ stored: StoredAccount, world: AgentWorld) throws {
+    if stored.account.issuer != nil,
+      case .discoveredFromUserIssuer = try world.registry.descriptor(stored.account.type).endpoints
+    {
+      try ServiceConfiguration.requireRecordedIssuer(
+        of: stored.account, in: try world.configured().registry.descriptor(stored.account.type))
+    }
   }
 
   /// git's `get`: as ``TokenCtl/Credential`` does it, from memory.

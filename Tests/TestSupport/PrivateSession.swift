@@ -65,6 +65,9 @@ public final class PrivateSession {
     base["HOME"] = home.path
     base["XDG_RUNTIME_DIR"] = runtime.path
     base["XDG_DATA_HOME"] = home.appendingPathComponent(".local/share").path
+    base["XDG_CONFIG_HOME"] = home.appendingPathComponent(".config").path
+    base["XDG_CACHE_HOME"] = home.appendingPathComponent(".cache").path
+    base["XDG_STATE_HOME"] = home.appendingPathComponent(".local/state").path
     base["XDG_DATA_DIRS"] = data.path
     base["NO_COLOR"] = "1"
 

@@ -1,3 +1,4 @@
+import ApplicationConsent
 import Foundation
 import TestSupport
 import Testing
@@ -16,7 +17,7 @@ import Testing
   /// Python's executable as /proc names it, which is what a grant names.
   static let python = URL(fileURLWithPath: "/usr/bin/python3").resolvingSymlinksInPath().path
 
-  final class Desk: Sendable {
+  final class Desk {
     let session: PrivateSession
     let stub: StubServer
     let home: URL
@@ -129,7 +130,7 @@ import Testing
 
     let audit = desk.auditLog
     for kind in ["refused", "allowed", "token", "denied"] {
-      #expect(audit.contains("Z \(kind) app=\(AuditText.escape(Self.python))"), "no \(kind) line: \(audit)")
+      #expect(audit.contains("Z \(kind) app=\(AuditEvent.escape(Self.python))"), "no \(kind) line: \(audit)")
     }
     #expect(!audit.contains(ada.access) && !audit.contains(ada.refresh), "a token in the audit log")
   }
@@ -140,7 +141,7 @@ import Testing
     try desk.seed(name: "ada")
     try desk.seed(name: "grace", expiresIn: 60)
     #expect(try desk.session.tokenctl("allow", "/usr/bin/python3", "--all").status == 0)
-    let listed = try TestProcess.run(
+    let listed = try await TestProcess.run(
       "/usr/bin/python3", ["Tests/Support/dbus-client", "list", ""], environment: desk.session.environment)
     let accounts = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
     let cli = try desk.session.tokenctl("list", "--json")
@@ -179,7 +180,7 @@ import Testing
     // The grant holds: the next call asks nobody.
     #expect(try desk.python("token", "", "ada", "60")["token"] as? String == ada.access)
     #expect(try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").count == 1)
-    #expect(desk.auditLog.contains("allowed app=\(AuditText.escape(Self.python))"))
+    #expect(desk.auditLog.contains("allowed app=\(AuditEvent.escape(Self.python))"))
   }
 
   @Test func aRevokedGrantGivesOneNeedsSignInSignalAndOneNotification() async throws {
@@ -200,7 +201,7 @@ import Testing
       stdout: signals, stderr: nil)
     try await Task.sleep(for: .milliseconds(500))
     // The server revokes the grant (RFC 7009, the refresh token's family).
-    let revoked = try TestProcess.run(
+    let revoked = try await TestProcess.run(
       "curl", ["-s", "-d", "token=\(ada.refresh)&client_id=git", desk.stub.baseURL + "/revoke"])
     #expect(revoked.status == 0)
     _ = await watcher.exitStatus(within: 20)
@@ -221,7 +222,8 @@ import Testing
     let desk = try Desk()
     defer { desk.stop() }
     let ada = try desk.seed(name: "ada")
-    #expect(try desk.session.tokenctl("allow", "gdbus", "gitlocal:ada").status == 0)
+    let allowed = try desk.session.tokenctl("allow", "gdbus", "gitlocal:ada")
+    #expect(allowed.status == 0, "\(allowed.stderr)")
     let cases: [(String, [String], String)] = [
       ("a huge account", ["", String(repeating: "a", count: 100_000), "60"], "org.freedesktop.DBus.Error.InvalidArgs"),
       ("control characters", ["", "ada\u{1b}[2J", "60"], "org.freedesktop.DBus.Error.InvalidArgs"),
@@ -229,7 +231,7 @@ import Testing
       ("a missing argument", ["", "ada"], "org.freedesktop.DBus.Error.InvalidArgs"),
     ]
     for (label, arguments, error) in cases {
-      let result = try TestProcess.run(
+      let result = try await TestProcess.run(
         "gdbus",
         [
           "call", "--session", "--dest", "org.tokenctl.Agent", "--object-path", "/org/tokenctl/Agent", "--method",
@@ -246,7 +248,7 @@ import Testing
   static func waitForName(_ name: String, _ desk: Desk) async throws {
     let deadline = Date().addingTimeInterval(10)
     while Date() < deadline {
-      let owner = try TestProcess.run(
+      let owner = try await TestProcess.run(
         "gdbus",
         [
           "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method",
@@ -259,18 +261,15 @@ import Testing
   }
 }
 
-/// The audit log's escaping of a value, as ApplicationConsent does it, for the paths the
-/// tests look for (letters, digits and '/', '.', '_', '-' stand as they are).
-enum AuditText {
-  static func escape(_ value: String) -> String { value }
-}
-
 extension StubServer {
   /// Whether the stub takes `accessToken` (its userinfo endpoint answers 200).
   func userinfoAccepts(_ accessToken: String) throws -> Bool {
     let result = try TestProcess.run(
       "curl",
-      ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(accessToken)", baseURL + "/userinfo"])
+      [
+        "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(accessToken)",
+        baseURL + "/userinfo",
+      ])
     return result.stdout == "200"
   }
 }

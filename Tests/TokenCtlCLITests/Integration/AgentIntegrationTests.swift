@@ -1020,7 +1020,8 @@ import TokenStoreTesting
     Self.figure("h", "a client beside a silent connection", String(format: "%.3f s", next.seconds))
     _ = try await silent.value
     let counted = try await agent.requests() - before - 1
-    #expect(counted == 1, "counted: the token (another application's request never reaches the service); got \(counted)")
+    #expect(
+      counted == 1, "counted: the token (another application's request never reaches the service); got \(counted)")
     await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
   }
 
