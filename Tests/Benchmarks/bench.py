@@ -53,6 +53,11 @@ row ran clients: a client that fell back to the direct path would measure the wr
     finds none, falls back) vs TOKENCTL_AGENT=0, one hyperfine run, both through
     env(1); with --before-bin DIR (release binaries built before the agent), rows 1, 2
     and 2b also time those in the same hyperfine runs, and row 10 compares them.
+11. The D-Bus API (issue 14): `GetAccessToken` of row 1's account through `gdbus call`
+    (a process per call) and through one persistent connection of a Python program on
+    dbus-python (Tests/Support/dbus-client, 300 calls: median and p99), both allowed
+    with `tokenctl allow`, vs `secret-tool lookup` in the same run. Goal: the persistent
+    connection's median ≤ 0.1× the lookup's.
 
 The table goes to standard output in Markdown, ready for README's "Performance" section.
 """
@@ -652,6 +657,33 @@ printf '%s\\n' "$access"
                  r["tokenctl token (agent)"]["median"], r["secret-tool lookup"]["median"], f"≤ {GOAL_AGENT_RATIO}",
                  GOAL_AGENT_RATIO)
 
+    def row11_dbus(self):
+        self.ensure_agent()
+        account = f"{TYPE}:ada"
+        for application in ["/usr/bin/python3", "gdbus"]:
+            run([self.tokenctl, "allow", application, account], capture_output=True, env=self.agent_env)
+        gdbus = ["gdbus", "call", "--session", "--dest", "org.tokenctl.Agent", "--object-path", "/org/tokenctl/Agent",
+                 "--method", "org.tokenctl.Agent1.GetAccessToken", "", account, "0"]
+        out = run(gdbus, capture_output=True, env=self.agent_env).stdout
+        assert b"bench-access-token" in out, out
+        client = [
+            "/usr/bin/python3", str(Path(__file__).resolve().parent.parent / "Support" / "dbus-client"), "bench",
+            "300", "", account]
+        r = self.hyperfine([
+            ("secret-tool lookup", shlex.join(self.lookup_argv("bench-oid"))),
+            ("gdbus call GetAccessToken", shlex.join(gdbus)),
+        ], env=self.agent_env)
+        persistent = json.loads(run(client, capture_output=True, env=self.agent_env).stdout)
+        lookup = r["secret-tool lookup"]["median"]
+        lookups = sorted(r["secret-tool lookup"]["times"])
+        lookup_p99 = lookups[min(len(lookups) - 1, int(len(lookups) * 0.99))]
+        self.add(11, "D-Bus `GetAccessToken` through `gdbus call` vs `secret-tool lookup`",
+                 r["gdbus call GetAccessToken"]["median"], lookup, "(report)", float("inf"))
+        self.add(11, "… one persistent dbus-python connection, median of 300 calls vs the lookup's median",
+                 persistent["median_ms"] / 1000, lookup, "≤ 0.1", 0.1)
+        self.add(11, "… its p99 vs the lookup's p99", persistent["p99_ms"] / 1000, lookup_p99, "(report)",
+                 float("inf"))
+
     def row2a_git_agent(self):
         agent = self.ensure_agent()
         out = run(["git", "-c", "credential.helper=", "-c", f"credential.helper={self.helper}", "credential", "fill"],
@@ -850,7 +882,7 @@ def main():
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--quick", action="store_true",
                         help="fewer runs and 200 accounts, row 8 over 20 s and row 9 idle for 20 s, to try the script")
-    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--before-bin", help="release binaries from before the agent, for row 10 (rows 1, 2, 2b)")
     args = parser.parse_args()
@@ -866,7 +898,7 @@ def main():
         # Row 4 needs row 3 (the single refresh), row 6 needs row 2 (the helper and request);
         # the rows through the agent need the items, helpers and figures of the rows they
         # are measured against, and row 9 row 5's accounts.
-        needs = {"4": {"3"}, "6": {"1", "2"}, "1a": {"1"}, "10": {"1"}, "2a": {"2"}, "6a": {"2"}, "4a": {"3"},
+        needs = {"4": {"3"}, "6": {"1", "2"}, "1a": {"1"}, "10": {"1"}, "11": {"1"}, "2a": {"2"}, "6a": {"2"}, "4a": {"3"},
                  "9": {"5"}}
         for row, rows in needs.items():
             if row in only:
@@ -879,7 +911,8 @@ def main():
         steps = [("1", bench.row1_token), ("10", bench.row10_fallback), ("2", bench.row2_git),
                  ("3", bench.row3_expired), ("4", bench.row4_race), ("6", bench.row6_memory),
                  ("1a", bench.row1a_token_agent), ("2a", bench.row2a_git_agent), ("6a", bench.row6a_memory_agent),
-                 ("4a", bench.row4a_race_agent), ("8", bench.row8_refresh_ahead), ("-", bench.stop_agent),
+                 ("4a", bench.row4a_race_agent), ("11", bench.row11_dbus), ("8", bench.row8_refresh_ahead),
+                 ("-", bench.stop_agent),
                  ("7", bench.row7_browser), ("5", bench.row5_list), ("9", bench.row9_agent_accounts)]
         for number, step in steps:
             if number == "-":
