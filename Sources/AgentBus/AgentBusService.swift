@@ -28,6 +28,7 @@ public final class AgentBusService: @unchecked Sendable {
   static let longestArgument = 1024
 
   let connection: OpaquePointer
+  var bus: BusConnection { BusConnection(pointer: connection) }
   let context: OpaquePointer
   let methods: any AgentBusMethods
   let peers: BusPeers
@@ -52,7 +53,7 @@ public final class AgentBusService: @unchecked Sendable {
     self.log = log
     context = tokenctl_g_main_context_new()!
     loop = tokenctl_g_main_loop_new(context, 0)!
-    peers = BusPeers(connection: connection)
+    peers = BusPeers(bus: BusConnection(pointer: connection))
     try register()
     try requestName()
   }
@@ -95,32 +96,17 @@ public final class AgentBusService: @unchecked Sendable {
   /// `RequestName` without queueing: a second agent on the bus keeps its socket and goes
   /// without D-Bus, rather than waiting to take over.
   private func requestName() throws(AgentBusError) {
-    let reply = call(
-      "RequestName", .tuple([.string(AgentBusInterface.busName), .uint32(4 /* DBUS_NAME_FLAG_DO_NOT_QUEUE */)]),
-      replyType: "(u)")
-    guard let reply else { throw AgentBusError(.unavailable, "cannot request \(AgentBusInterface.busName)") }
-    defer { tokenctl_g_variant_unref(reply) }
-    let child = tokenctl_g_variant_get_child_value(reply, 0)!
-    defer { tokenctl_g_variant_unref(child) }
+    let request = BusValue.tuple([.string(AgentBusInterface.busName), .uint32(4 /* DBUS_NAME_FLAG_DO_NOT_QUEUE */)])
+    guard let reply = bus.callBus("RequestName", request, replyType: "(u)") else {
+      throw AgentBusError(.unavailable, "cannot request \(AgentBusInterface.busName)")
+    }
     // 1: now the primary owner; 4: already was.
-    switch tokenctl_g_variant_get_uint32(child) {
+    switch BusConnection.first(of: reply, tokenctl_g_variant_get_uint32) {
     case 1, 4: return
     default:
       throw AgentBusError(
         .unavailable, "another program owns \(AgentBusInterface.busName) on this session bus (another agent?)")
     }
-  }
-
-  /// A call to the bus itself (`org.freedesktop.DBus`); nil when it failed.
-  func call(_ method: String, _ parameters: BusValue, replyType: String) -> OpaquePointer? {
-    var error: UnsafeMutablePointer<GError>? = nil
-    let reply = replyType.withCString { type in
-      tokenctl_g_dbus_connection_call_sync(
-        connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method,
-        parameters.variant(), OpaquePointer(type), G_DBUS_CALL_FLAGS_NONE, 5000, nil, &error)
-    }
-    if error != nil { _ = Self.take(error) }
-    return reply
   }
 
   /// Emits `signal` of our interface to every listener; `body` is its tuple.
@@ -215,7 +201,7 @@ public final class AgentBusService: @unchecked Sendable {
     }
   }
 
-  static func take(_ error: UnsafeMutablePointer<GError>?) -> String {
+  private static func take(_ error: UnsafeMutablePointer<GError>?) -> String {
     guard let error else { return "unknown error" }
     defer { tokenctl_g_error_free(error) }
     return error.pointee.message.map { String(cString: $0) } ?? "unknown error"

@@ -15,10 +15,10 @@ import Synchronization
 /// was found for it holds as long as it is connected: one look per connection, not per
 /// call, which keeps a persistent client's calls fast.
 final class BusPeers: @unchecked Sendable {
-  private let connection: OpaquePointer
+  private let bus: BusConnection
   private let known = Mutex<[String: PeerApplication]>([:])
 
-  init(connection: OpaquePointer) { self.connection = connection }
+  init(bus: BusConnection) { self.bus = bus }
 
   /// The application of `sender`; nil when it cannot be told.
   func application(of sender: String) -> PeerApplication? {
@@ -36,39 +36,23 @@ final class BusPeers: @unchecked Sendable {
   }
 
   private func processID(of sender: String) -> Int32? {
-    guard let reply = bus("GetConnectionCredentials", sender, replyType: "(a{sv})") else { return nil }
-    defer { tokenctl_g_variant_unref(reply) }
-    let credentials = tokenctl_g_variant_get_child_value(reply, 0)!
-    defer { tokenctl_g_variant_unref(credentials) }
-    func number(_ key: String) -> UInt32? {
-      guard let value = "u".withCString({ tokenctl_g_variant_lookup_value(credentials, key, OpaquePointer($0)) })
-      else { return nil }
-      defer { tokenctl_g_variant_unref(value) }
-      return tokenctl_g_variant_get_uint32(value)
+    guard let reply = bus.callBus("GetConnectionCredentials", .tuple([.string(sender)]), replyType: "(a{sv})")
+    else { return nil }
+    return BusConnection.first(of: reply) { credentials -> Int32? in
+      func number(_ key: String) -> UInt32? {
+        guard let value = "u".withCString({ tokenctl_g_variant_lookup_value(credentials, key, OpaquePointer($0)) })
+        else { return nil }
+        defer { tokenctl_g_variant_unref(value) }
+        return tokenctl_g_variant_get_uint32(value)
+      }
+      // The session bus is the user's, but a bus can be opened to others: check.
+      guard number("UnixUserID") == getuid(), let pid = number("ProcessID") else { return nil }
+      return Int32(bitPattern: pid)
     }
-    // The session bus is the user's, but a bus can be opened to others: check.
-    guard number("UnixUserID") == getuid(), let pid = number("ProcessID") else { return nil }
-    return Int32(bitPattern: pid)
   }
 
   private func hasOwner(_ name: String) -> Bool {
-    guard let reply = bus("NameHasOwner", name, replyType: "(b)") else { return false }
-    defer { tokenctl_g_variant_unref(reply) }
-    let child = tokenctl_g_variant_get_child_value(reply, 0)!
-    defer { tokenctl_g_variant_unref(child) }
-    return String(cString: tokenctl_g_variant_get_type_string(child)) == "b"
-      && tokenctl_g_variant_get_boolean(child) != 0
-  }
-
-  private func bus(_ method: String, _ argument: String, replyType: String) -> OpaquePointer? {
-    var error: UnsafeMutablePointer<GError>? = nil
-    let reply = replyType.withCString { type in
-      tokenctl_g_dbus_connection_call_sync(
-        connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method,
-        BusValue.tuple([.string(argument)]).variant(), OpaquePointer(type), G_DBUS_CALL_FLAGS_NONE, 5000, nil,
-        &error)
-    }
-    if let error { tokenctl_g_error_free(error) }
-    return reply
+    guard let reply = bus.callBus("NameHasOwner", .tuple([.string(name)]), replyType: "(b)") else { return false }
+    return BusConnection.first(of: reply) { tokenctl_g_variant_get_boolean($0) != 0 }
   }
 }

@@ -2,7 +2,7 @@ import CLibSecret
 
 /// A value of a D-Bus reply or signal, built into a `GVariant` only on the bus's side, so
 /// that the agent's code never juggles GLib's pointers.
-public enum BusValue: Sendable, Equatable {
+public enum BusValue: Sendable {
   case string(String)
   case boolean(Bool)
   case int64(Int64)
@@ -17,26 +17,6 @@ public enum BusValue: Sendable, Equatable {
   case strings([String])
   /// A tuple: the body of a reply or a signal.
   case tuple([BusValue])
-
-  public static func == (left: BusValue, right: BusValue) -> Bool {
-    switch (left, right) {
-    case (.string(let a), .string(let b)): return a == b
-    case (.boolean(let a), .boolean(let b)): return a == b
-    case (.int64(let a), .int64(let b)): return a == b
-    case (.uint32(let a), .uint32(let b)): return a == b
-    case (.int32(let a), .int32(let b)): return a == b
-    case (.byte(let a), .byte(let b)): return a == b
-    case (.strings(let a), .strings(let b)): return a == b
-    case (.tuple(let a), .tuple(let b)): return a == b
-    case (.dictionary(let a), .dictionary(let b)): return same(a, b)
-    case (.dictionaries(let a), .dictionaries(let b)): return a.count == b.count && zip(a, b).allSatisfy(same)
-    default: return false
-    }
-  }
-
-  private static func same(_ a: [(String, BusValue)], _ b: [(String, BusValue)]) -> Bool {
-    a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
-  }
 
   /// A new floating `GVariant`: whoever it is passed to takes it.
   func variant() -> OpaquePointer {

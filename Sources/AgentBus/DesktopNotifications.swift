@@ -48,22 +48,13 @@ public final class DesktopNotifications: @unchecked Sendable {
       .dictionary(critical ? [("urgency", .byte(2))] : []),
       .int32(-1),
     ])
-    var error: UnsafeMutablePointer<GError>? = nil
     // Under the lock, so that an answer that comes at once finds its handler.
     return waiting.withLock { waiting -> UInt32? in
-      let reply = "(u)".withCString { type in
-        tokenctl_g_dbus_connection_call_sync(
-          service.connection, Self.name, Self.path, Self.name, "Notify", parameters.variant(), OpaquePointer(type),
-          G_DBUS_CALL_FLAGS_NO_AUTO_START, 5000, nil, &error)
-      }
-      guard let reply else {
-        if error != nil { _ = AgentBusService.take(error) }
-        return nil
-      }
-      defer { tokenctl_g_variant_unref(reply) }
-      let child = tokenctl_g_variant_get_child_value(reply, 0)!
-      defer { tokenctl_g_variant_unref(child) }
-      let id = tokenctl_g_variant_get_uint32(child)
+      guard
+        let reply = service.bus.call(
+          Self.name, Self.path, Self.name, "Notify", parameters, replyType: "(u)", autoStart: false)
+      else { return nil }
+      let id = BusConnection.first(of: reply, tokenctl_g_variant_get_uint32)
       waiting[id] = answered
       return id
     }
@@ -104,12 +95,9 @@ public final class DesktopNotifications: @unchecked Sendable {
 
   /// Takes a notification off the screen.
   public func close(_ id: UInt32) {
-    var error: UnsafeMutablePointer<GError>? = nil
-    let reply = tokenctl_g_dbus_connection_call_sync(
-      service.connection, Self.name, Self.path, Self.name, "CloseNotification", BusValue.tuple([.uint32(id)]).variant(),
-      nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, 5000, nil, &error)
+    let reply = service.bus.call(
+      Self.name, Self.path, Self.name, "CloseNotification", .tuple([.uint32(id)]), replyType: nil, autoStart: false)
     if let reply { tokenctl_g_variant_unref(reply) }
-    if error != nil { _ = AgentBusService.take(error) }
   }
 
   /// On the service's thread: `ActionInvoked (u id, s key)` or `NotificationClosed (u id,

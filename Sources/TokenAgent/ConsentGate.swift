@@ -30,6 +30,9 @@ public final class ConsentGate: Sendable {
     case notAsked
   }
 
+  /// The audit log's name for a caller whose executable could not be read.
+  static let unidentified = "an application that could not be told"
+
   let grants: ApplicationGrants
   let audit: AuditLog
   let clock: any WallClock
@@ -52,7 +55,7 @@ public final class ConsentGate: Sendable {
   /// nobody decided. A refusal is logged here; a token handed out is logged by ``handedOut``.
   func admit(_ caller: PeerApplication?, group: String, account: Account, via: AuditEvent.Channel) async -> Bool {
     guard let caller else {
-      record(.refused, "an application that could not be told", group, account.qualifiedName, via, "unidentified")
+      record(.refused, Self.unidentified, group, account.qualifiedName, via, "unidentified")
       return false
     }
     if caller.isOwn { return true }
@@ -87,7 +90,7 @@ public final class ConsentGate: Sendable {
 
   /// Logs a refusal that needs no decision (a listing nobody allowed).
   func refused(_ caller: PeerApplication?, group: String, via: AuditEvent.Channel, reason: String) {
-    record(.refused, caller?.executable ?? "an application that could not be told", group, nil, via, reason)
+    record(.refused, caller?.executable ?? Self.unidentified, group, nil, via, reason)
   }
 
   /// Asks once for every caller waiting on the same question, and records the answer as

@@ -26,7 +26,8 @@ public final class DesktopMethods: AgentBusMethods {
     let group = Self.group(group)
     guard let scope = gate.visible(caller, group: group) else {
       gate.refused(caller, group: group, via: .dbus, reason: "listing not allowed")
-      throw Self.denied(caller, what: "the accounts of group \(group)", grant: "--all --group \(group)")
+      throw AgentBusError(
+        .accessDenied, Self.denial(caller, what: "the accounts of group \(group)", grant: "--all --group \(group)"))
     }
     let listings: [AccountListing]
     do { listings = try service.accounts(group: group) } catch { throw Self.busError(error) }
@@ -49,16 +50,30 @@ public final class DesktopMethods: AgentBusMethods {
   public func accessToken(
     group: String, account: String, minimumValidity: UInt32, caller: PeerApplication?
   ) async throws(AgentBusError) -> (token: String, expiresAt: Int64) {
-    let (tokens, _) = try await accessToken(
-      group: group, account: account, minimumValidity: minimumValidity, caller: caller, via: .dbus)
-    return (tokens.accessToken, tokens.expiresAt.map { Int64($0.timeIntervalSince1970) } ?? 0)
+    do throws(Refusal) {
+      let tokens = try await accessToken(
+        group: group, account: account, minimumValidity: minimumValidity, caller: caller, via: .dbus)
+      return (tokens.accessToken, tokens.expiresAt.map { Int64($0.timeIntervalSince1970) } ?? 0)
+    } catch {
+      switch error {
+      case .denied(let message): throw AgentBusError(.accessDenied, message)
+      case .core(let error): throw Self.busError(error)
+      }
+    }
+  }
+
+  /// Why a token was not handed out: the user did not allow it, or the core's error,
+  /// which each front end words in its own terms.
+  enum Refusal: Error {
+    case denied(String)
+    case core(any Error)
   }
 
   /// A token for `caller`, through the gate; `via` says where the request came from.
   func accessToken(
     group: String, account name: String, minimumValidity: UInt32, caller: PeerApplication?,
     via: AuditEvent.Channel
-  ) async throws(AgentBusError) -> (TokenSet, Account) {
+  ) async throws(Refusal) -> TokenSet {
     let group = Self.group(group)
     let stored: StoredAccount
     do {
@@ -67,21 +82,22 @@ public final class DesktopMethods: AgentBusMethods {
       // Whether an account exists is for applications allowed in the group to learn.
       guard gate.visible(caller, group: group) != nil else {
         gate.refused(caller, group: group, via: via, reason: "no grant in the group")
-        throw Self.denied(caller, what: "\(name) in group \(group)", grant: "\(name) --group \(group)")
+        throw .denied(Self.denial(caller, what: "\(name) in group \(group)", grant: "\(name) --group \(group)"))
       }
-      throw Self.busError(error)
+      throw .core(error)
     }
     let account = stored.account
     guard await gate.admit(caller, group: group, account: account, via: via), let caller else {
-      throw Self.denied(caller, what: account.qualifiedName, grant: "\(account.qualifiedName) --group \(group)")
+      throw .denied(
+        Self.denial(caller, what: account.qualifiedName, grant: "\(account.qualifiedName) --group \(group)"))
     }
     do {
       let tokens = try await service.accessToken(
         group: group, stored: stored, minimumValidity: Int(minimumValidity))
       gate.handedOut(caller, group: group, account: account, via: via)
-      return (tokens, account)
+      return tokens
     } catch {
-      throw Self.busError(error)
+      throw .core(error)
     }
   }
 
@@ -96,25 +112,18 @@ public final class DesktopMethods: AgentBusMethods {
           recovery: "Ask for a token (tokenctl-dbus(7) has the same on D-Bus)."))
     }
     let minimum = request["min-valid"].flatMap { UInt32($0) } ?? 0
-    do throws(AgentBusError) {
-      let (tokens, _) = try await accessToken(
+    do throws(Refusal) {
+      let tokens = try await accessToken(
         group: request["group"] ?? "", account: name, minimumValidity: minimum, caller: caller, via: .socket)
       var answer = AgentMessage(AgentMessage.Answer.token)
       answer.append("access-token", tokens.accessToken)
       return answer
     } catch {
-      let code: TokenKitError.Code =
-        switch AgentBusError.Name(rawValue: error.name) {
-        case .noSuchAccount: .noSuchAccount
-        case .ambiguous: .ambiguousAccount
-        case .needsSignIn: .needsSignIn
-        case .locked: .keyringLocked
-        case .network: .networkFailure
-        case .server: .serverError
-        case .accessDenied: .accessDenied
-        default: .keyringUnavailable
-        }
-      return AgentMessage(error: TokenKitError(code, error.message))
+      switch error {
+      case .denied(let message): return AgentMessage(error: TokenKitError(.accessDenied, message))
+      case .core(let error):
+        return AgentMessage(error: error as? TokenKitError ?? TokenKitError(.keyringUnavailable, "\(error)"))
+      }
     }
   }
 
@@ -125,15 +134,13 @@ public final class DesktopMethods: AgentBusMethods {
     return AgentBusError(.unavailable, "\(error)")
   }
 
-  static func denied(_ caller: PeerApplication?, what: String, grant: String) -> AgentBusError {
+  /// Why `caller` gets nothing, and the command that would allow it.
+  static func denial(_ caller: PeerApplication?, what: String, grant: String) -> String {
     guard let caller else {
-      return AgentBusError(
-        .accessDenied,
-        "tokenctl could not tell which application is asking (its /proc entry is closed or it has gone), "
-          + "so it may not have \(what)")
+      return "tokenctl could not tell which application is asking (its /proc entry is closed or it has gone), "
+        + "so it may not have \(what)"
     }
-    return AgentBusError(
-      .accessDenied,
-      "\(caller.executable) may not have \(what). If you trust it, run: tokenctl allow \(caller.executable) \(grant)")
+    return
+      "\(caller.executable) may not have \(what). If you trust it, run: tokenctl allow \(caller.executable) \(grant)"
   }
 }
