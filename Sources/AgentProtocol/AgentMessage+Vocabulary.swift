@@ -114,6 +114,7 @@ extension AgentMessage {
     if let issuer = account.issuer { append("issuer", issuer) }
     if let clientID = account.clientID { append("client-id", clientID) }
     append("needs-sign-in", account.needsSignIn ? "1" : "0")
+    if account.isServiceAccount { append("service-account", "1") }
     if let expiresAt = listing.tokens.expiresAt { append("expires", "\(expiresAt.timeIntervalSinceReferenceDate)") }
     append("refreshable", listing.tokens.refreshable ? "1" : "0")
   }
@@ -144,7 +145,8 @@ extension AgentMessage {
     let account = Account(
       type: type, id: id, name: name, group: group,
       scopes: scopes.split(separator: " ").map(String.init), createdAt: created, updatedAt: updated,
-      issuer: fields["issuer"], clientID: fields["client-id"], needsSignIn: needsSignIn == "1")
+      issuer: fields["issuer"], clientID: fields["client-id"], needsSignIn: needsSignIn == "1",
+      isServiceAccount: fields["service-account"] == "1")
     return AccountListing(
       account: account, tokens: TokenSummary(expiresAt: date("expires"), refreshable: refreshable == "1"))
   }

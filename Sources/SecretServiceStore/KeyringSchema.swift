@@ -32,10 +32,15 @@ public enum KeyringSchema {
     public static let issuer = "issuer"
     public static let clientID = "client-id"
     public static let state = "state"
+    public static let grant = "grant"
   }
 
   /// The `state` attribute's value for an account whose refresh token was rejected.
   public static let needsSignInState = "needs-sign-in"
+
+  /// The `grant` attribute's value for a service account (``Account/isServiceAccount``);
+  /// the attribute is absent on other accounts.
+  public static let clientCredentialsGrant = "client_credentials"
 
   /// The attributes to search for `query` in `group`.
   static func searchAttributes(_ query: AccountQuery, group: String) -> [String: String] {
@@ -63,6 +68,7 @@ public enum KeyringSchema {
     attributes[Attribute.issuer] = account.issuer
     attributes[Attribute.clientID] = account.clientID
     attributes[Attribute.state] = account.needsSignIn ? needsSignInState : "ok"
+    if account.isServiceAccount { attributes[Attribute.grant] = clientCredentialsGrant }
     return attributes
   }
 
@@ -87,7 +93,8 @@ public enum KeyringSchema {
       createdAt: Date(timeIntervalSince1970: TimeInterval(created)),
       updatedAt: Date(timeIntervalSince1970: TimeInterval(updated)),
       issuer: attributes[Attribute.issuer], clientID: attributes[Attribute.clientID],
-      needsSignIn: attributes[Attribute.state] == needsSignInState)
+      needsSignIn: attributes[Attribute.state] == needsSignInState,
+      isServiceAccount: attributes[Attribute.grant] == clientCredentialsGrant)
     return AccountListing(
       account: account,
       tokens: TokenSummary(expiresAt: expires, refreshable: attributes[Attribute.refreshable] == "true"))

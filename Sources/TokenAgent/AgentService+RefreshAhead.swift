@@ -46,7 +46,9 @@ extension AgentService {
   /// When `stored` should be refreshed ahead, at `fraction` of the lifetime; nil when it
   /// cannot or need not be.
   func refreshDue(_ stored: StoredAccount, fraction: Double, idleLifetime: Double?) -> Date? {
-    guard !stored.account.needsSignIn, stored.tokens.refreshToken != nil else { return nil }
+    guard !stored.account.needsSignIn, stored.tokens.refreshToken != nil || stored.account.isServiceAccount else {
+      return nil
+    }
     if let idleLifetime { return stored.account.updatedAt.addingTimeInterval(idleLifetime * fraction) }
     guard let expiresAt = stored.tokens.expiresAt else { return nil }
     // Without the time of issue, the account's last update stands in for it.

@@ -42,7 +42,7 @@ public final class DesktopMethods: AgentBusMethods {
           ("type", .string(account.type)), ("id", .string(account.id)), ("name", .string(account.name)),
           ("group", .string(account.group)),
           ("expires_at", .int64(listing.tokens.expiresAt.map { Int64($0.timeIntervalSince1970) } ?? 0)),
-          ("refreshable", .boolean(listing.tokens.refreshable)), ("needs_sign_in", .boolean(account.needsSignIn)),
+          ("refreshable", .boolean(listing.renewable)), ("needs_sign_in", .boolean(account.needsSignIn)),
         ]
       })
   }

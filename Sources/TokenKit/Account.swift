@@ -31,11 +31,16 @@ public struct Account: Sendable, Hashable {
   /// Set when the authorization server rejected the refresh token (`invalid_grant`): the
   /// account is kept, so the user sees it and signs in again, but no refresh is tried.
   public var needsSignIn: Bool
+  /// Set when the account is the client itself, signed in with the client credentials
+  /// grant (RFC 6749 §4.4). That grant issues no refresh token (§4.4.3): each new access
+  /// token is asked for again with the client's credentials, so the account renews itself
+  /// without one.
+  public var isServiceAccount: Bool
 
   public init(
     type: String, id: String, name: String, group: String, scopes: [String] = [],
     createdAt: Date, updatedAt: Date, issuer: String? = nil, clientID: String? = nil,
-    needsSignIn: Bool = false
+    needsSignIn: Bool = false, isServiceAccount: Bool = false
   ) {
     self.type = type
     self.id = id
@@ -47,6 +52,7 @@ public struct Account: Sendable, Hashable {
     self.issuer = issuer
     self.clientID = clientID
     self.needsSignIn = needsSignIn
+    self.isServiceAccount = isServiceAccount
   }
 
   /// The group used when none is given: tools that want to share sign-ins with each other
@@ -89,4 +95,8 @@ public struct AccountListing: Sendable, Hashable {
     self.account = account
     self.tokens = tokens
   }
+
+  /// Whether a new access token can be had without the user: with the refresh token, or
+  /// with the client's credentials for a service account.
+  public var renewable: Bool { tokens.refreshable || account.isServiceAccount }
 }

@@ -83,6 +83,20 @@ public enum TokenStoreConformance {
       try expect(
         try store.loadAll(AccountQuery(id: "nobody")).isEmpty, "store.loadAll(AccountQuery(id: 'nobody')).isEmpty")
     },
+    Check(name: "a service account is listed and loaded as one, with no refresh token") { factory in
+      let store = try factory(freshGroup())
+      var service = sampleAccount(group: store.group, type: "oidc", id: "client-1", name: "client-1")
+      service.account.isServiceAccount = true
+      service.tokens.refreshToken = nil
+      let person = sampleAccount(group: store.group)
+      try save([service, person], in: store)
+      defer { removeQuietly([service, person], from: store) }
+      try expectEqual(try store.load(service.account.key), service)
+      try expectEqual(try store.load(person.account.key)?.account.isServiceAccount, false)
+      let listed = try store.list(AccountQuery(type: "oidc"))
+      try expectEqual(listed.map(\.account), [service.account])
+      try expect(listed.allSatisfy { $0.renewable && !$0.tokens.refreshable }, "a service account is renewable")
+    },
     Check(name: "saving an existing account replaces it, leaving one account") { factory in
       let store = try factory(freshGroup())
       let first = sampleAccount(group: store.group)

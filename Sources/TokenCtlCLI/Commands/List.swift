@@ -61,7 +61,9 @@ struct AccountStatusText {
 
   init(_ listing: AccountListing, clock: some WallClock) {
     let summary = listing.tokens
-    let refresh = summary.refreshable ? "refreshable" : "needs sign-in when expired"
+    let renewable = listing.renewable
+    let refresh =
+      listing.account.isServiceAccount ? "renews itself" : renewable ? "refreshable" : "needs sign-in when expired"
     if listing.account.needsSignIn {
       text = "needs sign-in (refresh token rejected)"
       usable = false
@@ -75,7 +77,7 @@ struct AccountStatusText {
       text = "valid (no expiry), \(refresh)"
       usable = true
     case .expired:
-      text = summary.refreshable ? "expired, refreshable" : "expired, needs sign-in"
+      text = renewable ? "expired, \(refresh)" : "expired, needs sign-in"
       usable = false
     }
   }
@@ -98,8 +100,10 @@ struct AccountDocument: Encodable {
   var expires_at: String?
   var expires_in: Int?
   var valid: Bool
+  /// A new token can be had without the user: a refresh token, or a service account.
   var refreshable: Bool
   var needs_sign_in: Bool
+  var service_account: Bool
   var issuer: String?
 
   init(_ listing: AccountListing, clock: some WallClock) {
@@ -122,8 +126,9 @@ struct AccountDocument: Encodable {
       expires_in = 0
       valid = false
     }
-    refreshable = listing.tokens.refreshable
+    refreshable = listing.renewable
     needs_sign_in = account.needsSignIn
+    service_account = account.isServiceAccount
     issuer = account.issuer
   }
 }

@@ -36,7 +36,7 @@ extension TokenCtl {
       let store = session.store
       let keys: [AccountKey]
       if all {
-        keys = try store.list(.all).filter { $0.tokens.refreshable && !$0.account.needsSignIn }.map(\.account.key)
+        keys = try store.list(.all).filter { $0.renewable && !$0.account.needsSignIn }.map(\.account.key)
       } else {
         let reference = AccountReference(parsing: account ?? "", knownTypes: Set(context.registry.ids))
         keys = [try reference.resolve(in: store).account.key]

@@ -144,17 +144,20 @@ public struct AccountManager: Sendable {
     }
     if let behavior = registry.behavior(type) { response = behavior.normalized(response) }
     let identity: AccountIdentity
-    if case .clientCredentials = method {
+    if method.isClientCredentials {
       identity = AccountIdentity(
         id: configuration.client.id, name: configuration.client.id, issuer: configuration.issuer)
     } else {
       identity = try await self.identity(of: response, nonce: nonce, configuration: configuration)
     }
-    return try save(response, identity: identity, scopes: scopes, configuration: configuration)
+    return try save(
+      response, identity: identity, scopes: scopes, configuration: configuration,
+      isServiceAccount: method.isClientCredentials)
   }
 
   private func save(
-    _ response: TokenResponse, identity: AccountIdentity, scopes: [String], configuration: ServiceConfiguration
+    _ response: TokenResponse, identity: AccountIdentity, scopes: [String], configuration: ServiceConfiguration,
+    isServiceAccount: Bool
   ) throws -> Account {
     let now = clock.now
     let key = AccountKey(type: configuration.descriptor.id, id: identity.id)
@@ -162,7 +165,7 @@ public struct AccountManager: Sendable {
     let account = Account(
       type: key.type, id: key.id, name: identity.name, group: store.group, scopes: response.scope ?? scopes,
       createdAt: existing?.account.createdAt ?? now, updatedAt: now, issuer: identity.issuer,
-      clientID: configuration.client.id)
+      clientID: configuration.client.id, isServiceAccount: isServiceAccount)
     try store.save(account, tokens: response.tokenSet(receivedAt: now, requestedScope: scopes))
     events.publish(AccountEvent(.added, account))
     return account

@@ -20,6 +20,11 @@ public enum SignInMethod: Sendable {
   /// The client credentials grant (RFC 6749 §4.4), for a confidential client acting as
   /// itself: the account is the client.
   case clientCredentials
+
+  var isClientCredentials: Bool {
+    if case .clientCredentials = self { return true }
+    return false
+  }
 }
 
 /// What a sign-in asks for beyond the account type's defaults.

@@ -74,7 +74,7 @@ public struct TokenRefresher: Sendable {
   private func refresh(_ stored: StoredAccount, minimumValidity: Double?, force: Bool) async throws -> StoredAccount {
     let account = stored.account
     guard !account.needsSignIn else { throw Self.needsSignIn(account) }
-    guard stored.tokens.refreshToken != nil else {
+    guard stored.tokens.refreshToken != nil || account.isServiceAccount else {
       throw TokenKitError(
         .tokenNotValid, "the access token of \(account.qualifiedName) has expired and there is no refresh token",
         remedy: .signIn(type: account.type, device: false))
@@ -131,12 +131,10 @@ public struct TokenRefresher: Sendable {
       events.publish(AccountEvent(.failed, account, message: error.message))
       throw error
     }
-    guard let refreshToken = current.tokens.refreshToken else {
-      throw TokenKitError(.tokenNotValid, "\(account.qualifiedName) has no refresh token")
-    }
+    let grant = try renewalGrant(for: current, configuration: configuration)
     var response: TokenResponse
     do {
-      response = try await configuration.service(transport: transport).token(.refreshToken(refreshToken))
+      response = try await configuration.service(transport: transport).token(grant)
     } catch {
       let failure = TokenKitError(error, while: action, signingInAgainTo: account.type)
       if failure.code == .needsSignIn {
@@ -190,6 +188,26 @@ public struct TokenRefresher: Sendable {
     let refreshed = StoredAccount(account: updated, tokens: tokens)
     events.publish(AccountEvent(.refreshed, updated))
     return refreshed
+  }
+
+  /// What is sent for new tokens: the refresh token (RFC 6749 §6), or for a service account
+  /// the client's credentials again (§4.4), since that grant issues no refresh token.
+  private func renewalGrant(
+    for current: StoredAccount, configuration: ServiceConfiguration
+  ) throws -> TokenRequest.Grant {
+    let account = current.account
+    if let refreshToken = current.tokens.refreshToken { return .refreshToken(refreshToken) }
+    guard account.isServiceAccount else {
+      throw TokenKitError(.tokenNotValid, "\(account.qualifiedName) has no refresh token")
+    }
+    guard configuration.client.secret != nil else {
+      throw TokenKitError(
+        .notConfigured,
+        "\(account.qualifiedName) is a service account, and account type '\(account.type)' no longer has the client secret "
+          + "it renews its token with",
+        remedy: .configure(type: account.type, setting: "client_secret"))
+    }
+    return .clientCredentials(scope: account.scopes)
   }
 
   /// OpenID Connect Core §12.2: a refreshed ID token is checked as the sign-in's was

@@ -29,4 +29,6 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/done/", views.signed_in, name="signed-in"),
     path("healthz", views.healthz, name="healthz"),
+    # A resource that demands one scope: /api/read/, /api/write/ (tokens for other scopes).
+    path("api/<str:scope>/", views.resource, name="resource"),
 ]

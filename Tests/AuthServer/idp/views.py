@@ -2,7 +2,9 @@ import json
 
 from django.db import transaction
 from django.http import HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider.compat import login_not_required
+from oauth2_provider.oauth2_backends import get_oauthlib_core
 from oauth2_provider.models import get_device_grant_model
 from oauth2_provider.views import ConnectDiscoveryInfoView, OAuthServerMetadataView
 from oauth2_provider.views import TokenView as DOTTokenView
@@ -60,6 +62,26 @@ class ServerMetadataView(OAuthServerMetadataView):
 @login_not_required
 def healthz(request):
     return HttpResponse("ok\n", content_type="text/plain")
+
+
+@csrf_exempt
+@login_not_required
+def resource(request, scope):
+    """A protected resource (RFC 6750) that demands `scope`, through DOT's own token check:
+    401 `invalid_token` for a token DOT does not accept at all, 403 `insufficient_scope`
+    (§3.1) for one without the scope, else 200 with the token's scopes and client."""
+    core = get_oauthlib_core()
+    valid, answer = core.verify_request(request, scopes=[])
+    if not valid:
+        response = JsonResponse({"error": "invalid_token"}, status=401)
+        response["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+        return response
+    if not core.verify_request(request, scopes=[scope])[0]:
+        response = JsonResponse({"error": "insufficient_scope", "scope": scope}, status=403)
+        response["WWW-Authenticate"] = f'Bearer error="insufficient_scope", scope="{scope}"'
+        return response
+    token = answer.access_token
+    return JsonResponse({"scope": token.scope, "client_id": token.application.client_id})
 
 
 def signed_in(request):

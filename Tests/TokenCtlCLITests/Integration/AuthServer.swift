@@ -1,5 +1,8 @@
 import Foundation
+import NativeAppSupport
 import TestSupport
+import Testing
+import TokenKit
 
 /// The real authorization server of the tests (django-oauth-toolkit, `Tests/AuthServer`),
 /// started once per test process on 127.0.0.1 and stopped by itself when we exit.
@@ -35,13 +38,20 @@ struct AuthServer: Sendable {
   }
 
   /// Nil (with the reason) when the Python environment is missing: `make test` installs it.
-  static let shared: Result<AuthServer, TestFailure> = {
-    let state = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-auth-\(getpid())")
+  static let shared: Result<AuthServer, TestFailure> = start(name: "auth")
+
+  /// A second server whose access tokens live 4 seconds, for what happens when they expire.
+  static let shortLived: Result<AuthServer, TestFailure> = start(name: "auth-short", accessTokenSeconds: 4)
+
+  private static func start(name: String, accessTokenSeconds: Int? = nil) -> Result<AuthServer, TestFailure> {
+    let state = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-\(name)-\(getpid())")
     try? FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+    var environment = ProcessInfo.processInfo.environment
+    if let accessTokenSeconds { environment["AUTH_SERVER_ACCESS_TOKEN_SECONDS"] = String(accessTokenSeconds) }
     do {
       let result = try TestProcess.run(
         path("Tests/Support/auth-server"), ["start", state.path, "--watch-pid", String(getpid())],
-        environment: ProcessInfo.processInfo.environment)
+        environment: environment)
       guard result.status == 0 else {
         return .failure(TestFailure("auth-server start failed: \(result.stderr)"))
       }
@@ -63,10 +73,23 @@ struct AuthServer: Sendable {
     } catch {
       return .failure(TestFailure("auth-server: \(error)"))
     }
-  }()
+  }
 
-  static func require() throws -> AuthServer {
-    switch shared {
+  /// What the server says of `token` (RFC 7662), asked as the service client: whether it
+  /// is active, and its scopes.
+  func introspect(_ token: String) async throws -> (active: Bool, scopes: Set<String>) {
+    let data = try Data(contentsOf: URL(fileURLWithPath: serverJSON))
+    let json = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+    let endpoint = try #require((json?["endpoints"] as? [String: String])?["introspection"].flatMap(URL.init(string:)))
+    let fields = [("token", token), ("client_id", serviceClientID), ("client_secret", serviceClientSecret)]
+    let response = try await CurlHTTPTransport().send(.form(endpoint, fields))
+    let answer = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+    let scopes = (answer?["scope"] as? String ?? "").split(separator: " ").map(String.init)
+    return (answer?["active"] as? Bool ?? false, Set(scopes))
+  }
+
+  static func require(_ server: Result<AuthServer, TestFailure> = shared) throws -> AuthServer {
+    switch server {
     case .success(let server): return server
     case .failure(let error): throw error
     }
