@@ -13,7 +13,8 @@ import TokenStoreTesting
 /// glewlwyd 2.7.5 that tokenctl's registration must live with, so that a Debian update
 /// that changes them shows up here.
 @Suite(.serialized) struct GlewlwydServerTests {
-  let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-glewlwyd-\(UUID().uuidString)")
+  let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "tokenctl-glewlwyd-test-\(UUID().uuidString)")
   let group = TokenStoreConformance.freshGroup()
   var store: SecretServiceTokenStore { SecretServiceTokenStore(group: group) }
 
@@ -65,7 +66,7 @@ import TokenStoreTesting
     let request = HTTPRequest.form(
       try #require(URL(string: server.tokenEndpoint)),
       [
-        ("grant_type", "authorization_code"), ("code", "never-issued"), ("redirect_uri", "http://127.0.0.1/"),
+        ("grant_type", "authorization_code"), ("code", "never-issued"), ("redirect_uri", "http://127.0.0.1/callback"),
         ("client_id", clientID), ("code_verifier", String(repeating: "v", count: 43)),
       ])
     let response = try await CurlHTTPTransport().send(request)
@@ -228,7 +229,11 @@ import TokenStoreTesting
   }
 
   // (d)
-  @Test func deletingTheRegistrationEndsTheClientsTokens() async throws {
+  /// RFC 7592 §2.3 asks the server to invalidate the deleted client's grants and tokens.
+  /// glewlwyd 2.7.5 only disables the client: its authorization requests get 403 and its
+  /// access tokens 404 at /userinfo, but `check_client_valid` never looks at `enabled` for
+  /// a client without a secret, so its refresh tokens still get new (useless) tokens.
+  @Test func deletingTheRegistrationDisablesTheClient() async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
     let server = try GlewlwydServer.require()
     let (registration, signedIn) = try await signInWithRegisteredClient(server)
@@ -239,14 +244,25 @@ import TokenStoreTesting
     let read = try await send("GET", uri, bearer: registrationToken)
     #expect(read.status == 200)
     #expect(read.json["client_id"] as? String == signedIn.account.clientID)
+    #expect(read.json["token_endpoint_auth_method"] as? [String] == ["none"], "an array, not RFC 7591's string")
     #expect(try await send("GET", uri, bearer: "not-the-token").status == 401)
+    #expect(try await send("GET", server.userinfoEndpoint, bearer: signedIn.tokens.accessToken).status == 200)
 
     // RFC 7592 §2.3: delete (glewlwyd: 200, where the RFC says 204).
     let deleted = try await send("DELETE", uri, bearer: registrationToken)
     #expect(deleted.status == 200)
-    #expect(try await send("GET", uri, bearer: registrationToken).status == 401)
-    #expect(try await send("GET", server.userinfoEndpoint, bearer: signedIn.tokens.accessToken).status != 200)
+    #expect(try await send("GET", uri, bearer: registrationToken).status == 401, "the registration is gone")
+    #expect(try await send("GET", server.userinfoEndpoint, bearer: signedIn.tokens.accessToken).status == 404)
+    let login = try await tokenctl(
+      "login", "oidc", "--browser", "--issuer", server.issuer, "--client-id", read.json["client_id"] as? String ?? "",
+      "--timeout", "2")
+    #expect(login.status != 0, "no new sign-in with a deleted client")
+    let browserLog = (try? String(contentsOf: scratch.appendingPathComponent("browser.log"), encoding: .utf8)) ?? ""
+    #expect(browserLog.contains("GET /api/oidc/auth 403"), "\(browserLog)")
+
     let refresh = try await tokenctl("refresh", "oidc:\(signedIn.account.name)")
-    #expect(refresh.status != 0, "a deleted client's refresh token is refused")
+    #expect(refresh.status == 0, "glewlwyd 2.7.5 still refreshes a deleted public client's tokens")
+    let refreshed = try #require(try store.load(signedIn.account.key))
+    #expect(try await send("GET", server.userinfoEndpoint, bearer: refreshed.tokens.accessToken).status == 404)
   }
 }
