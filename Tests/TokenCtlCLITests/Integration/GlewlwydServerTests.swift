@@ -127,7 +127,6 @@ import TokenStoreTesting
     return (registration, try #require(try store.load(listing.account.key)))
   }
 
-  // (a)
   @Test func discoveryAtTheIssuerListsTheRegistrationEndpoint() async throws {
     let server = try GlewlwydServer.require()
     let discovery = try await send("GET", server.issuer + "/.well-known/openid-configuration")
@@ -137,7 +136,6 @@ import TokenStoreTesting
     #expect(discovery.json["code_challenge_methods_supported"] as? [String] == ["S256"])
   }
 
-  // (b)
   @Test func aNativeClientRegistersWithoutAnInitialAccessToken() async throws {
     let server = try GlewlwydServer.require()
     let reply = try await send(
@@ -192,7 +190,6 @@ import TokenStoreTesting
     #expect(try await authorize("http://127.0.0.1:8400/callback").status == 403)
   }
 
-  // (c)
   @Test func tokenctlSignsInWithARegisteredClientAndItsTokenIsAccepted() async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
     let server = try GlewlwydServer.require()
@@ -228,7 +225,6 @@ import TokenStoreTesting
     }
   }
 
-  // (d)
   /// RFC 7592 §2.3 asks the server to invalidate the deleted client's grants and tokens.
   /// glewlwyd 2.7.5 only disables the client: its authorization requests get 403 and its
   /// access tokens 404 at /userinfo, but `check_client_valid` never looks at `enabled` for
