@@ -20,7 +20,12 @@ KEYRING := Tests/Support/with-private-keyring
 # alternative of its session bus (dbus-user-session; dbus-x11 does without), so it is named.
 # python3-dbus and python3-gi: the desktop program of the D-Bus tests (a maintained D-Bus
 # library, as a Python application would use) and the tests' notification server.
-DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi
+# glewlwyd: a real OpenID Connect server that registers clients (RFC 7591, RFC 7592), for
+# the dynamic registration tests (Tests/Support/glewlwyd-server); openssl makes its RS256
+# key. The tests run their own glewlwyd on a private SQLite file. Beware: on a host with
+# systemd the package also enables and starts the system's glewlwyd (port 4593, every
+# interface, user admin with password "password"); `systemctl disable --now glewlwyd`.
+DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count

@@ -1,0 +1,72 @@
+import Foundation
+import TestSupport
+
+/// glewlwyd (Debian's package), the tests' server for OAuth dynamic client registration
+/// (RFC 7591, RFC 7592): started once per test process on 127.0.0.1 by
+/// `Tests/Support/glewlwyd-server`, and stopped by itself when we exit. Anyone may register
+/// a client there; the user `ada` signs in through `Tests/Support/glewlwyd-browser`.
+struct GlewlwydServer: Sendable {
+  let issuer: String
+  let baseURL: String
+  let registrationEndpoint: String
+  let tokenEndpoint: String
+  let userinfoEndpoint: String
+  let user: String
+  let password: String
+  /// The server.json the scripted browser reads the password from.
+  let serverJSON: String
+  /// glewlwyd's log (its INFO lines, with client ids and user names but no secrets).
+  let log: String
+
+  /// Our environment for a tokenctl whose browser is the scripted user signing in here,
+  /// on a display, with its configuration and cache under `scratch` and the browser's log
+  /// in `scratch/browser.log`.
+  func browserEnvironment(scratch: URL) -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    environment["BROWSER"] = AuthServer.path("Tests/Support/glewlwyd-browser")
+    environment["GLEWLWYD_BROWSER_SERVER_JSON"] = serverJSON
+    environment["GLEWLWYD_BROWSER_LOG"] = scratch.appendingPathComponent("browser.log").path
+    environment["XDG_CACHE_HOME"] = scratch.appendingPathComponent("cache").path
+    environment["XDG_CONFIG_HOME"] = scratch.appendingPathComponent("config").path
+    environment["TOKENCTL_CONFIG"] = nil
+    environment["DISPLAY"] = ":0"
+    return environment
+  }
+
+  /// The failure (with the server's own message) when glewlwyd is not installed or does not
+  /// start: `make deps` installs it.
+  static let shared: Result<GlewlwydServer, TestFailure> = {
+    let state = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-glewlwyd-\(getpid())")
+    do {
+      let result = try TestProcess.run(
+        AuthServer.path("Tests/Support/glewlwyd-server"), ["start", state.path, "--watch-pid", String(getpid())],
+        environment: ProcessInfo.processInfo.environment)
+      guard result.status == 0 else {
+        return .failure(TestFailure("glewlwyd-server start failed: \(result.stderr)"))
+      }
+      let data = try Data(contentsOf: state.appendingPathComponent("server.json"))
+      let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+      let endpoints = json["endpoints"] as? [String: Any] ?? [:]
+      let users = json["users"] as? [[String: Any]] ?? []
+      guard let ada = users.first(where: { $0["username"] as? String == "ada" }),
+        let password = ada["password"] as? String
+      else { return .failure(TestFailure("glewlwyd-server: no user ada in server.json")) }
+      return .success(
+        GlewlwydServer(
+          issuer: json["issuer"] as? String ?? "", baseURL: json["base_url"] as? String ?? "",
+          registrationEndpoint: endpoints["registration"] as? String ?? "",
+          tokenEndpoint: endpoints["token"] as? String ?? "", userinfoEndpoint: endpoints["userinfo"] as? String ?? "",
+          user: "ada", password: password, serverJSON: state.appendingPathComponent("server.json").path,
+          log: json["log"] as? String ?? ""))
+    } catch {
+      return .failure(TestFailure("glewlwyd-server: \(error)"))
+    }
+  }()
+
+  static func require() throws -> GlewlwydServer {
+    switch shared {
+    case .success(let server): return server
+    case .failure(let error): throw error
+    }
+  }
+}
