@@ -22,9 +22,10 @@ KEYRING := Tests/Support/with-private-keyring
 # library, as a Python application would use) and the tests' notification server.
 # glewlwyd: a real OpenID Connect server that registers clients (RFC 7591, RFC 7592), for
 # the dynamic registration tests (Tests/Support/glewlwyd-server); openssl makes its RS256
-# key. The tests run their own glewlwyd on a private SQLite file. Beware: on a host with
-# systemd the package also enables and starts the system's glewlwyd (port 4593, every
-# interface, user admin with password "password"); `systemctl disable --now glewlwyd`.
+# key. The tests run their own glewlwyd on a private SQLite file. On a host with systemd the
+# package also enables and starts the system's glewlwyd (port 4593, every interface, user
+# admin with password "password"): install-packages stops and disables it again when it was
+# the one to install it.
 DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
@@ -49,7 +50,13 @@ install-packages:
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:" $$missing; \
 	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
+	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing || exit 1; \
+	  case " $$missing " in *" glewlwyd "*) \
+	    if [ -d /run/systemd/system ]; then \
+	      echo "Stopping and disabling the system's glewlwyd service (the tests run their own on 127.0.0.1)"; \
+	      $$sudo systemctl disable --now glewlwyd.service; \
+	    fi;; \
+	  esac; \
 	fi
 
 build: deps
