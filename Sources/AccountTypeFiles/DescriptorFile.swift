@@ -26,12 +26,16 @@ public enum DescriptorFile {
   public static let keys = [
     "id", "display_name", "issuer", "endpoints", "scopes", "client_id", "client_secret",
     "token_endpoint_auth_method", "redirect", "authorization_parameters", "api_base", "git",
-    "device_grant_error_aliases", "refresh_token_idle_lifetime",
+    "device_grant_error_aliases", "refresh_token_idle_lifetime", "registration", "registration_metadata",
   ]
   static let endpointKeys = [
     "authorization", "token", "device_authorization", "revocation", "userinfo", "jwks", "issuer",
   ]
   static let redirectKeys = ["host", "port", "path", "paste"]
+  /// The client metadata members tokenctl registers itself (RFC 7591 §2).
+  static let registrationMembers = [
+    "redirect_uris", "token_endpoint_auth_method", "grant_types", "response_types", "client_name", "application_type",
+  ]
   static let gitKeys = ["hosts", "username", "bearer"]
 
   /// Authorization request parameters that tokenctl sets itself (RFC 6749 §4.1.1, RFC 7636
@@ -105,6 +109,8 @@ public enum DescriptorFile {
       let git = gitIntegration(table)
       let aliases = errorAliases(table)
       let idleLifetime = positiveSeconds("refresh_token_idle_lifetime", in: table)
+      let registration = boolean("registration", in: table)
+      let registrationMetadata = self.registrationMetadata(table)
       guard let id, let endpoints else { return nil }
       var descriptor = EndpointDescriptor(
         id: id, displayName: displayName ?? id, endpoints: endpoints, defaultScopes: scopes,
@@ -112,6 +118,11 @@ public enum DescriptorFile {
         tokenEndpointAuthentication: authentication, additionalAuthorizationParameters: parameters, git: git,
         deviceGrantErrorAliases: aliases, apiBase: apiBase)
       descriptor.refreshTokenIdleLifetime = idleLifetime
+      descriptor.dynamicRegistration = registration ?? false
+      descriptor.additionalRegistrationMetadata = registrationMetadata
+      if registration == true, case .fixed = endpoints {
+        report("registration = true needs an issuer to discover the registration endpoint from", at: nil)
+      }
       // Whatever the checks above missed, the registry would refuse later; say it now.
       if problems.isEmpty {
         for problem in descriptor.problems { report(problem, at: nil) }
@@ -302,6 +313,36 @@ public enum DescriptorFile {
       return result
     }
 
+    /// `[registration_metadata]`: client metadata members (RFC 7591 §2) a server needs
+    /// beyond the RFC's, as strings, integers, booleans or arrays of strings.
+    private mutating func registrationMetadata(_ table: TOMLTable) -> [String: JSONValue] {
+      guard let entry = table.entry("registration_metadata"),
+        let members = subtable("registration_metadata", entry)
+      else { return [:] }
+      var result: [String: JSONValue] = [:]
+      for key in members.keys {
+        guard let member = members.entry(key) else { continue }
+        if DescriptorFile.registrationMembers.contains(key) {
+          report(
+            "registration_metadata must not set \(TOMLTable.displayKey(key)): tokenctl registers it itself",
+            at: member.keyPosition)
+          continue
+        }
+        switch member.value {
+        case .string(let value): result[key] = .string(value)
+        case .integer(let value): result[key] = .number(Double(value))
+        case .boolean(let value): result[key] = .bool(value)
+        case .array(let values) where values.allSatisfy({ $0.string != nil }):
+          result[key] = .array(values.compactMap(\.string).map(JSONValue.string))
+        default:
+          report(
+            "expected a string, integer, boolean or array of strings for \(TOMLTable.displayKey(key)) in [registration_metadata], found \(member.value.kind)",
+            at: member.valuePosition)
+        }
+      }
+      return result
+    }
+
     private mutating func gitIntegration(_ table: TOMLTable) -> GitIntegration? {
       guard let entry = table.entry("git"), let git = subtable("git", entry) else { return nil }
       for key in git.keys where !DescriptorFile.gitKeys.contains(key) {
@@ -363,6 +404,15 @@ public enum DescriptorFile {
     }
 
     // MARK: - Values
+
+    private mutating func boolean(_ key: String, in table: TOMLTable) -> Bool? {
+      guard let entry = table.entry(key) else { return nil }
+      guard let value = entry.value.boolean else {
+        report("expected true or false for \(key), found \(entry.value.kind)", at: entry.valuePosition)
+        return nil
+      }
+      return value
+    }
 
     private mutating func string(_ key: String, in table: TOMLTable) -> String? {
       guard let entry = table.entry(key) else { return nil }

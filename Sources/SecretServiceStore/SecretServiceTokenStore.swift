@@ -69,11 +69,29 @@ public struct SecretServiceTokenStore: TokenStore {
 
   public func save(_ account: Account, tokens: TokenSet) throws {
     guard account.group == group else { throw groupMismatch(account) }
+    try writeItem(
+      matching: KeyringSchema.keyAttributes(account.key, group: group),
+      attributes: KeyringSchema.attributes(of: account, tokens: tokens.summary),
+      label: KeyringSchema.label(of: account, defaultGroup: Account.defaultGroup), secret: try tokens.storageJSON(),
+      what: "the tokens of \(account.key)")
+  }
+
+  @discardableResult
+  public func remove(_ key: AccountKey) throws -> Bool {
+    try removeItems(matching: KeyringSchema.keyAttributes(key, group: group), what: "\(key)")
+  }
+
+  // MARK: - Items of any schema
+
+  /// Stores `secret` (JSON) in the newest item that matches `key`, with `attributes` and
+  /// `label`, or in a new item of the default collection when none does. Items of other
+  /// schemas (client registrations) are written through here too.
+  func writeItem(
+    matching key: [String: String], attributes: [String: String], label: String, secret json: [UInt8], what: String
+  ) throws {
     try GLibBridge.requireLibsecret()
-    let attributes = GLibBridge.hashTable(KeyringSchema.attributes(of: account, tokens: tokens.summary))
-    defer { tokenctl_g_hash_table_unref(attributes) }
-    let label = KeyringSchema.label(of: account, defaultGroup: Account.defaultGroup)
-    let json = try tokens.storageJSON()
+    let table = GLibBridge.hashTable(attributes)
+    defer { tokenctl_g_hash_table_unref(table) }
     let value = json.withUnsafeBufferPointer { buffer in
       buffer.withMemoryRebound(to: CChar.self) {
         tokenctl_secret_value_new($0.baseAddress, gssize($0.count), KeyringSchema.contentType)!
@@ -82,7 +100,7 @@ public struct SecretServiceTokenStore: TokenStore {
     defer { tokenctl_secret_value_unref(UnsafeMutableRawPointer(value)) }
 
     try withService { service in
-      let existing = try search(service, KeyringSchema.keyAttributes(account.key, group: group), loadSecrets: false)
+      let existing = try search(service, key, loadSecrets: false)
       defer { existing.forEach(GLibBridge.unref) }
       try requireUnlocked(service, existing)
       if let item = newestPerAccount(existing).first {
@@ -90,43 +108,51 @@ public struct SecretServiceTokenStore: TokenStore {
         // swapped atomically; the attributes then catch up. Creating with "replace" would
         // not do: the Secret Service replaces only an item whose attributes are all equal,
         // and ours change (expiry) with every refresh.
-        _ = try GLibBridge.call("storing the tokens of \(account.key)") {
+        _ = try GLibBridge.call("storing \(what)") {
           tokenctl_secret_item_set_secret_sync(item, value, nil, $0)
         }
-        _ = try GLibBridge.call("updating the attributes of \(account.key)") {
-          tokenctl_secret_item_set_attributes_sync(item, nil, attributes, nil, $0)
+        _ = try GLibBridge.call("updating the attributes of \(what)") {
+          tokenctl_secret_item_set_attributes_sync(item, nil, table, nil, $0)
         }
-        _ = try GLibBridge.call("updating the label of \(account.key)") {
+        _ = try GLibBridge.call("updating the label of \(what)") {
           tokenctl_secret_item_set_label_sync(item, label, nil, $0)
         }
-        // Two tokenctl processes that created the same account at once leave two items;
-        // the newest wins, and the rest go now.
+        // Two tokenctl processes that created the same item at once leave two; the newest
+        // wins, and the rest go now.
         for duplicate in existing where duplicate != item {
-          _ = try? GLibBridge.call("removing a duplicate of \(account.key)") {
+          _ = try? GLibBridge.call("removing a duplicate of \(what)") {
             tokenctl_secret_item_delete_sync(duplicate, nil, $0)
           }
         }
       } else {
         let collection = try defaultCollection(service)
         defer { GLibBridge.unref(collection) }
-        let created = try GLibBridge.call("storing the tokens of \(account.key)") {
-          tokenctl_secret_item_create_sync(collection, nil, attributes, label, value, SECRET_ITEM_CREATE_NONE, nil, $0)
+        let created = try GLibBridge.call("storing \(what)") {
+          tokenctl_secret_item_create_sync(collection, nil, table, label, value, SECRET_ITEM_CREATE_NONE, nil, $0)
         }
         created.map(GLibBridge.unref)
       }
     }
   }
 
-  @discardableResult
-  public func remove(_ key: AccountKey) throws -> Bool {
+  /// Removes every item that matches `key`; returns whether there was one.
+  func removeItems(matching key: [String: String], what: String) throws -> Bool {
     try withService { service in
-      let items = try search(service, KeyringSchema.keyAttributes(key, group: group), loadSecrets: false)
+      let items = try search(service, key, loadSecrets: false)
       defer { items.forEach(GLibBridge.unref) }
       try requireUnlocked(service, items)
       for item in items {
-        _ = try GLibBridge.call("removing \(key)") { tokenctl_secret_item_delete_sync(item, nil, $0) }
+        _ = try GLibBridge.call("removing \(what)") { tokenctl_secret_item_delete_sync(item, nil, $0) }
       }
       return !items.isEmpty
+    }
+  }
+
+  /// The attributes and secret of the newest item that matches `attributes`, if any.
+  func readItem(matching attributes: [String: String]) throws -> (attributes: [String: String], secret: [UInt8]?)? {
+    try withService { service in
+      let items = try find(service, attributes, withSecrets: true)
+      return items.max { $0.modified < $1.modified }.map { ($0.attributes, $0.secret) }
     }
   }
 

@@ -38,6 +38,9 @@ public struct CLIContext: Sendable {
   public var warnings = WarningLog()
   /// The agent to ask before doing the work here (``AgentClient``); nil: never ask.
   var agent: AgentClient?
+  /// Where the clients registered at issuers (RFC 7591) are kept: the keyring, shared by
+  /// every group.
+  public var registrations: any ClientRegistrationStore = SecretServiceClientRegistrationStore()
 
   public init(
     registry: AccountTypeRegistry, makeStore: @escaping @Sendable (String) -> any TokenStore,

@@ -64,6 +64,12 @@ final class CommandSession: Sendable {
     }
   }
 
+  /// Finds or registers the client of a type that registers itself (RFC 7591).
+  var registrar: ClientRegistrar {
+    ClientRegistrar(
+      store: context.registrations, transport: context.transport, discovery: manager.discovery, clock: context.clock)
+  }
+
   private func makeManager() -> AccountManager {
     AccountManager.configured(
       registry: registry, store: store, transport: context.transport, clock: context.clock,

@@ -42,6 +42,12 @@ public struct EndpointDescriptor: Sendable, Hashable {
   /// How long, in seconds, the provider keeps a refresh token that is not used, when it
   /// says: whoever keeps accounts alive refreshes before then.
   public var refreshTokenIdleLifetime: Double?
+  /// Whether a sign-in without a client id may register one at the issuer (RFC 7591),
+  /// when its discovery document offers a `registration_endpoint`.
+  public var dynamicRegistration = false
+  /// Client metadata a server needs beyond RFC 7591's when registering (the type's
+  /// `registration_metadata`); the RFC's members win over these.
+  public var additionalRegistrationMetadata: [String: JSONValue] = [:]
 
   public init(
     id: String, displayName: String, endpoints: EndpointConfiguration,

@@ -29,6 +29,12 @@ extension TokenCtl {
 
         With --client-credentials a confidential client signs in as itself (RFC 6749 §4.4).
 
+        A type that discovers its endpoints from an issuer (oidc, and type files with \
+        registration = true) needs no client id where the issuer lets clients register \
+        themselves (RFC 7591): the first sign-in there registers tokenctl as a native public \
+        client and keeps it in the keyring, and later sign-ins at that issuer reuse it. \
+        `tokenctl unregister ISSUER` deletes it.
+
         Signing in again as the same user updates that account; it never adds a second one.
         """)
 
@@ -85,12 +91,33 @@ extension TokenCtl {
       let context = session.context
       let store = session.store
       let manager = session.manager
-      let options = SignInOptions(
+      var options = SignInOptions(
         scopes: scopes.isEmpty ? nil : scopes, clientID: clientID, issuer: issuer, timeout: .seconds(timeout))
       let descriptor = try manager.registry.descriptor(type)
-      let chosen = try await choose(descriptor, manager: manager, options: options, context: context)
-      let account = try await manager.signIn(
-        type: type, options: options, method: try signInMethod(chosen, descriptor, context: context))
+      // A type that registers its own client: the one registered at this issuer before,
+      // whose loopback port a server that compares redirect URIs exactly insists on.
+      let registrationIssuer = ClientRegistrar.issuer(
+        registeringFor: descriptor, clientID: clientID, userIssuer: issuer)
+      let registrar = session.registrar
+      let registered = try registrationIssuer.flatMap { try registrar.existing(at: $0) }
+      if let registered {
+        options.clientID = registered.clientID
+        options.clientSecret = registered.clientSecret
+      }
+      let chosen = try await choose(
+        descriptor, manager: manager, options: options, registering: registrationIssuer != nil, context: context)
+      let method = try signInMethod(chosen, descriptor, port: registered?.loopbackPort, context: context)
+      if let registrationIssuer, registered == nil, chosen != .clientCredentials {
+        let (registration, _) = try await registrar.client(
+          at: registrationIssuer, for: descriptor, redirectURIs: [Self.redirectURI(of: method, descriptor)])
+        options.clientID = registration.clientID
+        options.clientSecret = registration.clientSecret
+        context.output.writeError(
+          TerminalSafe.text(
+            "Registered tokenctl at \(registration.issuer) as client \(registration.clientID) "
+              + "(`tokenctl unregister \(registration.issuer)` deletes it).") + "\n")
+      }
+      let account = try await manager.signIn(type: type, options: options, method: method)
       if json {
         let listing = try store.list(AccountQuery(type: account.type, id: account.id)).first
         context.output.write(
@@ -105,21 +132,38 @@ extension TokenCtl {
     /// The method the user asked for, else the device grant when no display can show a
     /// browser and the type offers it, else the browser (or paste for out-of-band types).
     private func choose(
-      _ descriptor: EndpointDescriptor, manager: AccountManager, options: SignInOptions, context: CLIContext
+      _ descriptor: EndpointDescriptor, manager: AccountManager, options: SignInOptions, registering: Bool,
+      context: CLIContext
     ) async throws -> Method {
       if let method { return method }
       if case .manualPaste = descriptor.redirect { return .paste }
       let display = [context.environment["DISPLAY"], context.environment["WAYLAND_DISPLAY"]]
         .contains { !($0 ?? "").isEmpty }
       if display { return .browser }
+      var options = options
+      // Only the endpoints are looked at here; a client yet to be registered has no id.
+      if registering, options.clientID == nil { options.clientID = "(to be registered)" }
       let configuration = try await manager.configuration(type: type, options: options)
       if configuration.endpoints.deviceAuthorization != nil { return .device }
       if configuration.endpoints.authorization == nil, configuration.client.secret != nil { return .clientCredentials }
       return .paste
     }
 
+    /// The redirect URI a registration names for `method`: the listener's own, or the
+    /// type's loopback address without a port (RFC 8252 §7.3) for the other methods.
+    private static func redirectURI(of method: SignInMethod, _ descriptor: EndpointDescriptor) -> String {
+      if case .browser(let receiver, _, _) = method { return receiver.redirectURI }
+      switch descriptor.redirect {
+      case .manualPaste(let uri): return uri
+      case .loopback(let host, let port, let path): return "http://\(host)\(port.map { ":\($0)" } ?? "")\(path)"
+      }
+    }
+
+    /// `registeredPort`: the port a registered client's redirect URI names, used when the
+    /// type fixes none; when it is taken, any port, which servers that follow RFC 8252
+    /// §7.3 accept.
     private func signInMethod(
-      _ method: Method, _ descriptor: EndpointDescriptor, context: CLIContext
+      _ method: Method, _ descriptor: EndpointDescriptor, port registeredPort: UInt16? = nil, context: CLIContext
     ) throws
       -> SignInMethod
     {
@@ -130,9 +174,21 @@ extension TokenCtl {
           throw ValidationError("Account type '\(type)' has an out-of-band redirect: use --paste.")
         }
         let debugging = context.isDebugging
-        let listener = try LoopbackRedirectListener(
-          host: host, port: port, path: path,
-          log: { line in if debugging { output.writeError("tokenctl: debug: \(line)\n") } })
+        let log: @Sendable (String) -> Void = { line in if debugging { output.writeError("tokenctl: debug: \(line)\n") }
+        }
+        let listener: LoopbackRedirectListener
+        if port == nil, let registeredPort {
+          do {
+            listener = try LoopbackRedirectListener(host: host, port: registeredPort, path: path, log: log)
+          } catch {
+            context.warnings.add(
+              "port \(registeredPort), which tokenctl's client was registered with, is taken; a server that "
+                + "compares redirect URIs port included will refuse the sign-in")
+            listener = try LoopbackRedirectListener(host: host, port: nil, path: path, log: log)
+          }
+        } else {
+          listener = try LoopbackRedirectListener(host: host, port: port, path: path, log: log)
+        }
         let environment = context.environment
         let open = context.openBrowser
         let noBrowser = self.noBrowser

@@ -88,7 +88,8 @@ public struct AccountManager: Sendable {
     -> ServiceConfiguration
   {
     try await ServiceConfiguration.resolve(
-      try registry.descriptor(type), issuer: options.issuer, clientID: options.clientID, discovery: discovery)
+      try registry.descriptor(type), issuer: options.issuer, clientID: options.clientID,
+      clientSecret: options.clientSecret, discovery: discovery)
   }
 
   /// Signs in to an account type and stores the account; signing in again as the same
@@ -101,7 +102,8 @@ public struct AccountManager: Sendable {
   {
     let descriptor = try registry.descriptor(type)
     let configuration = try await ServiceConfiguration.resolve(
-      descriptor, issuer: options.issuer, clientID: options.clientID, discovery: discovery)
+      descriptor, issuer: options.issuer, clientID: options.clientID, clientSecret: options.clientSecret,
+      discovery: discovery)
     let scopes = options.scopes ?? descriptor.defaultScopes
     var response: TokenResponse
     var nonce: String?

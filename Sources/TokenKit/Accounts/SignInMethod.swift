@@ -33,6 +33,9 @@ public struct SignInOptions: Sendable {
   public var scopes: [String]?
   /// A client id to use instead of the type's.
   public var clientID: String?
+  /// The secret of that client, when it has one (a registered client the server made
+  /// confidential, RFC 7591 §3.2.1).
+  public var clientSecret: String?
   /// The issuer, for types that discover their endpoints from one the user names.
   public var issuer: String?
   /// How long the user has to finish in the browser.

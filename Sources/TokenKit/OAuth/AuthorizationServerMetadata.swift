@@ -17,10 +17,14 @@ public struct AuthorizationServerMetadata: Sendable, Hashable {
   public var authorizationResponseIssParameterSupported: Bool
   /// `grant_types_supported`.
   public var grantTypes: [String]?
+  /// `registration_endpoint` (RFC 8414 §2, RFC 7591 §3): where clients register
+  /// themselves, when the server lets them.
+  public var registrationEndpoint: URL?
 
   public init(
     issuer: String, endpoints: Endpoints, jwksURI: URL? = nil, codeChallengeMethods: [String]? = nil,
-    authorizationResponseIssParameterSupported: Bool = false, grantTypes: [String]? = nil
+    authorizationResponseIssParameterSupported: Bool = false, grantTypes: [String]? = nil,
+    registrationEndpoint: URL? = nil
   ) {
     self.issuer = issuer
     self.endpoints = endpoints
@@ -28,6 +32,7 @@ public struct AuthorizationServerMetadata: Sendable, Hashable {
     self.codeChallengeMethods = codeChallengeMethods
     self.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
     self.grantTypes = grantTypes
+    self.registrationEndpoint = registrationEndpoint
   }
 
   /// Decodes a metadata document and checks it belongs to `expectedIssuer`.
@@ -58,6 +63,11 @@ public struct AuthorizationServerMetadata: Sendable, Hashable {
       revocation: try url("revocation_endpoint"), userinfo: try url("userinfo_endpoint"),
       jwks: try url("jwks_uri"), issuer: issuer)
     let problems = endpoints.problems
+    // Registration is optional: an unusable endpoint is as good as none, and must not
+    // stop the accounts that have a client from using the rest of the document.
+    let registration = (try? url("registration_endpoint")).flatMap { $0 }.flatMap {
+      Loopback.isSecureOrLoopback($0) ? $0 : nil
+    }
     guard problems.isEmpty else {
       throw .malformedResponse("the discovery document is unsafe: " + problems.joined(separator: "; "))
     }
@@ -66,7 +76,7 @@ public struct AuthorizationServerMetadata: Sendable, Hashable {
       codeChallengeMethods: object.strings("code_challenge_methods_supported"),
       authorizationResponseIssParameterSupported: object.string("authorization_response_iss_parameter_supported")
         == "true" || object.bool("authorization_response_iss_parameter_supported") == true,
-      grantTypes: object.strings("grant_types_supported"))
+      grantTypes: object.strings("grant_types_supported"), registrationEndpoint: registration)
   }
 
   /// The URLs to try for `issuer`, in order: OpenID Connect Discovery §4.1 appends the

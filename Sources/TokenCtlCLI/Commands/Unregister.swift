@@ -1,0 +1,69 @@
+import ArgumentParser
+import TokenKit
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+extension TokenCtl {
+  /// `tokenctl unregister`: delete the client tokenctl registered at an issuer.
+  struct Unregister: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "unregister",
+      abstract: "Delete the client tokenctl registered at an issuer, and forget it.",
+      discussion: """
+        `tokenctl login` registers tokenctl as a client at an issuer that lets clients \
+        register themselves (RFC 7591) when the account type has no client id, and keeps \
+        the registration in the keyring (tokenctl-keyring(5)). Revoking accounts leaves it \
+        alone. This deletes it at the server with its registration access token (RFC 7592) \
+        when the server gave one, then forgets it; accounts signed in with that client stop \
+        refreshing. When the server refuses, the registration is kept and the exit status \
+        is that of the failure. --local forgets it without asking the server.
+        """)
+
+    @Argument(help: ArgumentHelp("The issuer, as given to `tokenctl login --issuer`.", valueName: "issuer"))
+    var issuer: String
+
+    @Flag(help: "Forget the registration on this computer without telling the server.")
+    var local = false
+
+    func run() async throws {
+      let session = try CommandSession.open(group: nil, configured: false)
+      let context = session.context
+      let registrar = session.registrar
+      // The registration is kept under the issuer its discovery document names, which is
+      // the URL as given for every server that passes discovery's own check.
+      let candidates = [issuer, OAuthSyntax.issuerURL(issuer)?.absoluteString].compactMap { $0 }
+      guard let stored = try candidates.first(where: { try registrar.store.load(issuer: $0) != nil }) else {
+        throw TokenKitError(
+          .notConfigured, "tokenctl registered no client at \(issuer)",
+          recovery: "Only issuers that tokenctl login registered a client at can be unregistered.")
+      }
+      let outcome: ClientRegistrar.Unregistration
+      do {
+        outcome = try await registrar.unregister(issuer: stored, local: local)
+      } catch let error as TokenKitError where !local {
+        throw TokenKitError(
+          error.code, error.message,
+          recovery: "The registration is kept. Try again later, or forget it without the server: "
+            + "`tokenctl unregister \(stored) --local`.")
+      }
+      let text: String
+      switch outcome {
+      case .deleted(let registration):
+        text = "Deleted client \(registration.clientID) at \(registration.issuer) and forgot it."
+      case .unknownToServer(let registration):
+        text = "\(registration.issuer) no longer knew client \(registration.clientID); forgot it."
+      case .forgotten(let registration):
+        text =
+          local
+          ? "Forgot client \(registration.clientID) of \(registration.issuer) (--local); it stays registered there."
+          : "Forgot client \(registration.clientID) of \(registration.issuer); the server gave no way to delete it "
+            + "(RFC 7592), so it stays registered there."
+      }
+      context.output.writeError(TerminalSafe.text(text) + "\n")
+    }
+  }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import NativeAppSupport
+import SecretServiceStore
+import TestSupport
+import Testing
+import TokenKit
+import TokenStoreTesting
+
+/// Dynamic client registration (RFC 7591, RFC 7592) as a new user meets it: `tokenctl
+/// login oidc --issuer URL` with no client id anywhere. Against a real server that lets
+/// clients register (glewlwyd, Debian's) for what works, and our stub for the refusals a
+/// real server will not produce on demand. The real tokenctl binary, the real keyring.
+@Suite(.serialized) struct ClientRegistrationTests {
+  let directory: TemporaryDirectory
+  let group = TokenStoreConformance.freshGroup()
+  let registrations = SecretServiceClientRegistrationStore()
+
+  init() throws {
+    try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
+    directory = try TemporaryDirectory()
+  }
+
+  var store: SecretServiceTokenStore { SecretServiceTokenStore(group: group) }
+
+  /// tokenctl's world: a browser that signs ada in at glewlwyd, a home of the test's own.
+  func environment(_ server: GlewlwydServer) -> [String: String] {
+    var environment = server.browserEnvironment(scratch: directory.url)
+    environment["TOKENCTL_GROUP"] = group
+    environment["TOKENCTL_AGENT"] = "0"
+    environment["TOKENCTL_LOG"] = nil
+    return environment
+  }
+
+  func tokenctl(_ arguments: [String], _ environment: [String: String]) async throws -> ProcessResult {
+    try await TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
+  }
+
+  /// GETs `url` with `token` as a bearer token and returns the status.
+  func status(of url: String, bearer token: String) async throws -> Int {
+    let request = HTTPRequest(
+      method: "GET", url: try #require(URL(string: url)), headers: [HTTPHeader("Authorization", "Bearer \(token)")])
+    return try await CurlHTTPTransport().send(request).status
+  }
+
+  @Test func aSignInWithoutAClientRegistersOneAtTheIssuerAndTheNextReusesIt() async throws {
+    let server = try GlewlwydServer.require()
+    defer { _ = try? registrations.remove(issuer: server.issuer) }
+    let environment = environment(server)
+
+    let first = try await tokenctl(["login", "oidc", "--issuer", server.issuer], environment)
+    #expect(first.status == 0, "\(first.stderr)")
+    #expect(first.stderr.contains("Registered tokenctl at \(server.issuer) as client "))
+    let registration = try #require(try registrations.load(issuer: server.issuer))
+    #expect(registration.registrationAccessToken != nil && registration.registrationClientURI != nil)
+    #expect(registration.clientSecret == nil)
+    let account = try #require(try store.list(.all).first?.account)
+    #expect(account.clientID == registration.clientID && account.issuer == server.issuer)
+    let token = try await tokenctl(["token", "oidc:\(account.name)"], environment)
+    #expect(
+      try await status(of: server.userinfoEndpoint, bearer: token.stdout.trimmingCharacters(in: .newlines)) == 200)
+
+    // The registration is an item of its own; its attributes hold no secret.
+    let search = try await TestProcess.run(
+      "secret-tool", ["search", "--all", "xdg:schema", "org.tokenctl.Client"],
+      environment: ProcessInfo.processInfo.environment, mergingStandardError: true)
+    #expect(search.stdout.contains("attribute.client-id = \(registration.clientID)"))
+    #expect(!search.stdout.contains("attribute.registration"))
+
+    // Again: the same client, and the port it was registered with (glewlwyd compares
+    // redirect URIs port included).
+    let second = try await tokenctl(["login", "oidc", "--issuer", server.issuer], environment)
+    #expect(second.status == 0, "\(second.stderr)")
+    #expect(!second.stderr.contains("Registered"))
+    #expect(try registrations.load(issuer: server.issuer) == registration)
+    #expect(try store.list(.all).map(\.account.clientID) == [registration.clientID])
+
+    // Signing out of the last account leaves the registration alone.
+    let revoke = try await tokenctl(["revoke", "--local", "oidc:\(account.name)"], environment)
+    #expect(revoke.status == 0, "\(revoke.stderr)")
+    #expect(try store.list(.all).isEmpty)
+    #expect(try registrations.load(issuer: server.issuer) == registration)
+
+    // unregister deletes it at the server (RFC 7592), then here.
+    let uri = try #require(registration.registrationClientURI).absoluteString
+    let token7592 = try #require(registration.registrationAccessToken)
+    #expect(try await status(of: uri, bearer: token7592) == 200)
+    let unregister = try await tokenctl(["unregister", server.issuer], environment)
+    #expect(unregister.status == 0, "\(unregister.stderr)")
+    #expect(unregister.stderr.contains("Deleted client \(registration.clientID) at \(server.issuer)"))
+    #expect(try registrations.load(issuer: server.issuer) == nil)
+    #expect(try await status(of: uri, bearer: token7592) != 200)
+    let again = try await tokenctl(["unregister", server.issuer], environment)
+    #expect(again.status == 14 && again.stderr.contains("registered no client at \(server.issuer)"))
+
+    for secret in [token7592, token.stdout.trimmingCharacters(in: .newlines)] {
+      #expect(!(first.stderr + second.stderr + unregister.stderr).contains(secret))
+    }
+  }
+
+  @Test func aTypeFileWithRegistrationTrueRegistersToo() async throws {
+    let server = try GlewlwydServer.require()
+    defer { _ = try? registrations.remove(issuer: server.issuer) }
+    let types = directory.url.appendingPathComponent("config/tokenctl/types")
+    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
+    try """
+    id = "corp"
+    display_name = "Corp sign-in"
+    issuer = "\(server.issuer)"
+    scopes = ["openid", "email"]
+    registration = true
+
+    [registration_metadata]
+    client_confidential = false
+    """.write(to: types.appendingPathComponent("corp.toml"), atomically: true, encoding: .utf8)
+    let environment = environment(server)
+    let login = try await tokenctl(["login", "corp"], environment)
+    #expect(login.status == 0, "\(login.stderr)")
+    let registration = try #require(try registrations.load(issuer: server.issuer))
+    #expect(try store.list(.all).first?.account.clientID == registration.clientID)
+    let refresh = try await tokenctl(["refresh", "--all"], environment)
+    #expect(refresh.status == 0, "\(refresh.stderr)")
+  }
+
+  // MARK: Refusals, from the stub
+
+  /// `login oidc` at a stub tenant whose registration endpoint answers as `kind` says, on
+  /// the device grant (the stub has no authorization endpoint to sign in at).
+  func loginAtStub(_ kind: String) async throws -> (ProcessResult, StubServer, issuer: String) {
+    let stub = try StubServer.start()
+    let issuer = "\(stub.baseURL)/tenants/register-\(kind)"
+    var environment = ProcessInfo.processInfo.environment
+    environment["TOKENCTL_GROUP"] = group
+    environment["TOKENCTL_AGENT"] = "0"
+    environment["XDG_CONFIG_HOME"] = directory.path("config")
+    environment["XDG_CACHE_HOME"] = directory.path("cache")
+    environment["TOKENCTL_CONFIG"] = nil
+    let login = try await tokenctl(["login", "oidc", "--issuer", issuer, "--device"], environment)
+    return (login, stub, issuer)
+  }
+
+  @Test(arguments: [
+    ("401", "lets only clients it trusts register (HTTP 401"),
+    ("403", "lets only clients it trusts register (HTTP 403"),
+    ("invalid_client_metadata", "does not accept a native public client without a secret (invalid_client_metadata"),
+    ("invalid_redirect_uri", "does not accept the loopback redirect URI http://127.0.0.1/ (invalid_redirect_uri"),
+  ])
+  func aRefusedRegistrationSaysWhyAndHowToRegisterByHand(kind: String, reason: String) async throws {
+    let (login, stub, issuer) = try await loginAtStub(kind)
+    #expect(login.status == 14, "\(login.stderr)")
+    #expect(login.stderr.contains("the server refused to register tokenctl as a client at \(issuer): it \(reason)"))
+    #expect(login.stderr.contains("hint: Register a public client"))
+    #expect(login.stderr.contains("tokenctl-providers(7)"))
+    #expect(try registrations.load(issuer: issuer) == nil)
+    #expect(try store.list(.all).isEmpty)
+    // What was asked for: a native public client, as RFC 8252 §8.4 describes it.
+    let sent = try #require((try stub.admin("/_admin/stats")["registrations"] as? [[String: Any]])?.first)
+    #expect(sent["token_endpoint_auth_method"] as? String == "none")
+    #expect(sent["application_type"] as? String == "native")
+    #expect(sent["client_name"] as? String == "tokenctl")
+    #expect(sent["redirect_uris"] as? [String] == ["http://127.0.0.1/"])
+    #expect(
+      sent["grant_types"] as? [String]
+        == ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"])
+  }
+
+  @Test func anIssuerWithoutARegistrationEndpointNeedsAClientID() async throws {
+    let stub = try StubServer.start()
+    var environment = ProcessInfo.processInfo.environment
+    environment["TOKENCTL_GROUP"] = group
+    environment["TOKENCTL_AGENT"] = "0"
+    environment["XDG_CONFIG_HOME"] = directory.path("config")
+    environment["XDG_CACHE_HOME"] = directory.path("cache")
+    let login = try await tokenctl(["login", "oidc", "--issuer", stub.baseURL, "--device"], environment)
+    #expect(login.status == 14, "\(login.stderr)")
+    #expect(
+      login.stderr.contains(
+        "does not let clients register themselves (its discovery document has no registration_endpoint)"))
+  }
+
+  @Test func aClientRegisteredAtTheStubSignsInWithTheDeviceGrantAndIsDeleted() async throws {
+    let (login, stub, issuer) = try await loginAtStub("ok")
+    defer { _ = try? registrations.remove(issuer: issuer) }
+    #expect(login.status == 0, "\(login.stderr)")
+    let registration = try #require(try registrations.load(issuer: issuer))
+    #expect(registration.clientID.hasPrefix("stub-client-"))
+    #expect(try store.list(.all).first?.account.clientID == registration.clientID)
+    var environment = ProcessInfo.processInfo.environment
+    environment["TOKENCTL_AGENT"] = "0"
+    let unregister = try await tokenctl(["unregister", issuer], environment)
+    #expect(unregister.status == 0, "\(unregister.stderr)")
+    #expect(try registrations.load(issuer: issuer) == nil)
+    // The stub answers 401 once the client is gone: a second delete would find nothing.
+    #expect(
+      (try stub.admin("/_admin/stats")["requests"] as? [String: Int])?.keys.contains { $0.contains("/register/") }
+        == true)
+  }
+}
