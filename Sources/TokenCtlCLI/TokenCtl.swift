@@ -43,7 +43,8 @@ public struct TokenCtl: ParsableCommand {
     version: "tokenctl \(version)",
     subcommands: [
       Types.self, Login.self, List.self, Token.self, Refresh.self, Revoke.self, Request.self, Graph.self,
-      Credential.self, SetupGit.self, AgentCommand.self, Allow.self, Deny.self, Apps.self, RefreshWorker.self,
+      Credential.self, SetupGit.self, AgentCommand.self, Allow.self, Deny.self, Apps.self, Doctor.self,
+      RefreshWorker.self,
     ]
   )
 
