@@ -40,7 +40,8 @@ public struct GitHelperList: Sendable {
         return trimmed.contains("git-credential-tokenctl") || trimmed.contains("tokenctl credential")
       }
       guard let program = trimmed.split(separator: " ").first else { return false }
-      return program.contains("/") ? program.split(separator: "/").last == "git-credential-tokenctl" : program == "tokenctl"
+      return program.contains("/")
+        ? program.split(separator: "/").last == "git-credential-tokenctl" : program == "tokenctl"
     }
   }
 

@@ -312,7 +312,9 @@ import Testing
     #expect(check?["status"] as? String == "warn")
     #expect((check?["detail"] as? String)?.contains("cleared by an empty credential.helper (local)") == true)
     let fix = try #require(check?["fix"] as? String)
-    #expect(fix == "Remove the empty line, if tokenctl should answer: `git config --local --unset-all credential.helper '^$'`.")
+    #expect(
+      fix
+        == "Remove the empty line, if tokenctl should answer: `git config --local --unset-all credential.helper '^$'`.")
     let command = String(fix.split(separator: "`")[1])
     #expect(try TestProcess.run("sh", ["-c", command], environment: inRepository).status == 0)
     let fixed = try TestProcess.run(TestProcess.tokenctl, ["doctor"], environment: inRepository)

@@ -10,23 +10,31 @@ extension TokenCtl {
       abstract: "Check what tokenctl needs, in order, and say how to fix what is missing.",
       discussion: """
         Each check prints ok, warn or fail and, for warn and fail, the fix: a command to run \
-        or a line to add. In order:
-          libsecret, the session bus (DBUS_SESSION_BUS_ADDRESS), the Secret Service \
-        (org.freedesktop.secrets, running or activatable), the default keyring and whether it is \
-        unlocked; where there is no desktop session (SSH, WSL, a server), the fix says how to \
-        get a keyring there (dbus-run-session, gnome-keyring-daemon --unlock, pam_gnome_keyring);
-          config.toml and the account type files: valid, owner and mode (as every command \
-        reads them);
-          a client id for each account type in use (with accounts in the group, configured, or \
-        from a type file of yours);
-          git's credential helpers for each git host of those types: whether git asks tokenctl, \
-        and whether another helper comes first;
-          the agent (not running is fine), and libcurl;
-          with --online: each issuer's discovery document (network, TLS, the document itself) \
-        and this machine's clock against the servers' Date headers.
+        or a line to add. The checks, in order, by their ids in --json:
 
-        Checks after a failed keyring step are left out: they cannot be asked. doctor lists \
-        accounts but reads no token, and prints no secret.
+        libsecret, session-bus, secret-service, default-keyring, keyring-unlocked: the way to \
+        the keyring. Where there is no desktop session (SSH, WSL, a server), the fix says how to \
+        get a keyring there: dbus-run-session, gnome-keyring-daemon --unlock, or \
+        pam_gnome_keyring. The checks after a failed one are left out: they cannot be asked.
+
+        config, type-files: config.toml and the account type files, judged as every command \
+        reads them (valid, owner and mode).
+
+        client-id:TYPE: a client id for each account type in use (with accounts in the group, \
+        configured in config.toml, or from a type file of yours). A missing one fails, except \
+        for a type that discovers its endpoints, which may register itself at the first sign-in.
+
+        git:URL, git-helper-program: for each git host of those types, over each scheme the \
+        helper answers, whether git asks tokenctl, and whether another helper comes first \
+        (gitcredentials(7)); and whether git finds git-credential-tokenctl.
+
+        agent, libcurl: whether the agent runs (not running is fine), and whether libcurl loads.
+
+        With --online, discovery:ISSUER and clock: each issuer's discovery document, fetched \
+        afresh (network, TLS, the document), and this machine's clock against the servers' \
+        Date headers (a warning beyond a minute).
+
+        doctor lists accounts but never reads a token, and prints no secret.
 
         Exit status: 0 when no check failed (warnings do not count), 1 when one did, 64 for a \
         usage error.

@@ -96,10 +96,10 @@ enum GitHelperChecks {
   private static func check(_ url: GitServedURL, _ list: GitHelperList, inventory: DoctorInventory) -> DoctorCheck {
     let id = "git:\(url)"
     let title = "git for \(url)"
-    func name(_ entry: GitHelperList.Entry) -> String { "'\(entry.value)' (\(entry.key), \(entry.scope))" }
+    func name(_ entry: GitHelperList.Entry) -> String { "\(program(entry)) (\(entry.key), \(entry.scope))" }
     if let before = list.helpersBeforeTokenctl, let tokenctl = list.helpers.first(where: \.isTokenctl) {
       guard !before.isEmpty else {
-        let after = list.helpers.dropFirst().map(\.value)
+        let after = list.helpers.dropFirst().map(program)
         return .ok(
           id, title,
           "git asks tokenctl first (\(tokenctl.key), \(tokenctl.scope))"
@@ -127,13 +127,21 @@ enum GitHelperChecks {
         fix: "Remove the empty line, if tokenctl should answer: "
           + "`git config --\(clearing.scope) --unset-all \(clearing.key) '^$'`.")
     }
-    let others = list.helpers.map(\.value)
+    let others = list.helpers.map(program)
     let group = inventory.group == Account.defaultGroup ? "" : " --group \(inventory.group)"
     return .warn(
       id, title,
       "git does not ask tokenctl for \(url)"
         + (others.isEmpty ? "" : " (it asks \(others.joined(separator: ", ")))"),
       fix: "Run `tokenctl setup-git --host \(url.host)\(group)`.")
+  }
+
+  /// A helper as the user would name it, without what follows the program: a shell
+  /// helper (`!f() { echo password=…; }; f`) or an argument may hold a secret.
+  private static func program(_ entry: GitHelperList.Entry) -> String {
+    if entry.value.hasPrefix("!") { return "a shell command (!…)" }
+    let words = entry.value.split(separator: " ")
+    return "'\(words.first ?? "")'" + (words.count > 1 ? " …" : "")
   }
 
   /// Where git finds `git-credential-tokenctl`, which `helper = tokenctl` runs: git's own

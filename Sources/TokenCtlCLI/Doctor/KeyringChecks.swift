@@ -18,7 +18,8 @@ enum KeyringChecks {
     var checks: [DoctorCheck] = []
     for (step, id, title) in steps {
       if let failure = diagnosis.failure, failure.step == step {
-        checks.append(.fail(id, title, detail(of: failure.error, at: step, environment), fix: fix(for: failure, environment)))
+        checks.append(
+          .fail(id, title, detail(of: failure.error, at: step, environment), fix: fix(for: failure, environment)))
         break
       }
       checks.append(.ok(id, title, passed(step, diagnosis, environment)))

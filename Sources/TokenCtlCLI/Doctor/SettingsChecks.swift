@@ -57,7 +57,8 @@ enum SettingsChecks {
     }
     guard problems.isEmpty else {
       return .fail(
-        "type-files", title, problems.joined(separator: "\n") + "\nA file with a problem is skipped: its type is missing.",
+        "type-files", title,
+        problems.joined(separator: "\n") + "\nA file with a problem is skipped: its type is missing.",
         fix: fixes.joined(separator: "\n"))
     }
     guard !checked.isEmpty else {
