@@ -63,7 +63,10 @@ public struct SecretServiceDiagnosis: Sendable {
       return diagnosis
     }
     do {
-      let (label, isLocked) = try GLibBridge.withOwnContext { try defaultCollection() }
+      // The first call to a service the bus starts is the one that starts it: its failure
+      // is the service's, not the collection's.
+      let failingStep: Step = diagnosis.provider == .activatable ? .secretService : .defaultCollection
+      let (label, isLocked) = try GLibBridge.withOwnContext { try defaultCollection(failingAs: failingStep) }
       diagnosis.defaultCollection = label
       if isLocked { diagnosis.failure = (.unlocked, SecretServiceError.locked(label)) }
     } catch let failure as DiagnosisFailure {
@@ -86,8 +89,8 @@ public struct SecretServiceDiagnosis: Sendable {
   }
 
   /// The label of the default collection, and whether it is locked; throws when there is
-  /// none.
-  private static func defaultCollection() throws -> (label: String, isLocked: Bool) {
+  /// none, and when asking fails, as `step`.
+  private static func defaultCollection(failingAs step: Step) throws -> (label: String, isLocked: Bool) {
     guard
       let service = try GLibBridge.call(
         "connecting to the Secret Service", { tokenctl_secret_service_get_sync(SECRET_SERVICE_NONE, nil, $0) })
@@ -102,7 +105,7 @@ public struct SecretServiceDiagnosis: Sendable {
           tokenctl_secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, nil, $0)
         })
     } catch let error as TokenKitError {
-      throw DiagnosisFailure(step: .defaultCollection, error: error)
+      throw DiagnosisFailure(step: step, error: error)
     }
     guard let collection = found else {
       throw DiagnosisFailure(step: .defaultCollection, error: SecretServiceError.noDefaultKeyring)

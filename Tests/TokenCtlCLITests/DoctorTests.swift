@@ -396,3 +396,35 @@ import Testing
     #expect(discovery.fix?.contains("sudo update-ca-certificates") == true)
   }
 }
+
+/// The Secret Service as the bus starts it on first use (D-Bus activation), in a session
+/// with no keyring yet and with a service file that cannot start.
+@Suite struct DoctorActivationTests {
+  static func service(_ exec: String) -> [String: String] {
+    ["org.freedesktop.secrets.service": "[D-BUS Service]\nName=org.freedesktop.secrets\nExec=\(exec)\n"]
+  }
+
+  @Test func anActivatableServiceWithoutAKeyringHasNoDefaultKeyring() throws {
+    let session = try PrivateSession(
+      .busWithoutSecretService,
+      services: Self.service("/usr/bin/gnome-keyring-daemon --start --foreground --components=secrets"))
+    defer { session.stop() }
+    let result = try session.tokenctl("doctor")
+    #expect(result.status == 1)
+    #expect(
+      result.stdout.contains("ok    Secret Service: org.freedesktop.secrets is not running yet; the bus starts it"),
+      "\(result.stdout)")
+    #expect(
+      result.stdout.contains("FAIL  Default keyring: the Secret Service has no default keyring"), "\(result.stdout)")
+    #expect(result.stdout.contains("gnome-keyring-daemon --replace --unlock --components=secrets"))
+  }
+
+  @Test func aServiceThatCannotStartFails() throws {
+    let session = try PrivateSession(.busWithoutSecretService, services: Self.service("/bin/false"))
+    defer { session.stop() }
+    let result = try session.tokenctl("doctor")
+    #expect(result.status == 1)
+    #expect(result.stdout.contains("FAIL  Secret Service: no Secret Service is running"), "\(result.stdout)")
+    #expect(!result.stdout.contains("Default keyring"))
+  }
+}
