@@ -415,7 +415,7 @@ import Testing
       result.stdout.contains("ok    Secret Service: org.freedesktop.secrets is not running yet; the bus starts it"),
       "\(result.stdout)")
     #expect(
-      result.stdout.contains("FAIL  Default keyring: the Secret Service has no default keyring"), "\(result.stdout)")
+      result.stdout.contains("fail  Default keyring: the Secret Service has no default keyring"), "\(result.stdout)")
     #expect(result.stdout.contains("gnome-keyring-daemon --replace --unlock --components=secrets"))
   }
 
@@ -424,7 +424,7 @@ import Testing
     defer { session.stop() }
     let result = try session.tokenctl("doctor")
     #expect(result.status == 1)
-    #expect(result.stdout.contains("FAIL  Secret Service: no Secret Service is running"), "\(result.stdout)")
+    #expect(result.stdout.contains("fail  Secret Service: no Secret Service is running"), "\(result.stdout)")
     #expect(!result.stdout.contains("Default keyring"))
   }
 }

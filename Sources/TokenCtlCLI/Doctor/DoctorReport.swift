@@ -23,7 +23,7 @@ struct DoctorReport: Encodable {
       switch check.status {
       case .ok: word = style.green("ok  ")
       case .warn: word = style.yellow("warn")
-      case .fail: word = style.red("FAIL")
+      case .fail: word = style.red("fail")
       }
       let detail = lines(check.detail).joined(separator: "\n" + String(repeating: " ", count: 6))
       text += "\(word)  \(style.bold(check.title)): \(detail)\n"
