@@ -10,7 +10,7 @@
 ///   and a password: a helper before tokenctl that holds a credential for the host
 ///   (`store`, `cache`, a desktop keyring) answers instead, and tokenctl is never asked.
 ///
-/// Whether an entry's URL matches is git's business (``entriesMatching``); this type only
+/// Whether an entry's URL matches is git's business (``entriesMatching(_:urlMatchOutput:)``); this type only
 /// orders what matched.
 public struct GitHelperList: Sendable {
   /// One `helper` line of git's configuration.
