@@ -59,7 +59,7 @@ public enum UserTypes {
   /// The `*.toml` files in `directory`, sorted so that the same files always load in the
   /// same order; none when the directory does not exist, the common case, which costs one
   /// failed `opendir`.
-  static func descriptorFiles(in directory: String) throws(TokenKitError) -> [String] {
+  public static func descriptorFiles(in directory: String) throws(TokenKitError) -> [String] {
     guard let handle = opendir(directory) else {
       if errno == ENOENT || errno == ENOTDIR { return [] }
       throw TokenKitError(.notConfigured, "could not read the directory: \(String(cString: strerror(errno)))")

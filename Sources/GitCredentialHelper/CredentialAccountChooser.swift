@@ -191,7 +191,26 @@ public struct CredentialAccountChooser: Sendable {
     return named.isEmpty ? candidates : named
   }
 
-  // MARK: Hosts for setup-git
+  // MARK: Hosts for setup-git and doctor
+
+  /// Whether some type serves `request`'s scheme and host (rule 1), so that the helper
+  /// answers it once an account is there. `accounts` are those of ``typesWithoutHosts``
+  /// by type id, as for ``typesServingIssuerHost(of:accounts:)``.
+  public func serves(_ request: CredentialRequest, accounts: [String: [Account]]) -> Bool {
+    !typesListingHost(of: request).types.isEmpty
+      || !typesServingIssuerHost(of: request, accounts: accounts).types.isEmpty
+  }
+
+  /// The URLs git must ask the helper about for `host`: each scheme the helper answers
+  /// there, https first; https alone for a host no type serves yet (an instance whose
+  /// first account is still to sign in), since https is all the helper may ever answer for
+  /// a host that is not this machine.
+  public func servedURLs(of host: String, accounts: [String: [Account]]) -> [GitServedURL] {
+    let served = ["https", "http"].map { GitServedURL(scheme: $0, host: host) }.filter {
+      serves($0.request, accounts: accounts)
+    }
+    return served.isEmpty ? [GitServedURL(scheme: "https", host: host)] : served
+  }
 
   /// Every git host the types serve: the hosts they list, and for types that list none,
   /// the host of the configured issuer and of the issuers their `accounts` signed in to.

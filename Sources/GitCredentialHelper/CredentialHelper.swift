@@ -134,10 +134,25 @@ public struct CredentialHelper: Sendable {
   /// Every git host the types serve, for `tokenctl setup-git`. Accounts that cannot be
   /// read add nothing: the listed hosts are still worth knowing.
   public func servedHosts() -> [String] {
+    chooser.servedHosts(accounts: accountsOfTypesWithoutHosts())
+  }
+
+  /// The URLs to configure git with for `hosts` (every served host when nil): each
+  /// scheme this helper answers there (``CredentialAccountChooser/servedURLs(of:accounts:)``).
+  public func servedURLs(hosts: [String]? = nil) -> [GitServedURL] {
+    let accounts = accountsOfTypesWithoutHosts()
+    return (hosts ?? chooser.servedHosts(accounts: accounts)).flatMap {
+      chooser.servedURLs(of: $0, accounts: accounts)
+    }
+  }
+
+  /// The accounts that say which hosts the types without hosts serve; none for a type
+  /// whose accounts cannot be listed.
+  private func accountsOfTypesWithoutHosts() -> [String: [Account]] {
     var accounts: [String: [Account]] = [:]
     for type in chooser.typesWithoutHosts {
       accounts[type.id] = (try? store.list(AccountQuery(type: type.id)))?.map(\.account) ?? []
     }
-    return chooser.servedHosts(accounts: accounts)
+    return accounts
   }
 }

@@ -120,7 +120,40 @@ public enum ChildProcess {
     while waitpid(pid, &status, 0) < 0 {
       guard errno == EINTR else { return nil }
     }
+    return exitStatus(status)
+  }
+
+  /// Runs `arguments` to completion and returns its exit status and what it wrote on
+  /// standard output, of which the first `limit` bytes are kept (the rest is read, so the
+  /// child never blocks on a full pipe); its standard error is discarded. Nil when it
+  /// could not be started or was killed.
+  public static func capture(
+    _ arguments: [String], environment: [String: String], limit: Int = 1 << 20
+  ) -> (status: Int32, output: [UInt8])? {
+    var ends: [Int32] = [-1, -1]
+    guard tokenctl_pipe2(&ends, O_CLOEXEC) == 0 else { return nil }
+    let pid = spawn(arguments, environment: environment, output: .descriptor(ends[1], keepErrors: false), reap: false)
+    close(ends[1])
+    defer { close(ends[0]) }
+    guard let pid else { return nil }
+    var output: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+    while true {
+      let count = chunk.withUnsafeMutableBytes { read(ends[0], $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      guard count > 0 else { break }
+      output += chunk[..<min(count, max(0, limit - output.count))]
+    }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 {
+      guard errno == EINTR else { return nil }
+    }
+    return exitStatus(status).map { ($0, output) }
+  }
+
+  /// The exit status in a `waitpid` status, or nil when the child was killed.
+  private static func exitStatus(_ status: Int32) -> Int32? {
     // Exited normally: the low 7 bits are zero and the status is in the next byte.
-    return status & 0x7f == 0 ? (status >> 8) & 0xff : nil
+    status & 0x7f == 0 ? (status >> 8) & 0xff : nil
   }
 }

@@ -63,4 +63,8 @@ public struct CurlHTTPTransport: HTTPTransport {
   /// with a valid token, `list`, the git helper's `get`) as quick to start as
   /// `secret-tool`: programs that never send a request never map libcurl at all.
   private static let loadFailure: String? = tokenctl_curl_load().map { String(cString: $0) }
+
+  /// Loads libcurl as the first request would, and says why it cannot be used: nil when
+  /// it can. For `tokenctl doctor`; a command that sends requests needs no such check.
+  public static func loadLibrary() -> String? { loadFailure }
 }

@@ -44,6 +44,7 @@ public struct TokenCtl: ParsableCommand {
     subcommands: [
       Types.self, Login.self, List.self, Token.self, Refresh.self, Revoke.self, Request.self, Graph.self,
       Credential.self, SetupGit.self, AgentCommand.self, Allow.self, Deny.self, Apps.self, Unregister.self,
+      Doctor.self,
       RefreshWorker.self,
     ]
   )

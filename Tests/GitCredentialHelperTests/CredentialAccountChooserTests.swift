@@ -267,3 +267,37 @@ import TokenKit
     #expect(F.chooser().servedHosts(accounts: signedIn ? F.issuerAccounts : [:]) == expected)
   }
 }
+
+/// The URLs setup-git configures and doctor checks: each scheme the chooser answers.
+@Suite struct ServedURLTests {
+  typealias F = ChooserFixtures
+
+  @Test(
+    arguments: [
+      ("github.com", ["https://github.com"]),
+      // Plain http only where both the git host and the authorization server are here.
+      ("127.0.0.1:8080", ["https://127.0.0.1:8080", "http://127.0.0.1:8080"]),
+      ("[::1]:8080", ["https://[::1]:8080", "http://[::1]:8080"]),
+      ("127.0.0.1:9090", ["https://127.0.0.1:9090"]),
+      // An instance signed in to over http on this machine, and one over https.
+      ("127.0.0.1:3000", ["https://127.0.0.1:3000", "http://127.0.0.1:3000"]),
+      ("codeberg.org", ["https://codeberg.org"]),
+      // A host nobody serves yet: https, the only scheme it could ever be answered over.
+      ("git.example.org", ["https://git.example.org"]),
+    ])
+  func eachHostGetsTheSchemesTheHelperAnswers(host: String, expected: [String]) {
+    #expect(F.chooser().servedURLs(of: host, accounts: F.issuerAccounts).map(\.description) == expected)
+  }
+
+  @Test func whatTheURLsSayIsWhatTheHelperAnswers() {
+    let chooser = F.chooser()
+    for host in chooser.servedHosts(accounts: F.issuerAccounts) {
+      let urls = chooser.servedURLs(of: host, accounts: F.issuerAccounts)
+      for scheme in ["https", "http"] {
+        let configured = urls.contains { $0.scheme == scheme }
+        let answered = chooser.serves(CredentialRequest(scheme: scheme, host: host), accounts: F.issuerAccounts)
+        #expect(configured == answered, "\(scheme)://\(host)")
+      }
+    }
+  }
+}

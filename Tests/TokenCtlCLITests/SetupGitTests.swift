@@ -34,10 +34,79 @@ import TokenStoreTesting
     return (await TokenCtl.main(arguments: arguments, context: context), output.stderr)
   }
 
-  func helpers(_ host: String) async throws -> [String] {
+  func helpers(_ host: String, scheme: String = "https") async throws -> [String] {
     let result = try await TestProcess.run(
-      "git", ["config", "--global", "--get-all", "credential.https://\(host).helper"], environment: environment)
+      "git", ["config", "--global", "--get-all", "credential.\(scheme)://\(host).helper"], environment: environment)
     return result.stdout.split(separator: "\n").map(String.init)
+  }
+
+  /// An account type of the user's whose git host and authorization server are both on
+  /// this machine, as in the tests: the helper answers its host over plain http too.
+  func writeLoopbackForgeType() throws {
+    let types = home.appendingPathComponent("xdg/tokenctl/types")
+    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
+    let file = types.appendingPathComponent("forge.toml")
+    try """
+    id = "forge"
+    display_name = "Loopback forge"
+    issuer = "http://127.0.0.1:9"
+    client_id = "forge-app"
+
+    [git]
+    hosts = ["127.0.0.1:3000"]
+    username = "oauth2"
+    """.write(to: file, atomically: true, encoding: .utf8)
+    try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+  }
+
+  /// Which helpers real git runs for `get` on `url`, from its trace: what it will ask.
+  func helpersGitRuns(for url: String) async throws -> [String] {
+    var environment = environment
+    environment["GIT_TRACE"] = "1"
+    environment["GIT_TERMINAL_PROMPT"] = "0"
+    // No helper program is on PATH: the trace shows git trying, and nothing answers.
+    environment["PATH"] = "/usr/bin:/bin"
+    let parts = url.split(separator: "://")
+    let result = try await TestProcess.run(
+      "git", ["credential", "fill"], environment: environment,
+      stdin: "protocol=\(parts[0])\nhost=\(parts[1])\n\n")
+    return result.stderr.split(separator: "\n").compactMap { line in
+      line.range(of: "run_command: 'git credential-").map { String(line[$0.upperBound...].prefix { $0 != " " }) }
+    }
+  }
+
+  @Test func aLoopbackHostIsConfiguredForEverySchemeTheHelperAnswers() async throws {
+    try writeLoopbackForgeType()
+    let added = try await tokenctl("setup-git", "--host", "127.0.0.1:3000")
+    #expect(added.status == 0, "\(added.stderr)")
+    #expect(added.stderr.contains("git asks tokenctl for http://127.0.0.1:3000"), "\(added.stderr)")
+    #expect(try await helpers("127.0.0.1:3000") == ["tokenctl"])
+    #expect(try await helpers("127.0.0.1:3000", scheme: "http") == ["tokenctl"])
+    // Real git asks tokenctl about a plain http remote there, as about an https one.
+    #expect(try await helpersGitRuns(for: "http://127.0.0.1:3000") == ["tokenctl"])
+    #expect(try await helpersGitRuns(for: "https://127.0.0.1:3000") == ["tokenctl"])
+
+    #expect(try await tokenctl("setup-git", "--host", "127.0.0.1:3000", "--unset").status == 0)
+    #expect(try await helpers("127.0.0.1:3000") == [])
+    #expect(try await helpers("127.0.0.1:3000", scheme: "http") == [])
+  }
+
+  @Test func everyKnownHostIncludesTheLoopbackForgeOverBothSchemes() async throws {
+    try writeLoopbackForgeType()
+    #expect(try await tokenctl("setup-git").status == 0)
+    #expect(try await helpers("127.0.0.1:3000", scheme: "http") == ["tokenctl"])
+    #expect(try await helpers("127.0.0.1:3000") == ["tokenctl"])
+    // A host elsewhere is never answered over plain http, so it is not configured.
+    #expect(try await helpers("github.com", scheme: "http") == [])
+  }
+
+  @Test(arguments: [("https://127.0.0.1:3001/", false), ("http://127.0.0.1:3002/", true)])
+  func aForgeInstanceOnLoopbackGetsHttpOnlyWhenItsIssuerIsHttp(issuer: String, http: Bool) async throws {
+    try seedGitea(issuer: issuer)
+    let host = String(issuer.split(separator: "/")[1])
+    #expect(try await tokenctl("setup-git", "--host", host).status == 0)
+    #expect(try await helpers(host) == ["tokenctl"])
+    #expect(try await helpers(host, scheme: "http") == (http ? ["tokenctl"] : []))
   }
 
   @Test func addsTokenctlOnceBesideOtherHelpersAndUnsetRemovesOnlyIt() async throws {

@@ -12,7 +12,10 @@ extension TokenCtl {
       discussion: """
         Adds `tokenctl` to credential.https://HOST.helper for each host (by default every \
         git host of every account type), once, next to any helper already configured: git \
-        asks them in order. --unset removes tokenctl's entry and leaves the others.
+        asks them in order. For a loopback host (127.0.0.1, ::1, localhost) whose account \
+        type's authorization server is on this machine too, the helper also answers plain \
+        http, and credential.http://HOST.helper is set as well. --unset removes tokenctl's \
+        entries and leaves the others. `tokenctl doctor` shows which helper git asks first.
         """)
 
     @Option(
@@ -48,14 +51,18 @@ extension TokenCtl {
       let helper = CredentialHelper(
         registry: session.registry, store: session.store,
         environment: context.environment, clock: context.clock, explain: { _ in })
-      let chosen = hosts.isEmpty ? helper.servedHosts() : hosts
-      guard !chosen.isEmpty else {
+      // The very rule the helper answers by: https, and http where it answers http too.
+      let urls =
+        unset
+        ? (hosts.isEmpty ? helper.servedHosts() : hosts).flatMap(GitServedURL.everyURL(of:))
+        : helper.servedURLs(hosts: hosts.isEmpty ? nil : hosts)
+      guard !urls.isEmpty else {
         throw TokenKitError(
           .notConfigured, "no account type names a git host", recovery: "Pass --host HOST.")
       }
       let environment = ChildEnvironment.sanitized(context.environment)
-      for host in chosen {
-        let key = "credential.https://\(host.lowercased()).helper"
+      for url in urls {
+        let key = "credential.\(url).helper"
         // --replace-all with a value pattern touches only tokenctl's own line, so other
         // helpers keep their place; run twice, it still leaves one line.
         let arguments =
@@ -67,13 +74,13 @@ extension TokenCtl {
         }
         // `git config --unset-all` exits 5 when there was nothing to remove: that is done too.
         guard status == 0 || (unset && status == 5) else {
-          throw TokenKitError(.notConfigured, "git config failed for \(host) (exit status \(status))")
+          throw TokenKitError(.notConfigured, "git config failed for \(url) (exit status \(status))")
         }
         context.output.writeError(
           TerminalSafe.text(
             unset
-              ? "git no longer asks tokenctl for https://\(host) (\(scope.rawValue))."
-              : "git asks tokenctl for https://\(host) (\(scope.rawValue)).") + "\n")
+              ? "git no longer asks tokenctl for \(url) (\(scope.rawValue))."
+              : "git asks tokenctl for \(url) (\(scope.rawValue)).") + "\n")
       }
     }
   }

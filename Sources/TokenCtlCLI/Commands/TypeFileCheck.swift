@@ -12,6 +12,9 @@ struct TypeFileCheck {
   var id: String?
   /// What is wrong, each line `path:line:column: message` where there is a place.
   var problems: [String]
+  /// The loader's refusal, when the file could not be used as a whole (unreadable, or its
+  /// owner or mode refused), with its fix as recovery: `doctor` shows the two apart.
+  var refusal: TokenKitError?
 
   /// Checks the file at `path` as tokenctl would load it, and its id against the types of
   /// `registry` other than the one this very file defined.
@@ -28,6 +31,7 @@ struct TypeFileCheck {
       problems = error.problems
     } catch let error as TokenKitError {
       problems = [UserTypes.problem(error)]
+      refusal = error
     } catch {
       problems = ["\(path): \(error)"]
     }

@@ -1,0 +1,158 @@
+import CLibSecret
+import TokenKit
+
+/// How far the road to the keyring goes, step by step, for `tokenctl doctor`: libsecret,
+/// the session bus, a Secret Service on it, the default collection, and its lock.
+///
+/// It reads no item and no secret, and never unlocks or prompts: it asks the bus who owns
+/// `org.freedesktop.secrets` and the service which collection the `default` alias names.
+/// A failure is the ``TokenKitError`` the store would throw at the same step, so that the
+/// diagnosis and the commands word it alike.
+public struct SecretServiceDiagnosis: Sendable {
+  /// The steps, in the order a keyring operation takes them.
+  public enum Step: Int, Sendable, Hashable, Comparable {
+    case library, sessionBus, secretService, defaultCollection, unlocked
+
+    public static func < (lhs: Step, rhs: Step) -> Bool { lhs.rawValue < rhs.rawValue }
+  }
+
+  /// Who provides the Secret Service.
+  public enum Provider: Sendable, Hashable {
+    /// A process owns `org.freedesktop.secrets`: its unique bus name.
+    case running(owner: String)
+    /// Nobody does yet, but the bus has a service file that starts one on the first call.
+    case activatable
+  }
+
+  /// The step that failed, with the store's error for it; nil when every step passed.
+  public var failure: (step: Step, error: TokenKitError)?
+  public var provider: Provider?
+  /// The label of the collection the `default` alias names (`Login`).
+  public var defaultCollection: String?
+
+  /// Whether `step` passed: it came before the failure, or nothing failed.
+  public func passed(_ step: Step) -> Bool { failure.map { step < $0.step } ?? true }
+
+  /// Takes the steps until one fails: a few round trips on the bus. An activatable
+  /// service is started, as any keyring operation would start it.
+  public static func run() -> SecretServiceDiagnosis {
+    var diagnosis = SecretServiceDiagnosis()
+    do {
+      try GLibBridge.requireLibsecret()
+    } catch {
+      diagnosis.failure = (.library, error as? TokenKitError ?? TokenKitError(.keyringUnavailable, "\(error)"))
+      return diagnosis
+    }
+    var error: UnsafeMutablePointer<GError>? = nil
+    guard let bus = tokenctl_g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
+      let detail = error.map(GLibBridge.message) ?? "unknown error"
+      if let error { tokenctl_g_error_free(error) }
+      diagnosis.failure = (.sessionBus, SecretServiceError.noSessionBus(detail))
+      return diagnosis
+    }
+    defer { GLibBridge.unref(bus) }
+    if let owner = nameOwner(bus) {
+      diagnosis.provider = .running(owner: owner)
+    } else if activatableNames(bus).contains(secretsName) {
+      diagnosis.provider = .activatable
+    } else {
+      diagnosis.failure = (
+        .secretService,
+        SecretServiceError.noSecretService("nobody owns \(secretsName), and no D-Bus service file starts it")
+      )
+      return diagnosis
+    }
+    do {
+      // The first call to a service the bus starts is the one that starts it: its failure
+      // is the service's, not the collection's.
+      let failingStep: Step = diagnosis.provider == .activatable ? .secretService : .defaultCollection
+      let (label, isLocked) = try GLibBridge.withOwnContext { try defaultCollection(failingAs: failingStep) }
+      diagnosis.defaultCollection = label
+      if isLocked { diagnosis.failure = (.unlocked, SecretServiceError.locked(label)) }
+    } catch let failure as DiagnosisFailure {
+      diagnosis.failure = (failure.step, failure.error)
+    } catch let stale as StaleSecretService {
+      diagnosis.failure = (.secretService, stale.error)
+    } catch {
+      diagnosis.failure = (
+        .secretService, error as? TokenKitError ?? TokenKitError(.keyringUnavailable, "\(error)")
+      )
+    }
+    return diagnosis
+  }
+
+  private static let secretsName = "org.freedesktop.secrets"
+
+  private struct DiagnosisFailure: Error {
+    var step: Step
+    var error: TokenKitError
+  }
+
+  /// The label of the default collection, and whether it is locked; throws when there is
+  /// none, and when asking fails, as `step`.
+  private static func defaultCollection(failingAs step: Step) throws -> (label: String, isLocked: Bool) {
+    guard
+      let service = try GLibBridge.call(
+        "connecting to the Secret Service", { tokenctl_secret_service_get_sync(SECRET_SERVICE_NONE, nil, $0) })
+    else { throw SecretServiceError.noSecretService("libsecret returned no service") }
+    defer { GLibBridge.unref(service) }
+    let found: OpaquePointer?
+    do {
+      // SECRET_COLLECTION_NONE: the collection's properties only, none of its items.
+      found = try GLibBridge.call(
+        "opening the default keyring",
+        {
+          tokenctl_secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, nil, $0)
+        })
+    } catch let error as TokenKitError {
+      throw DiagnosisFailure(step: step, error: error)
+    }
+    guard let collection = found else {
+      throw DiagnosisFailure(step: .defaultCollection, error: SecretServiceError.noDefaultKeyring)
+    }
+    defer { GLibBridge.unref(collection) }
+    let label = tokenctl_secret_collection_get_label(collection).map(GLibBridge.takeString) ?? "default"
+    return (label, tokenctl_secret_collection_get_locked(collection) != 0)
+  }
+
+  /// `GetNameOwner`: the unique name of the process that owns the Secret Service's name,
+  /// or nil when nobody does (the bus answers `NameHasNoOwner`).
+  private static func nameOwner(_ bus: OpaquePointer) -> String? {
+    guard let reply = callBus(bus, "GetNameOwner", argument: secretsName, replyType: "(s)") else { return nil }
+    defer { tokenctl_g_variant_unref(reply) }
+    let child = tokenctl_g_variant_get_child_value(reply, 0)!
+    defer { tokenctl_g_variant_unref(child) }
+    return tokenctl_g_variant_get_string(child, nil).map { String(cString: $0) }
+  }
+
+  /// `ListActivatableNames`: the names the bus can start a service for.
+  private static func activatableNames(_ bus: OpaquePointer) -> [String] {
+    guard let reply = callBus(bus, "ListActivatableNames", argument: nil, replyType: "(as)") else { return [] }
+    defer { tokenctl_g_variant_unref(reply) }
+    let array = tokenctl_g_variant_get_child_value(reply, 0)!
+    defer { tokenctl_g_variant_unref(array) }
+    return (0..<tokenctl_g_variant_n_children(array)).compactMap { index in
+      let child = tokenctl_g_variant_get_child_value(array, index)!
+      defer { tokenctl_g_variant_unref(child) }
+      return tokenctl_g_variant_get_string(child, nil).map { String(cString: $0) }
+    }
+  }
+
+  /// A method of the bus daemon, which never starts a service to answer it.
+  private static func callBus(
+    _ bus: OpaquePointer, _ method: String, argument: String?, replyType: String
+  ) -> OpaquePointer? {
+    let children: [OpaquePointer?] = argument.map { [tokenctl_g_variant_new_string($0)] } ?? []
+    let parameters = children.withUnsafeBufferPointer {
+      tokenctl_g_variant_new_tuple($0.baseAddress, $0.count)
+    }
+    var error: UnsafeMutablePointer<GError>? = nil
+    let reply = replyType.withCString { type in
+      tokenctl_g_dbus_connection_call_sync(
+        bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method, parameters,
+        OpaquePointer(type), G_DBUS_CALL_FLAGS_NONE, 5000, nil, &error)
+    }
+    if let error { tokenctl_g_error_free(error) }
+    return reply
+  }
+}

@@ -1,0 +1,107 @@
+import SecretServiceStore
+import TokenKit
+
+/// The road to the keyring as checks: libsecret, the session bus, the Secret Service, the
+/// default collection and its lock, up to the first step that fails (the later ones
+/// cannot be asked). The failures are worded as the commands word them; where there is no
+/// desktop session, the fix says how to get a keyring anyway.
+enum KeyringChecks {
+  static func checks(_ diagnosis: SecretServiceDiagnosis, environment: [String: String]) -> [DoctorCheck] {
+    typealias Step = SecretServiceDiagnosis.Step
+    let steps: [(Step, id: String, title: String)] = [
+      (.library, "libsecret", "libsecret"),
+      (.sessionBus, "session-bus", "Session bus"),
+      (.secretService, "secret-service", "Secret Service"),
+      (.defaultCollection, "default-keyring", "Default keyring"),
+      (.unlocked, "keyring-unlocked", "Keyring unlocked"),
+    ]
+    var checks: [DoctorCheck] = []
+    for (step, id, title) in steps {
+      if let failure = diagnosis.failure, failure.step == step {
+        checks.append(
+          .fail(id, title, detail(of: failure.error, at: step, environment), fix: fix(for: failure, environment)))
+        break
+      }
+      checks.append(.ok(id, title, passed(step, diagnosis, environment)))
+    }
+    return checks
+  }
+
+  private static func passed(
+    _ step: SecretServiceDiagnosis.Step, _ diagnosis: SecretServiceDiagnosis, _ environment: [String: String]
+  ) -> String {
+    switch step {
+    case .library: return "loaded (libsecret-1.so.0)"
+    case .sessionBus:
+      guard let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty else {
+        return "connected; DBUS_SESSION_BUS_ADDRESS is not set, so GLib found the bus itself ($XDG_RUNTIME_DIR/bus)"
+      }
+      return "connected (DBUS_SESSION_BUS_ADDRESS=\(address))"
+    case .secretService:
+      switch diagnosis.provider {
+      case .running(let owner): return "org.freedesktop.secrets is owned by \(owner)"
+      case .activatable, nil: return "org.freedesktop.secrets is not running yet; the bus starts it on first use"
+      }
+    case .defaultCollection:
+      return "the 'default' alias names the keyring '\(diagnosis.defaultCollection ?? "default")'"
+    case .unlocked:
+      return "'\(diagnosis.defaultCollection ?? "default")' is unlocked"
+    }
+  }
+
+  private static func detail(
+    of error: TokenKitError, at step: SecretServiceDiagnosis.Step, _ environment: [String: String]
+  ) -> String {
+    guard step == .sessionBus, environment["DBUS_SESSION_BUS_ADDRESS"]?.isEmpty ?? true else { return error.message }
+    return error.message + " (DBUS_SESSION_BUS_ADDRESS is not set)"
+  }
+
+  /// The store's own recovery, except where there is no desktop to start a bus or a
+  /// keyring: then how to get them in this very session.
+  private static func fix(
+    for failure: (step: SecretServiceDiagnosis.Step, error: TokenKitError), _ environment: [String: String]
+  ) -> String {
+    let recovery = RemedyWording.recovery(for: failure.error) ?? "Run `tokenctl list` to see the keyring's own error."
+    guard let session = HeadlessSession(environment: environment) else { return recovery }
+    let unlock = """
+      and type the keyring's password followed by Ctrl-D (where there is no keyring yet, a new \
+      password creates it)
+      """
+    let pam = """
+      or have your login start and unlock it: `sudo apt install libpam-gnome-keyring`, then add \
+      these lines to /etc/pam.d/\(session.pamService):
+        auth optional pam_gnome_keyring.so
+        session optional pam_gnome_keyring.so auto_start
+      """
+    switch failure.step {
+    case .library:
+      return recovery
+    case .sessionBus:
+      return """
+        \(session.sentence): nothing started a session bus or a keyring for it. Either start \
+        both for one shell:
+          dbus-run-session -- sh
+          gnome-keyring-daemon --unlock --components=secrets
+        \(unlock);
+        \(pam)
+        """
+    case .secretService:
+      return """
+        \(session.sentence): nothing started a keyring on its session bus. Either start one \
+        (`sudo apt install gnome-keyring` first, if it is missing):
+          gnome-keyring-daemon --unlock --components=secrets
+        \(unlock);
+        \(pam)
+        """
+    case .defaultCollection, .unlocked:
+      // --replace: a running gnome-keyring-daemon ignores --unlock from another one (Debian
+      // 12's 42.1); one that takes over opens the login keyring with the password.
+      return """
+        \(session.sentence), where no login unlocks the keyring. Either run
+          gnome-keyring-daemon --replace --unlock --components=secrets
+        \(unlock);
+        \(pam)
+        """
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import TokenKit
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// `doctor --online`: each issuer the types in use discover their endpoints from, fetched
+/// fresh (no cache) through the real transport, so that DNS, the connection, TLS and the
+/// document are all tried; and this machine's clock against the servers' `Date` headers,
+/// since a clock that is off makes ID tokens look expired or not yet valid.
+enum OnlineChecks {
+  /// Beyond this, ID tokens' `iat` and `exp` checks start to fail, and a TLS certificate
+  /// may look not yet valid: a minute is more than any network delay explains.
+  static let tolerableSkew: Double = 60
+
+  static func checks(_ inventory: DoctorInventory) async -> [DoctorCheck] {
+    var checks: [DoctorCheck] = []
+    var skews: [(issuer: URL, seconds: Double)] = []
+    for issuer in issuers(inventory) {
+      let recorder = ResponseDateRecorder(inventory.context.transport, clock: inventory.context.clock)
+      let discovery = MetadataDiscovery(transport: recorder, cache: nil, clock: inventory.context.clock)
+      let id = "discovery:\(issuer.absoluteString)"
+      let title = "Discovery at \(issuer.absoluteString)"
+      do {
+        _ = try await discovery.metadata(for: issuer)
+        let tls = issuer.scheme == "https" ? ", over TLS with a certificate this machine trusts" : ""
+        checks.append(.ok(id, title, "reached; its metadata is valid and names this issuer\(tls)"))
+      } catch {
+        let detail = TokenKitError(error, while: "read the discovery document of \(issuer.absoluteString)").message
+        checks.append(.fail(id, title, detail, fix: fix(for: error, issuer: issuer, inventory: inventory)))
+      }
+      if let date = recorder.lastDate, let server = HTTPDate.parse(date.server) {
+        skews.append((issuer, server.timeIntervalSince(date.local)))
+      }
+    }
+    if let worst = skews.max(by: { abs($0.seconds) < abs($1.seconds) }) {
+      checks.append(clock(worst.seconds, against: worst.issuer))
+    }
+    return checks
+  }
+
+  /// The issuers of the types in use: a type's own, or for a type whose issuer the user
+  /// names at sign-in, those its accounts signed in to.
+  static func issuers(_ inventory: DoctorInventory) -> [URL] {
+    var issuers: [URL] = []
+    for entry in inventory.typesInUse {
+      let found: [URL]
+      switch entry.descriptor.endpoints {
+      case .fixed: found = []
+      case .discovered(let issuer): found = [issuer]
+      case .discoveredFromUserIssuer:
+        found = inventory.accounts(ofType: entry.descriptor.id).compactMap { $0.issuer.flatMap(OAuthSyntax.issuerURL) }
+      }
+      for issuer in found where !issuers.contains(issuer) { issuers.append(issuer) }
+    }
+    return issuers
+  }
+
+  private static func fix(for error: AuthorizationServiceError, issuer: URL, inventory: DoctorInventory) -> String {
+    let host = issuer.host() ?? issuer.absoluteString
+    guard case .transport(let transport) = error else {
+      return "The server answered, but not with the issuer's metadata: check the issuer URL. "
+        + "`curl -sS \(issuer.absoluteString)/.well-known/openid-configuration` shows what it sends."
+    }
+    switch transport.kind {
+    case .tls:
+      return """
+        This machine does not trust the certificate of \(host), or the TLS handshake failed. If the \
+        certificate comes from a private CA, install that CA: copy it to \
+        /usr/local/share/ca-certificates/NAME.crt and run `sudo update-ca-certificates`. If it has \
+        expired or names another host, the server must fix it. A clock far off makes valid \
+        certificates look expired too: see `timedatectl`.
+        """
+    case .dnsFailure, .connectionFailed, .timedOut:
+      return "Check the issuer URL (\(inventory.configurationPath), or the account's sign-in), the network, "
+        + "and the proxy settings (https_proxy, no_proxy)."
+    case .responseTooLarge, .other:
+      return "Check the issuer URL and the network; `tokenctl --verbose doctor --online` logs each exchange."
+    }
+  }
+
+  private static func clock(_ skew: Double, against issuer: URL) -> DoctorCheck {
+    let host = issuer.host() ?? issuer.absoluteString
+    let seconds = Int(abs(skew).rounded())
+    guard abs(skew) > tolerableSkew else {
+      return .ok("clock", "Clock", "within \(max(seconds, 1)) s of \(host)'s")
+    }
+    return .warn(
+      "clock", "Clock",
+      "this machine's clock is \(seconds) s \(skew > 0 ? "behind" : "ahead of") \(host)'s: "
+        + "ID tokens may be refused as expired or not yet valid",
+      fix: "Let the system keep time: `sudo timedatectl set-ntp true` (see `timedatectl status`); "
+        + "without systemd-timesyncd, install an NTP client such as chrony (`sudo apt install chrony`).")
+  }
+}
