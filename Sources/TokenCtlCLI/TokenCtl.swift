@@ -78,9 +78,11 @@ public struct TokenCtl: ParsableCommand {
     var command: (any ParsableCommand)?
     if shortcut == nil {
       do {
-        command = try parseAsRoot(arguments)
+        // Shell completion runs inside the parser (`---completion`); its account and type
+        // lists read the context (see ``ShellCompletion``).
+        command = try CLIContext.$current.withValue(context) { try parseAsRoot(arguments) }
       } catch {
-        return reportParserOutcome(error, context: context)
+        return reportParserOutcome(error, context: context, arguments: arguments)
       }
     }
     return await CLIContext.$current.withValue(context) {
@@ -106,10 +108,12 @@ public struct TokenCtl: ParsableCommand {
   }
 
   /// Help, `--version`, usage errors and `ExitCode`: swift-argument-parser words them and
-  /// chooses their codes; help goes to standard output, the rest to standard error.
-  private static func reportParserOutcome(_ error: any Error, context: CLIContext) -> Int32 {
+  /// chooses their codes; help goes to standard output, the rest to standard error. The
+  /// bash completion script gets our addition (``BashCompletionScript``).
+  private static func reportParserOutcome(_ error: any Error, context: CLIContext, arguments: [String] = []) -> Int32 {
     let code = exitCode(for: error)
-    let text = fullMessage(for: error)
+    var text = fullMessage(for: error)
+    if code.isSuccess, BashCompletionScript.isRequested(by: arguments) { text = BashCompletionScript.amended(text) }
     if !text.isEmpty {
       if code.isSuccess { context.output.write(text + "\n") } else { context.output.writeError(text + "\n") }
     }
