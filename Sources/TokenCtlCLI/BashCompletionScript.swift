@@ -1,23 +1,24 @@
 import ArgumentParser
 
 /// What `tokenctl --generate-completion-script bash` adds to swift-argument-parser's
-/// script, so that an ACCOUNT typed as `TYPE:NAME` completes.
+/// script, so that an ACCOUNT such as `graph:ada@contoso.com` completes.
 ///
-/// Readline splits words at each character of COMP_WORDBREAKS, `:` among them, so
-/// `tokenctl token graph:ad` reaches a completion function as the words `graph`, `:`, `ad`:
-/// the generated functions would count three arguments and offer nothing. The function
-/// below joins a word to the one before when no space parts them and either side of the
-/// join is a `:`, calls the generated function with the joined words (and the current
-/// word's backslash escapes undone, as `-o filenames` inserts `graph\:`), then drops from
-/// each candidate the part readline keeps: the text before the last `:`. This is
-/// bash-completion's `__reassemble_comp_words_by_ref` and `__ltrim_colon_completions`,
-/// written out because that package may be missing. The user's COMP_WORDBREAKS is left as
-/// it is; other programs' completion depends on it.
+/// Readline splits words at each character of COMP_WORDBREAKS, which holds `:` and (in
+/// Debian's bash) `@`, so `tokenctl token graph:ada@c` reaches a completion function as
+/// the words `graph`, `:`, `ada`, `@`, `c`: the generated functions would count five
+/// arguments and offer nothing. The function below joins a word to the one before when
+/// no space parts them and either side of the join is a `:` or `@`, calls the generated
+/// function with the joined words (and the current word's backslash escapes undone, as
+/// `-o filenames` inserts `graph\:`), then drops from each candidate the part readline
+/// keeps, the text before its own word. This is bash-completion's
+/// `__reassemble_comp_words_by_ref` and `__ltrim_colon_completions`, written out because
+/// that package may be missing. The user's COMP_WORDBREAKS is left as it is; other
+/// programs' completion depends on it.
 enum BashCompletionScript {
   /// `generated` with the joining function added and registered in place of the
   /// generated one.
   static func amended(_ generated: String) -> String {
-    (generated.hasSuffix("\n") ? generated : generated + "\n") + joiningColons
+    (generated.hasSuffix("\n") ? generated : generated + "\n") + joiningSplitWords
   }
 
   /// Whether `arguments` asked for the completion script of bash (by name, or through
@@ -26,13 +27,13 @@ enum BashCompletionScript {
     // A completion request holds the user's words, which may name the option too.
     arguments.first != "---completion"
       && arguments.contains { $0 == "--generate-completion-script" || $0.hasPrefix("--generate-completion-script=") }
-        && CompletionShell.requesting == .bash
+      && CompletionShell.requesting == .bash
   }
 
-  private static let joiningColons = #"""
+  private static let joiningSplitWords = #"""
 
-    # tokenctl: join the words readline split at ':' (see BashCompletionScript.swift).
-    __tokenctl_join_colons() {
+    # tokenctl: join the words readline split at ':' and '@' (see BashCompletionScript.swift).
+    __tokenctl_join_split_words() {
         local -a joined=() starts=()
         local rest="${COMP_LINE}" word stripped
         local -i index offset=0 cword=-1 split=0
@@ -44,7 +45,7 @@ enum BashCompletionScript {
                 _tokenctl "${@}"
                 return
             fi
-            if ((index > 0 && ${#rest} == ${#stripped})) && [[ "${word}" == :* || "${joined[-1]}" == *: ]]; then
+            if ((index > 0 && ${#rest} == ${#stripped})) && [[ "${word}" == [:@]* || "${joined[-1]}" == *[:@] ]]; then
                 joined[-1]+="${word}"
                 ((index == COMP_CWORD)) && split=1
             else
@@ -73,6 +74,6 @@ enum BashCompletionScript {
         fi
     }
 
-    complete -o filenames -F __tokenctl_join_colons tokenctl
+    complete -o filenames -F __tokenctl_join_split_words tokenctl
     """#
 }

@@ -25,18 +25,12 @@ public struct TokenCtl: ParsableCommand {
       TOML files in $XDG_CONFIG_HOME/tokenctl/types and $XDG_CONFIG_DIRS/tokenctl/types: see \
       tokenctl-types(5).
 
-      Environment:
-        TOKENCTL_GROUP   The group when --group is not given (else '\(Account.defaultGroup)').
-        TOKENCTL_CONFIG  The configuration file (else $XDG_CONFIG_HOME/tokenctl/config.toml).
-        BROWSER          Browsers to open sign-in pages with, ':'-separated; else xdg-open.
-        DISPLAY, WAYLAND_DISPLAY
-                         When neither is set, login uses the device grant where it can.
-        XDG_CACHE_HOME   Discovery documents are cached under tokenctl/discovery (a day).
-        XDG_RUNTIME_DIR  Refresh lock files go under tokenctl/locks (else the cache directory).
-        XDG_STATE_HOME   Applications' grants and the audit log go under tokenctl (allow, deny, apps).
-        NO_COLOR         When set and not empty, output is never coloured.
-        TOKENCTL_LOG     debug: log every HTTP exchange on standard error (method, URL without
-                         query values, status, size, time; never a header or body).
+      Shell completion: `tokenctl --generate-completion-script bash|zsh|fish` prints the \
+      script for a shell (`make install` installs all three). It completes commands, \
+      options, account types and the group's accounts, whose names it reads from the \
+      keyring without reading a token.
+
+      \(environment)
 
       \(ExitStatus.documentation)
       """,
@@ -46,6 +40,27 @@ public struct TokenCtl: ParsableCommand {
       Credential.self, SetupGit.self, AgentCommand.self, Allow.self, Deny.self, Apps.self, RefreshWorker.self,
     ]
   )
+
+  /// The variables tokenctl reads, for the help's Environment section.
+  private static var environment: String {
+    HelpList.render(
+      "Environment",
+      [
+        ("TOKENCTL_GROUP", "The group when --group is not given (else '\(Account.defaultGroup)')."),
+        ("TOKENCTL_CONFIG", "The configuration file (else $XDG_CONFIG_HOME/tokenctl/config.toml)."),
+        ("BROWSER", "Browsers to open sign-in pages with, ':'-separated; else xdg-open."),
+        ("DISPLAY, WAYLAND_DISPLAY", "When neither is set, login uses the device grant where it can."),
+        ("XDG_CACHE_HOME", "Discovery documents are cached under tokenctl/discovery (a day)."),
+        ("XDG_RUNTIME_DIR", "Refresh lock files go under tokenctl/locks (else the cache directory)."),
+        ("XDG_STATE_HOME", "Applications' grants and the audit log go under tokenctl (allow, deny, apps)."),
+        ("NO_COLOR", "When set and not empty, output is never coloured."),
+        (
+          "TOKENCTL_LOG",
+          "debug: log every HTTP exchange on standard error (method, URL without query values, status, size, "
+            + "time; never a header or body)."
+        ),
+      ], termWidth: 15)
+  }
 
   @Flag(
     name: [.customShort("v"), .long],
