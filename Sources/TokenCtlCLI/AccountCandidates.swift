@@ -34,7 +34,9 @@ struct AccountCandidates {
   /// Whether `word`, as the command line reads it, names `account` and no other.
   private func resolves(_ word: String, to account: Account) -> Bool {
     let reference = AccountReference(parsing: word, knownTypes: knownTypes)
-    for query in [AccountQuery(type: reference.type, name: reference.account), .init(type: reference.type, id: reference.account)] {
+    for query in [
+      AccountQuery(type: reference.type, name: reference.account), .init(type: reference.type, id: reference.account),
+    ] {
       let found = accounts.filter(query.matches)
       if found.count == 1 { return found[0].key == account.key }
       if found.count > 1 { return false }

@@ -31,7 +31,8 @@ extension TokenCtl {
     @Argument(help: ArgumentHelp("The program: a path, or a name looked up in PATH.", valueName: "app"))
     var application: String
 
-    @Argument(help: ArgumentHelp("An account it may use: TYPE:NAME, or a NAME that is unique.", valueName: "account"),
+    @Argument(
+      help: ArgumentHelp("An account it may use: TYPE:NAME, or a NAME that is unique.", valueName: "account"),
       completion: ShellCompletion.accounts)
     var accounts: [String] = []
 

@@ -15,7 +15,8 @@ extension TokenCtl {
         the server entirely.
         """)
 
-    @Argument(help: ArgumentHelp("The account: TYPE:NAME, or a NAME that is unique.", valueName: "account"),
+    @Argument(
+      help: ArgumentHelp("The account: TYPE:NAME, or a NAME that is unique.", valueName: "account"),
       completion: ShellCompletion.accounts)
     var account: String
 

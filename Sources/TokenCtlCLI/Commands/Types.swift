@@ -16,7 +16,8 @@ extension TokenCtl {
     var check = false
 
     @Argument(
-      help: ArgumentHelp("The account type files to check.", valueName: "file"), completion: .file(extensions: ["toml"]))
+      help: ArgumentHelp("The account type files to check.", valueName: "file"), completion: .file(extensions: ["toml"])
+    )
     var files: [String] = []
 
     func validate() throws {
