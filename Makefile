@@ -5,9 +5,11 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 # systemd looks for user units in /usr/local/lib/systemd/user and /usr/lib/systemd/user.
 SYSTEMD_USER_DIR ?= $(PREFIX)/lib/systemd/user
-# Where each shell looks for the completions packages install: bash-completion and fish
-# search share/ under every folder of XDG_DATA_DIRS (/usr/local/share among them), and
-# Debian's zsh has /usr/local/share/zsh/site-functions on its fpath.
+# Where each shell looks for the completions packages install. Debian's zsh has
+# /usr/local/share/zsh/site-functions on its fpath; bash-completion searches every folder
+# of XDG_DATA_DIRS, by default /usr/local/share and /usr/share. fish searches them only
+# when XDG_DATA_DIRS is set (desktop sessions set it), else /usr/share alone: for a shell
+# without it, FISH_COMPLETION_DIR=/etc/fish/completions.
 BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
 ZSH_COMPLETION_DIR ?= $(PREFIX)/share/zsh/site-functions
 FISH_COMPLETION_DIR ?= $(PREFIX)/share/fish/vendor_completions.d
