@@ -127,6 +127,10 @@ public struct TokenCtl: ParsableCommand {
   /// bash completion script gets our addition (``BashCompletionScript``).
   private static func reportParserOutcome(_ error: any Error, context: CLIContext, arguments: [String] = []) -> Int32 {
     let code = exitCode(for: error)
+    // A shell's request for completions (``ShellCompletion``) that the parser cannot
+    // answer, as fish 3's `complete -C` sends without a cursor: no words and no message,
+    // which would land on the user's command line.
+    if arguments.first == "---completion", !code.isSuccess { return ExitStatus.success.rawValue }
     var text = fullMessage(for: error)
     if code.isSuccess, BashCompletionScript.isRequested(by: arguments) { text = BashCompletionScript.amended(text) }
     if !text.isEmpty {

@@ -133,6 +133,19 @@ import TokenStoreTesting
     #expect(loads.count.withLock { $0 } == 0)
   }
 
+  /// fish 3's `complete -C` gives the generated script no cursor, so the request lacks
+  /// one: the parser's complaint would land on the user's command line.
+  @Test func aMalformedRequestCompletesNothingQuietly() async throws {
+    let sandbox = CommandSandbox()
+    for request in [
+      ["---completion", "token", "--", "positional@0", "2", "tokenctl", "token", ""],
+      ["---completion", "nosuchcommand", "--", "positional@0", "2", "0", "tokenctl", "x", ""],
+    ] {
+      let result = try await sandbox.run(request, transport: ScriptedTransport(responses: []))
+      #expect(result.status == 0 && result.stdout.isEmpty && result.stderr.isEmpty, "\(request): \(result)")
+    }
+  }
+
   @Test func typesComeFromTheRegistryAndTheUsersFiles() async throws {
     let sandbox = CommandSandbox()
     defer { try? FileManager.default.removeItem(at: sandbox.home) }
