@@ -25,7 +25,7 @@ enum ShellCompletion {
     return CompletionWord.offered(registry(in: context).ids, to: CompletionShell.requesting)
   }
 
-  static func accountWords(_ words: [String], completing index: Int, in context: CLIContext) -> [String] {
+  private static func accountWords(_ words: [String], completing index: Int, in context: CLIContext) -> [String] {
     do {
       let group = try GroupOption.name(try groupOption(in: words, completing: index), in: context)
       let listings = try context.makeStore(group).list(.all)
@@ -71,8 +71,8 @@ enum ShellCompletion {
       let inner = word.dropFirst().dropLast()
       if !inner.contains(where: special.contains) { return String(inner) }
     }
-    throw CompletionWordUnreadable()
+    throw UnreadableGroup()
   }
 
-  private struct CompletionWordUnreadable: Error {}
+  private struct UnreadableGroup: Error {}
 }
