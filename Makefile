@@ -5,6 +5,14 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 # systemd looks for user units in /usr/local/lib/systemd/user and /usr/lib/systemd/user.
 SYSTEMD_USER_DIR ?= $(PREFIX)/lib/systemd/user
+# Where each shell looks for the completions packages install. Debian's zsh has
+# /usr/local/share/zsh/site-functions on its fpath; bash-completion searches every folder
+# of XDG_DATA_DIRS, by default /usr/local/share and /usr/share. fish searches them only
+# when XDG_DATA_DIRS is set (desktop sessions set it), else /usr/share alone: for a shell
+# without it, FISH_COMPLETION_DIR=/etc/fish/completions.
+BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
+ZSH_COMPLETION_DIR ?= $(PREFIX)/share/zsh/site-functions
+FISH_COMPLETION_DIR ?= $(PREFIX)/share/fish/vendor_completions.d
 SWIFT ?= swift
 # The date stamped into the generated man pages; fixed so that regenerating them is
 # reproducible. Bump it with the version.
@@ -26,14 +34,16 @@ KEYRING := Tests/Support/with-private-keyring
 # package also enables and starts the system's glewlwyd (port 4593, every interface, user
 # admin with password "password"): install-packages stops and disables it again when it was
 # the one to install it.
-DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl
+# zsh and fish: the completion tests run the scripts `make install` installs in each shell
+# (bash is there already).
+DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count
 # instructions.
 BENCH_PACKAGES := hyperfine curl git-credential-oauth build-essential time valgrind
 
-.PHONY: all deps bench-deps build test demo bench man check-man check-libsecret check-units lint install clean hardening fuzz fuzz-short check-release startup-order
+.PHONY: all deps bench-deps build test demo bench man check-man check-libsecret check-units lint install install-completions clean hardening fuzz fuzz-short check-release startup-order
 
 all: build
 
@@ -215,7 +225,21 @@ install: check-release
 	sed 's|@BINDIR@|$(BINDIR)|g' Sources/tokenctl/dbus/org.tokenctl.Agent.service.in \
 	  > $(DESTDIR)$(PREFIX)/share/dbus-1/services/org.tokenctl.Agent.service
 	install -m 644 Sources/tokenctl/dbus/org.tokenctl.Agent1.xml $(DESTDIR)$(PREFIX)/share/dbus-1/interfaces/
+	@$(MAKE) --no-print-directory install-completions BINARY=.build/release/tokenctl
 	@echo "To run the agent under systemd: systemctl --user daemon-reload && systemctl --user enable --now tokenctl-agent.socket"
+
+# The shell completion scripts, as BINARY writes them (swift-argument-parser generates them
+# from the command definitions; see README "Shell completion"). `make install` runs this
+# with the release build; the tests run it with the debug build.
+BINARY ?= .build/release/tokenctl
+install-completions:
+	mkdir -p .build/completions
+	$(BINARY) --generate-completion-script bash > .build/completions/tokenctl.bash
+	$(BINARY) --generate-completion-script zsh > .build/completions/_tokenctl
+	$(BINARY) --generate-completion-script fish > .build/completions/tokenctl.fish
+	install -D -m 644 .build/completions/tokenctl.bash $(DESTDIR)$(BASH_COMPLETION_DIR)/tokenctl
+	install -D -m 644 .build/completions/_tokenctl $(DESTDIR)$(ZSH_COMPLETION_DIR)/_tokenctl
+	install -D -m 644 .build/completions/tokenctl.fish $(DESTDIR)$(FISH_COMPLETION_DIR)/tokenctl.fish
 
 # The Python environment of the test authorization server (Tests/AuthServer). Re-created
 # only when requirements.txt or the Python version changes.

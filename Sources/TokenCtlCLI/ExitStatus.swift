@@ -70,10 +70,6 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
 
   /// The table as it appears in `--help` and tokenctl(1).
   static var documentation: String {
-    "Exit status:\n"
-      + allCases.map { status in
-        let code = String(status.rawValue)
-        return "  " + code + String(repeating: " ", count: 4 - code.count) + status.meaning
-      }.joined(separator: "\n")
+    HelpList.render("Exit status", allCases.map { (String($0.rawValue), $0.meaning) }, termWidth: 2)
   }
 }

@@ -25,18 +25,12 @@ public struct TokenCtl: ParsableCommand {
       TOML files in $XDG_CONFIG_HOME/tokenctl/types and $XDG_CONFIG_DIRS/tokenctl/types: see \
       tokenctl-types(5).
 
-      Environment:
-        TOKENCTL_GROUP   The group when --group is not given (else '\(Account.defaultGroup)').
-        TOKENCTL_CONFIG  The configuration file (else $XDG_CONFIG_HOME/tokenctl/config.toml).
-        BROWSER          Browsers to open sign-in pages with, ':'-separated; else xdg-open.
-        DISPLAY, WAYLAND_DISPLAY
-                         When neither is set, login uses the device grant where it can.
-        XDG_CACHE_HOME   Discovery documents are cached under tokenctl/discovery (a day).
-        XDG_RUNTIME_DIR  Refresh lock files go under tokenctl/locks (else the cache directory).
-        XDG_STATE_HOME   Applications' grants and the audit log go under tokenctl (allow, deny, apps).
-        NO_COLOR         When set and not empty, output is never coloured.
-        TOKENCTL_LOG     debug: log every HTTP exchange on standard error (method, URL without
-                         query values, status, size, time; never a header or body).
+      Shell completion: `tokenctl --generate-completion-script bash|zsh|fish` prints the \
+      script for a shell (`make install` installs all three). It completes commands, \
+      options, account types and the group's accounts, whose names it reads from the \
+      keyring without reading a token.
+
+      \(environment)
 
       \(ExitStatus.documentation)
       """,
@@ -48,6 +42,27 @@ public struct TokenCtl: ParsableCommand {
       RefreshWorker.self,
     ]
   )
+
+  /// The variables tokenctl reads, for the help's Environment section.
+  private static var environment: String {
+    HelpList.render(
+      "Environment",
+      [
+        ("TOKENCTL_GROUP", "The group when --group is not given (else '\(Account.defaultGroup)')."),
+        ("TOKENCTL_CONFIG", "The configuration file (else $XDG_CONFIG_HOME/tokenctl/config.toml)."),
+        ("BROWSER", "Browsers to open sign-in pages with, ':'-separated; else xdg-open."),
+        ("DISPLAY, WAYLAND_DISPLAY", "When neither is set, login uses the device grant where it can."),
+        ("XDG_CACHE_HOME", "Discovery documents are cached under tokenctl/discovery (a day)."),
+        ("XDG_RUNTIME_DIR", "Refresh lock files go under tokenctl/locks (else the cache directory)."),
+        ("XDG_STATE_HOME", "Applications' grants and the audit log go under tokenctl (allow, deny, apps)."),
+        ("NO_COLOR", "When set and not empty, output is never coloured."),
+        (
+          "TOKENCTL_LOG",
+          "debug: log every HTTP exchange on standard error (method, URL without query values, status, size, "
+            + "time; never a header or body)."
+        ),
+      ], termWidth: 15)
+  }
 
   @Flag(
     name: [.customShort("v"), .long],
@@ -80,9 +95,11 @@ public struct TokenCtl: ParsableCommand {
     var command: (any ParsableCommand)?
     if shortcut == nil {
       do {
-        command = try parseAsRoot(arguments)
+        // Shell completion runs inside the parser (`---completion`); its account and type
+        // lists read the context (see ``ShellCompletion``).
+        command = try CLIContext.$current.withValue(context) { try parseAsRoot(arguments) }
       } catch {
-        return reportParserOutcome(error, context: context)
+        return reportParserOutcome(error, context: context, arguments: arguments)
       }
     }
     return await CLIContext.$current.withValue(context) {
@@ -108,10 +125,16 @@ public struct TokenCtl: ParsableCommand {
   }
 
   /// Help, `--version`, usage errors and `ExitCode`: swift-argument-parser words them and
-  /// chooses their codes; help goes to standard output, the rest to standard error.
-  private static func reportParserOutcome(_ error: any Error, context: CLIContext) -> Int32 {
+  /// chooses their codes; help goes to standard output, the rest to standard error. The
+  /// bash completion script gets our addition (``BashCompletionScript``).
+  private static func reportParserOutcome(_ error: any Error, context: CLIContext, arguments: [String] = []) -> Int32 {
     let code = exitCode(for: error)
-    let text = fullMessage(for: error)
+    // A shell's request for completions (``ShellCompletion``) that the parser cannot
+    // answer, as fish 3's `complete -C` sends without a cursor: no words and no message,
+    // which would land on the user's command line.
+    if arguments.first == "---completion", !code.isSuccess { return ExitStatus.success.rawValue }
+    var text = fullMessage(for: error)
+    if code.isSuccess, BashCompletionScript.isRequested(by: arguments) { text = BashCompletionScript.amended(text) }
     if !text.isEmpty {
       if code.isSuccess { context.output.write(text + "\n") } else { context.output.writeError(text + "\n") }
     }

@@ -31,7 +31,9 @@ extension TokenCtl {
     @Argument(help: ArgumentHelp("The program: a path, or a name looked up in PATH.", valueName: "app"))
     var application: String
 
-    @Argument(help: ArgumentHelp("An account it may use: TYPE:NAME, or a NAME that is unique.", valueName: "account"))
+    @Argument(
+      help: ArgumentHelp("An account it may use: TYPE:NAME, or a NAME that is unique.", valueName: "account"),
+      completion: ShellCompletion.accounts)
     var accounts: [String] = []
 
     @Flag(help: "Every account of the group, present and future, instead of the accounts named.")

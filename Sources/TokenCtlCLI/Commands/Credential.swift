@@ -26,7 +26,9 @@ extension TokenCtl {
           GIT_TERMINAL_PROMPT  0: never offer to sign in, only say which login to run.
         """)
 
-    @Argument(help: ArgumentHelp("get, store or erase, as git calls it.", valueName: "operation"))
+    @Argument(
+      help: ArgumentHelp("get, store or erase, as git calls it.", valueName: "operation"),
+      completion: .list(["get", "store", "erase"]))
     var operation: String
 
     @OptionGroup var groupOption: GroupOption

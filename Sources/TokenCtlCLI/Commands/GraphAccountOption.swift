@@ -8,7 +8,8 @@ struct GraphAccountOption: ParsableArguments {
   @Option(
     help: ArgumentHelp(
       "The account: TYPE:NAME, or a NAME that is unique (default: the group's only graph account).",
-      valueName: "account"))
+      valueName: "account"),
+    completion: ShellCompletion.accounts)
   var account: String?
 
   @OptionGroup var groupOption: GroupOption

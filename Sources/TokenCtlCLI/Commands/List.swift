@@ -9,7 +9,7 @@ extension TokenCtl {
       commandName: "list",
       abstract: "List accounts and whether their tokens are usable. Never prints a token.")
 
-    @Option(help: ArgumentHelp("Only accounts of this type.", valueName: "type"))
+    @Option(help: ArgumentHelp("Only accounts of this type.", valueName: "type"), completion: ShellCompletion.types)
     var type: String?
 
     @OptionGroup var groupOption: GroupOption

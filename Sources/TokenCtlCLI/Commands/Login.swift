@@ -38,7 +38,9 @@ extension TokenCtl {
         Signing in again as the same user updates that account; it never adds a second one.
         """)
 
-    @Argument(help: ArgumentHelp("The account type (see `tokenctl types`).", valueName: "type"))
+    @Argument(
+      help: ArgumentHelp("The account type (see `tokenctl types`).", valueName: "type"),
+      completion: ShellCompletion.types)
     var type: String
 
     @Option(help: ArgumentHelp("The client id to use instead of the type's.", valueName: "id"))

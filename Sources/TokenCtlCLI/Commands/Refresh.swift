@@ -15,7 +15,9 @@ extension TokenCtl {
         refreshed and the exit status is that of the first failure.
         """)
 
-    @Argument(help: ArgumentHelp("The account: TYPE:NAME, or a NAME that is unique.", valueName: "account"))
+    @Argument(
+      help: ArgumentHelp("The account: TYPE:NAME, or a NAME that is unique.", valueName: "account"),
+      completion: ShellCompletion.accounts)
     var account: String?
 
     @Flag(help: "Refresh every refreshable account of the group.")

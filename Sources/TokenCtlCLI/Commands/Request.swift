@@ -45,7 +45,9 @@ extension TokenCtl {
         host refused without --allow-host is 14.
         """)
 
-    @Argument(help: ArgumentHelp("The account: TYPE:NAME, or a NAME that is unique.", valueName: "account"))
+    @Argument(
+      help: ArgumentHelp("The account: TYPE:NAME, or a NAME that is unique.", valueName: "account"),
+      completion: ShellCompletion.accounts)
     var account: String
 
     @Argument(help: ArgumentHelp("An absolute https URL, or a path relative to the type's API base.", valueName: "url"))

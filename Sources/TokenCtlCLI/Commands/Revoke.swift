@@ -15,7 +15,9 @@ extension TokenCtl {
         the server entirely.
         """)
 
-    @Argument(help: ArgumentHelp("The account: TYPE:NAME, or a NAME that is unique.", valueName: "account"))
+    @Argument(
+      help: ArgumentHelp("The account: TYPE:NAME, or a NAME that is unique.", valueName: "account"),
+      completion: ShellCompletion.accounts)
     var account: String
 
     @Flag(help: "Remove the account from this computer without telling the server.")

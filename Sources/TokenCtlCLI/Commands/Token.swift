@@ -17,7 +17,9 @@ extension TokenCtl {
         issued for less than ten minutes).
         """)
 
-    @Argument(help: ArgumentHelp("The account: TYPE:NAME, or a NAME that is unique.", valueName: "account"))
+    @Argument(
+      help: ArgumentHelp("The account: TYPE:NAME, or a NAME that is unique.", valueName: "account"),
+      completion: ShellCompletion.accounts)
     var account: String
 
     @Option(

@@ -15,7 +15,9 @@ extension TokenCtl {
     @Flag(help: "Check account type files (tokenctl-types(5)) instead of listing the types.")
     var check = false
 
-    @Argument(help: ArgumentHelp("The account type files to check.", valueName: "file"))
+    @Argument(
+      help: ArgumentHelp("The account type files to check.", valueName: "file"), completion: .file(extensions: ["toml"])
+    )
     var files: [String] = []
 
     func validate() throws {
