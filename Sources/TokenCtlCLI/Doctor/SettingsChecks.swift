@@ -92,25 +92,34 @@ enum SettingsChecks {
         "register an application with the provider (tokenctl-providers(7)) and add to "
         + "\(inventory.configurationPath):\n\(line)"
       let accounts = inventory.accounts(ofType: descriptor.id)
-      switch descriptor.endpoints {
-      case .discovered, .discoveredFromUserIssuer:
+      if descriptor.dynamicRegistration {
+        // The issuers this type signs in at: its own, else its accounts'.
+        var issuers = accounts.compactMap(\.issuer)
+        if case .discovered(let issuer) = descriptor.endpoints { issuers.insert(issuer.absoluteString, at: 0) }
+        if inventory.accounts != nil,
+          let registration = issuers.lazy.compactMap({ try? inventory.context.registrations.load(issuer: $0) }).first
+        {
+          return .ok(
+            id, title,
+            "client \(registration.clientID), registered at \(registration.issuer) (RFC 7591; "
+              + "`tokenctl unregister \(registration.issuer)` deletes it)")
+        }
         return .warn(
           id, title,
           "no client id configured: at the first sign-in tokenctl registers itself with the issuer if it offers "
             + "dynamic client registration (RFC 7591)",
           fix: "If the issuer offers none, " + manual)
-      case .fixed:
-        if !accounts.isEmpty, accounts.allSatisfy({ $0.clientID != nil }) {
-          return .warn(
-            id, title,
-            "no client id configured: the accounts keep refreshing with the client id they were issued to, "
-              + "but a new sign-in fails",
-            fix: "For new sign-ins, " + manual)
-        }
-        return .fail(
-          id, title, "no client id configured: signing in with \(descriptor.id) fails",
-          fix: manual.prefix(1).uppercased() + manual.dropFirst())
       }
+      if !accounts.isEmpty, accounts.allSatisfy({ $0.clientID != nil }) {
+        return .warn(
+          id, title,
+          "no client id configured: the accounts keep refreshing with the client id they were issued to, "
+            + "but a new sign-in fails",
+          fix: "For new sign-ins, " + manual)
+      }
+      return .fail(
+        id, title, "no client id configured: signing in with \(descriptor.id) fails",
+        fix: manual.prefix(1).uppercased() + manual.dropFirst())
     }
   }
 }

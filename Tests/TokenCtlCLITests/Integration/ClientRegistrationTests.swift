@@ -73,6 +73,15 @@ import TokenStoreTesting
     #expect(!second.stderr.contains("Registered"))
     #expect(try registrations.load(issuer: server.issuer) == registration)
     #expect(try store.list(.all).map(\.account.clientID) == [registration.clientID])
+    // doctor knows the type has its client.
+    let doctor = try await tokenctl(["doctor", "--json"], environment)
+    let checks =
+      try #require(
+        try JSONSerialization.jsonObject(with: Data(doctor.stdout.utf8)) as? [String: Any])["checks"]
+      as? [[String: Any]]
+    let clientCheck = try #require(checks?.first { $0["id"] as? String == "client-id:oidc" })
+    #expect(clientCheck["status"] as? String == "ok")
+    #expect((clientCheck["detail"] as? String)?.contains("client \(registration.clientID), registered at") == true)
 
     // Signing out of the last account leaves the registration alone.
     let revoke = try await tokenctl(["revoke", "--local", "oidc:\(account.name)"], environment)
