@@ -35,7 +35,7 @@ public struct SecretServiceClientRegistrationStore: ClientRegistrationStore {
     guard let secret = item.secret else {
       throw TokenKitError(.storeFailure, "the keyring returned no secret for the client registered at \(issuer)")
     }
-    return try ClientRegistration(storageJSON: secret)
+    return try ClientRegistration(storageJSON: secret, issuer: issuer)
   }
 
   public func save(_ registration: ClientRegistration) throws {

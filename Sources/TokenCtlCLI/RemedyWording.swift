@@ -52,6 +52,12 @@ enum RemedyWording {
         "Request the \(scope) scope (--scope \(scope) …), or use an account type that knows how to look up the user."
     case .chooseType(let known):
       return "Known types: \(known.joined(separator: ", ")). Run `tokenctl types` for details."
+    case .registerClient(let type):
+      return "Register a public client (no secret) with the redirect URI http://127.0.0.1/ (any port, RFC 8252) in "
+        + "the provider's console, then pass --client-id or set client_id in the [types.\(type)] table of "
+        + "config.toml; tokenctl-providers(7) shows how for common providers."
+    case .forgetRegistration(let issuer):
+      return "Run `tokenctl unregister \(issuer) --local`; the next sign-in registers again."
     }
   }
 

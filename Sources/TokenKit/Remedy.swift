@@ -36,6 +36,12 @@ extension TokenKitError {
     case requestScope(String)
     /// There is no type of the id given; these are known.
     case chooseType(known: [String])
+    /// The issuer registers no client for us (RFC 7591): register a public client with the
+    /// loopback redirect by hand, and configure its id for `type`.
+    case registerClient(type: String)
+    /// The stored client registration cannot be read: forget it, and the next sign-in
+    /// registers again.
+    case forgetRegistration(issuer: String)
 
     /// The remedy in plain words, naming no front end's commands.
     public var advice: String {
@@ -64,6 +70,11 @@ extension TokenKitError {
         "Request the \(scope) scope, or use an account type that knows how to look up the user."
       case .chooseType(let known):
         "Known types: \(known.joined(separator: ", "))."
+      case .registerClient(let type):
+        "Register a public client (no secret) with the redirect URI http://127.0.0.1/ (any port) with the provider, "
+          + "then set its client id for the account type '\(type)'."
+      case .forgetRegistration(let issuer):
+        "Forget the client registered at \(issuer) on this computer; the next sign-in registers again."
       }
     }
   }

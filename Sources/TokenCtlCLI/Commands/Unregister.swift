@@ -36,15 +36,23 @@ extension TokenCtl {
       // The registration is kept under the issuer its discovery document names, which is
       // the URL as given for every server that passes discovery's own check.
       let candidates = [issuer, OAuthSyntax.issuerURL(issuer)?.absoluteString].compactMap { $0 }
+      if local {
+        // Without reading the item: a damaged one must be forgettable too.
+        guard let forgotten = try candidates.first(where: { try registrar.store.remove(issuer: $0) }) else {
+          throw Self.noRegistration(issuer)
+        }
+        context.output.writeError(
+          TerminalSafe.text("Forgot the client registered at \(forgotten) (--local); it stays registered there.") + "\n"
+        )
+        return
+      }
       guard let stored = try candidates.first(where: { try registrar.store.load(issuer: $0) != nil }) else {
-        throw TokenKitError(
-          .notConfigured, "tokenctl registered no client at \(issuer)",
-          recovery: "Only issuers that tokenctl login registered a client at can be unregistered.")
+        throw Self.noRegistration(issuer)
       }
       let outcome: ClientRegistrar.Unregistration
       do {
-        outcome = try await registrar.unregister(issuer: stored, local: local)
-      } catch let error as TokenKitError where !local {
+        outcome = try await registrar.unregister(issuer: stored)
+      } catch let error as TokenKitError {
         throw TokenKitError(
           error.code, error.message,
           recovery: "The registration is kept. Try again later, or forget it without the server: "
@@ -58,12 +66,16 @@ extension TokenCtl {
         text = "\(registration.issuer) no longer knew client \(registration.clientID); forgot it."
       case .forgotten(let registration):
         text =
-          local
-          ? "Forgot client \(registration.clientID) of \(registration.issuer) (--local); it stays registered there."
-          : "Forgot client \(registration.clientID) of \(registration.issuer); the server gave no way to delete it "
-            + "(RFC 7592), so it stays registered there."
+          "Forgot client \(registration.clientID) of \(registration.issuer); the server gave no way to delete it "
+          + "(RFC 7592), so it stays registered there."
       }
       context.output.writeError(TerminalSafe.text(text) + "\n")
+    }
+
+    private static func noRegistration(_ issuer: String) -> TokenKitError {
+      TokenKitError(
+        .notConfigured, "tokenctl registered no client at \(issuer)",
+        recovery: "Only issuers that tokenctl login registered a client at can be unregistered.")
     }
   }
 }

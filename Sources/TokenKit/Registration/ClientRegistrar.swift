@@ -59,7 +59,7 @@ public struct ClientRegistrar: Sendable {
         .notConfigured,
         "account type '\(descriptor.id)' has no client id, and \(issuer.absoluteString) does not let clients register "
           + "themselves (its discovery document has no registration_endpoint)",
-        recovery: Self.byHand(descriptor, redirectURIs: redirectURIs))
+        remedy: .registerClient(type: descriptor.id))
     }
     var grantTypes = ["authorization_code", "refresh_token"]
     let deviceGrant = "urn:ietf:params:oauth:grant-type:device_code"
@@ -141,13 +141,6 @@ public struct ClientRegistrar: Sendable {
     }
     return TokenKitError(
       .notConfigured, "the server refused to \(action): \(reason)",
-      recovery: byHand(descriptor, redirectURIs: redirectURIs))
-  }
-
-  /// How to do by hand what registration would have done.
-  static func byHand(_ descriptor: EndpointDescriptor, redirectURIs: [String]) -> String {
-    "Register a public client (no secret) with the redirect URI http://127.0.0.1/ (any port; RFC 8252) in the "
-      + "provider's console, then set client_id under [types.\(descriptor.id)] in config.toml "
-      + "(tokenctl-providers(7) shows how for common providers)."
+      remedy: .registerClient(type: descriptor.id))
   }
 }

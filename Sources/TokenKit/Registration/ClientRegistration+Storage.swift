@@ -34,15 +34,15 @@ extension ClientRegistration {
   }
 
   /// Reads a stored registration; a damaged one is reported with how to start over.
-  public init(storageJSON bytes: [UInt8]) throws {
+  public init(storageJSON bytes: [UInt8], issuer: String) throws {
     let decoder = JSONDecoder()
     let data = Data(bytes)
     guard let version = try? decoder.decode(VersionOnly.self, from: data).version,
       version == Self.storageFormatVersion, let stored = try? decoder.decode(Stored.self, from: data)
     else {
       throw TokenKitError(
-        .corruptItem, "the stored client registration is not one this tokenctl can read",
-        recovery: "Forget it with `tokenctl unregister ISSUER --local`; the next sign-in registers again.")
+        .corruptItem, "the client registered at \(issuer) is stored in a form this tokenctl cannot read",
+        remedy: .forgetRegistration(issuer: issuer))
     }
     self.init(
       issuer: stored.issuer, clientID: stored.client_id, clientSecret: stored.client_secret,

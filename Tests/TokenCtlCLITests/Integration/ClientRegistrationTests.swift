@@ -157,7 +157,7 @@ import TokenStoreTesting
     let (login, stub, issuer) = try await loginAtStub(kind)
     #expect(login.status == 14, "\(login.stderr)")
     #expect(login.stderr.contains("the server refused to register tokenctl as a client at \(issuer): it \(reason)"))
-    #expect(login.stderr.contains("hint: Register a public client"))
+    #expect(login.stderr.contains("hint: Register a public client (no secret) with the redirect URI http://127.0.0.1/"))
     #expect(login.stderr.contains("tokenctl-providers(7)"))
     #expect(try registrations.load(issuer: issuer) == nil)
     #expect(try store.list(.all).isEmpty)
