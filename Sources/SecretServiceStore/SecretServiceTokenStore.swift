@@ -69,10 +69,51 @@ public struct SecretServiceTokenStore: TokenStore {
 
   public func save(_ account: Account, tokens: TokenSet) throws {
     guard account.group == group else { throw groupMismatch(account) }
+    try put(
+      tokens, attributes: KeyringSchema.attributes(of: account, tokens: tokens.summary),
+      identifiedBy: KeyringSchema.keyAttributes(account.key, group: group),
+      label: KeyringSchema.label(of: account, defaultGroup: Account.defaultGroup), what: "\(account.key)")
+  }
+
+  @discardableResult
+  public func remove(_ key: AccountKey) throws -> Bool {
+    // The tokens for other scopes first: should this fail, the account is still listed,
+    // and removing it again removes them.
+    try delete(ScopedTokenSchema.accountAttributes(key, group: group), what: "the tokens for other scopes of \(key)")
+    return try delete(KeyringSchema.keyAttributes(key, group: group), what: "\(key)")
+  }
+
+  public func loadToken(for key: AccountKey, scopes: ScopeSet) throws -> TokenSet? {
+    try withService { service in
+      let attributes = ScopedTokenSchema.keyAttributes(key, scopes: scopes, group: group)
+      guard let item = newest(try find(service, attributes, withSecrets: true)) else { return nil }
+      let name = "\(key) for \(scopes)"
+      guard let secret = item.secret else {
+        throw TokenKitError(.storeFailure, "the keyring returned no secret for \(name)")
+      }
+      return try TokenSet(storageJSON: secret, item: name)
+    }
+  }
+
+  public func saveToken(_ tokens: TokenSet, scopes: ScopeSet, of account: Account) throws {
+    guard account.group == group else { throw groupMismatch(account) }
+    let kept = tokens.withoutGrant
+    try put(
+      kept, attributes: ScopedTokenSchema.attributes(of: account, scopes: scopes, tokens: kept.summary),
+      identifiedBy: ScopedTokenSchema.keyAttributes(account.key, scopes: scopes, group: group),
+      label: ScopedTokenSchema.label(of: account, scopes: scopes, defaultGroup: Account.defaultGroup),
+      what: "\(account.key) for \(scopes)")
+  }
+
+  /// Stores `tokens` as the secret of the item `key` identifies, replacing it in place
+  /// when there is one; `what` names it in errors.
+  private func put(
+    _ tokens: TokenSet, attributes: [String: String], identifiedBy key: [String: String], label: String,
+    what: String
+  ) throws {
     try GLibBridge.requireLibsecret()
-    let attributes = GLibBridge.hashTable(KeyringSchema.attributes(of: account, tokens: tokens.summary))
-    defer { tokenctl_g_hash_table_unref(attributes) }
-    let label = KeyringSchema.label(of: account, defaultGroup: Account.defaultGroup)
+    let table = GLibBridge.hashTable(attributes)
+    defer { tokenctl_g_hash_table_unref(table) }
     let json = try tokens.storageJSON()
     let value = json.withUnsafeBufferPointer { buffer in
       buffer.withMemoryRebound(to: CChar.self) {
@@ -82,7 +123,7 @@ public struct SecretServiceTokenStore: TokenStore {
     defer { tokenctl_secret_value_unref(UnsafeMutableRawPointer(value)) }
 
     try withService { service in
-      let existing = try search(service, KeyringSchema.keyAttributes(account.key, group: group), loadSecrets: false)
+      let existing = try search(service, key, loadSecrets: false)
       defer { existing.forEach(GLibBridge.unref) }
       try requireUnlocked(service, existing)
       if let item = newestPerAccount(existing).first {
@@ -90,41 +131,42 @@ public struct SecretServiceTokenStore: TokenStore {
         // swapped atomically; the attributes then catch up. Creating with "replace" would
         // not do: the Secret Service replaces only an item whose attributes are all equal,
         // and ours change (expiry) with every refresh.
-        _ = try GLibBridge.call("storing the tokens of \(account.key)") {
+        _ = try GLibBridge.call("storing the tokens of \(what)") {
           tokenctl_secret_item_set_secret_sync(item, value, nil, $0)
         }
-        _ = try GLibBridge.call("updating the attributes of \(account.key)") {
-          tokenctl_secret_item_set_attributes_sync(item, nil, attributes, nil, $0)
+        _ = try GLibBridge.call("updating the attributes of \(what)") {
+          tokenctl_secret_item_set_attributes_sync(item, nil, table, nil, $0)
         }
-        _ = try GLibBridge.call("updating the label of \(account.key)") {
+        _ = try GLibBridge.call("updating the label of \(what)") {
           tokenctl_secret_item_set_label_sync(item, label, nil, $0)
         }
-        // Two tokenctl processes that created the same account at once leave two items;
-        // the newest wins, and the rest go now.
+        // Two tokenctl processes that created the same item at once leave two; the
+        // newest wins, and the rest go now.
         for duplicate in existing where duplicate != item {
-          _ = try? GLibBridge.call("removing a duplicate of \(account.key)") {
+          _ = try? GLibBridge.call("removing a duplicate of \(what)") {
             tokenctl_secret_item_delete_sync(duplicate, nil, $0)
           }
         }
       } else {
         let collection = try defaultCollection(service)
         defer { GLibBridge.unref(collection) }
-        let created = try GLibBridge.call("storing the tokens of \(account.key)") {
-          tokenctl_secret_item_create_sync(collection, nil, attributes, label, value, SECRET_ITEM_CREATE_NONE, nil, $0)
+        let created = try GLibBridge.call("storing the tokens of \(what)") {
+          tokenctl_secret_item_create_sync(collection, nil, table, label, value, SECRET_ITEM_CREATE_NONE, nil, $0)
         }
         created.map(GLibBridge.unref)
       }
     }
   }
 
+  /// Deletes every item that matches `attributes`; returns whether there was one.
   @discardableResult
-  public func remove(_ key: AccountKey) throws -> Bool {
+  private func delete(_ attributes: [String: String], what: String) throws -> Bool {
     try withService { service in
-      let items = try search(service, KeyringSchema.keyAttributes(key, group: group), loadSecrets: false)
+      let items = try search(service, attributes, loadSecrets: false)
       defer { items.forEach(GLibBridge.unref) }
       try requireUnlocked(service, items)
       for item in items {
-        _ = try GLibBridge.call("removing \(key)") { tokenctl_secret_item_delete_sync(item, nil, $0) }
+        _ = try GLibBridge.call("removing \(what)") { tokenctl_secret_item_delete_sync(item, nil, $0) }
       }
       return !items.isEmpty
     }
@@ -408,6 +450,11 @@ public struct SecretServiceTokenStore: TokenStore {
   /// created one account at once leave two items until the next save removes one.
   private func newestPerAccount(_ items: [FoundItem]) -> [FoundItem] {
     Self.newest(items, attributes: \.attributes, modified: \.modified)
+  }
+
+  /// The most recently modified of `items`, which are all one item's copies.
+  private func newest(_ items: [FoundItem]) -> FoundItem? {
+    items.max { $0.modified < $1.modified }
   }
 
   /// The same choice among item proxies, for the write paths.

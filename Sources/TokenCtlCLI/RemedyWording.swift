@@ -52,6 +52,11 @@ enum RemedyWording {
         "Request the \(scope) scope (--scope \(scope) …), or use an account type that knows how to look up the user."
     case .chooseType(let known):
       return "Known types: \(known.joined(separator: ", ")). Run `tokenctl types` for details."
+    case .requestGrantedScopes(let type, let granted, let asked):
+      var both = granted
+      for scope in asked where !both.contains(scope) { both.append(scope) }
+      return "Ask only for scopes the sign-in granted (\(granted.joined(separator: " "))), or sign in again asking for "
+        + "them all: `\(login(type))\(both.map { " --scope \($0)" }.joined())`."
     }
   }
 

@@ -36,6 +36,9 @@ extension TokenKitError {
     case requestScope(String)
     /// There is no type of the id given; these are known.
     case chooseType(known: [String])
+    /// The server refused a token for `asked` from an account of `type`: ask only for
+    /// scopes of `granted`, what the sign-in granted, or sign in again asking for both.
+    case requestGrantedScopes(type: String, granted: [String], asked: [String])
 
     /// The remedy in plain words, naming no front end's commands.
     public var advice: String {
@@ -64,6 +67,9 @@ extension TokenKitError {
         "Request the \(scope) scope, or use an account type that knows how to look up the user."
       case .chooseType(let known):
         "Known types: \(known.joined(separator: ", "))."
+      case .requestGrantedScopes(_, let granted, _):
+        "Ask only for scopes the sign-in granted (\(granted.joined(separator: " "))), or sign in again asking for "
+          + "the others too."
       }
     }
   }
