@@ -1,8 +1,7 @@
 /// Tokens for other scopes from one sign-in: a refresh request may ask for a scope other
-/// than the grant's own (RFC 6749 §6), which is also how the Microsoft identity platform
-/// hands out a token for another resource (Graph, then Outlook's IMAP) from one sign-in,
-/// as MSAL does. A service account asks again with its client's credentials and those
-/// scopes (§4.4.2).
+/// than the grant's own (RFC 6749 §6), which is also how some identity platforms hand out
+/// a token for another resource (another API's scopes) from one sign-in. A service account
+/// asks again with its client's credentials and those scopes (§4.4.2).
 ///
 /// Such a token is kept beside the account (``TokenStore/saveToken(_:scopes:of:)``), one
 /// per scope set, and never replaces the account's own token or its refresh token by a
