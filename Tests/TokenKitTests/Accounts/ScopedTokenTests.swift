@@ -170,6 +170,26 @@ import TokenKit
     #expect(harness.transport.requests.map { $0[field: "refresh_token"] } == ["RT-1", "RT-2"])
   }
 
+  /// `request --scope`: the request carries the token for the scopes, and a 401 gets a
+  /// new one for them, not a refresh of the account's own.
+  @Test func anAuthorizedClientSendsTheTokenForTheScopesAndRenewsItOn401() async throws {
+    let harness = try H(responses: [
+      T.tokens(access: "AT-mail-1", refresh: "RT-2"), T.text(401, "expired"),
+      T.tokens(access: "AT-mail-2", refresh: "RT-3"), T.text(200, "ok"),
+    ])
+    let seeded = try harness.seed(left: 1800)
+    let url = try #require(URL(string: "https://mail.example.test/inbox"))
+    let client = AuthorizedClient(manager: harness.manager, account: H.key, scopes: Self.mail) { _ in }
+    let response = try await client.send(HTTPRequest(method: "GET", url: url), allowed: [try #require(Origin(url))])
+    #expect(response.status == 200)
+    let requests = harness.transport.requests
+    #expect(requests.map { $0[field: "scope"] } == ["IMAP Mail.Send", nil, "IMAP Mail.Send", nil])
+    #expect(requests[1].header("Authorization") == "Bearer AT-mail-1")
+    #expect(requests[3].header("Authorization") == "Bearer AT-mail-2")
+    #expect(try harness.stored()?.tokens.accessToken == seeded.tokens.accessToken)
+    #expect(try harness.stored()?.tokens.refreshToken == "RT-3")
+  }
+
   /// The exchange runs where the isolation says, with the scopes, and its stored answer is
   /// what the caller gets.
   @Test func theExchangeRunsInTheIsolationWithTheScopes() async throws {
