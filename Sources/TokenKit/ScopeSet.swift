@@ -27,6 +27,9 @@ public struct ScopeSet: Sendable, Hashable, CustomStringConvertible {
 
   public var description: String { text }
 
+  /// The set as a sentence names it: `scope 'read'`, `scopes 'read write'`.
+  public var phrase: String { scopes.count == 1 ? "scope '\(text)'" : "scopes '\(text)'" }
+
   /// Whether `self` is exactly the scopes of `account`, whose own token therefore serves.
   public func isOwn(of account: Account) -> Bool { ScopeSet(account.scopes) == self }
 }

@@ -9,7 +9,8 @@ import TokenKit
 
 /// A token for other scopes is taken from the agent only when the agent says it heard the
 /// scopes: an agent older than them ignores the field and answers with the account's own
-/// token, which must never be printed for them.
+/// token, which must never be printed for them. The fast path leaves such command lines
+/// to the parser, whose command asks the agent with the scopes.
 @Suite struct AgentClientScopesTests {
   /// Listens on `path`, answers one request with `answer`, and keeps the request.
   final class OneShotAgent: Sendable {
@@ -46,6 +47,15 @@ import TokenKit
     var request: AgentMessage? { received.withLock { $0 } }
 
     deinit { close(listener) }
+  }
+
+  @Test(arguments: [
+    ["token", "local:ada", "--scope", "read"], ["token", "--scope", "read", "local:ada"],
+    ["token", "local:ada", "--scope=read"], ["token", "local:ada", "--min-valid", "60", "--scope", "read write"],
+  ])
+  func theFastPathLeavesScopesToTheParser(arguments: [String]) {
+    #expect(AgentFastPath.Command(arguments) == nil)
+    #expect(TokenCtl.Shortcut(arguments) == nil)
   }
 
   static func client(_ path: String) throws -> AgentClient {

@@ -64,8 +64,8 @@ extension TokenRefresher {
     guard stored.tokens.refreshToken != nil || account.isServiceAccount else {
       throw TokenKitError(
         .tokenNotValid,
-        "\(account.qualifiedName) has no refresh token, without which there is no token for other scopes "
-          + "(\(scopes)) than its own",
+        "\(account.qualifiedName) has no refresh token, without which there is no token for the "
+          + "\(scopes.phrase)",
         remedy: .signIn(type: account.type, device: false))
     }
     let lock = try await self.lock(account)
@@ -86,7 +86,8 @@ extension TokenRefresher {
     if let isolation, try await isolation.refresh(account.key, group: account.group, scopes: scopes, holding: lock) {
       guard let got = try store.loadToken(for: account.key, scopes: scopes) else {
         throw TokenKitError(
-          .storeFailure, "the token for \(scopes) of \(account.qualifiedName) was not found where it was just stored")
+          .storeFailure,
+          "the token for the \(scopes.phrase) of \(account.qualifiedName) was not found where it was just stored")
       }
       return got
     }
@@ -95,7 +96,7 @@ extension TokenRefresher {
 
   private func performExchange(_ current: StoredAccount, for scopes: ScopeSet) async throws -> TokenSet {
     let account = current.account
-    let action = "get a token for \(scopes) from the sign-in of \(account.qualifiedName)"
+    let action = "get a token for the \(scopes.phrase) from the sign-in of \(account.qualifiedName)"
     let configuration: ServiceConfiguration
     do {
       configuration = try await ServiceConfiguration.resolve(
@@ -113,7 +114,7 @@ extension TokenRefresher {
       guard failure.code == .scopeRefused, case .oauth(let oauth, _) = error else { throw failure }
       throw TokenKitError(
         .scopeRefused,
-        "the authorization server refused to issue a token for \(scopes) from the sign-in of "
+        "the authorization server refused to issue a token for the \(scopes.phrase) from the sign-in of "
           + "\(account.qualifiedName) (\(oauth)); the stored tokens are unchanged",
         remedy: .requestGrantedScopes(type: account.type, granted: account.scopes, asked: scopes.scopes))
     }

@@ -165,7 +165,7 @@ import TokenStoreTesting
     let admin = try await tokenctl("token", name, "--scope", "admin")
     #expect(admin.status == 17)
     #expect(admin.stdout.isEmpty)
-    #expect(admin.stderr.contains("refused to issue a token for admin"), "\(admin.stderr)")
+    #expect(admin.stderr.contains("refused to issue a token for the scope 'admin'"), "\(admin.stderr)")
     #expect(admin.stderr.contains("invalid_scope"))
     #expect(admin.stderr.contains("Ask only for scopes the sign-in granted (openid read write)"))
     #expect(admin.stderr.contains("tokenctl login local --scope openid --scope read --scope write --scope admin"))
