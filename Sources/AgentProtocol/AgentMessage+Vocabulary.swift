@@ -11,7 +11,9 @@ import TokenKit
 extension AgentMessage {
   /// Request kinds.
   public enum Request {
-    /// `group`, `account`, optional `min-valid` (seconds); answered `token` or `error`.
+    /// `group`, `account`, optional `min-valid` (seconds), optional `scopes` (a token for
+    /// these scopes instead of the account's own, as `scope` is written: RFC 6749 §3.3);
+    /// answered `token` or `error`.
     public static let token = "token"
     /// `group`, `input` (git's request, as git sent it), optional `account`
     /// (`TOKENCTL_ACCOUNT`); answered `credential` or `error`.
@@ -24,7 +26,9 @@ extension AgentMessage {
 
   /// Answer kinds.
   public enum Answer {
-    /// `access-token`, then `warning`s.
+    /// `access-token`, then `warning`s; and for a request with `scopes`, those `scopes`
+    /// again, so that a client knows the agent heard them (an agent older than them does
+    /// not echo them, and answered with the account's own token).
     public static let token = "token"
     /// An optional `answer` (git's response, serialized), then `warning`s.
     public static let credential = "credential"

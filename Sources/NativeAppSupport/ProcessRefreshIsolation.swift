@@ -32,7 +32,9 @@ public struct ProcessRefreshIsolation: RefreshIsolation {
     self.environment = environment
   }
 
-  public func refresh(_ key: AccountKey, group: String, holding lock: any AccountLockHandle) async throws -> Bool {
+  public func refresh(
+    _ key: AccountKey, group: String, scopes: ScopeSet?, holding lock: any AccountLockHandle
+  ) async throws -> Bool {
     // A lock no other process can hold (an in-process one) cannot be handed on: the
     // refresh then runs here, as it would without isolation.
     guard let descriptor = lock.inheritableDescriptor else { return false }
@@ -42,7 +44,7 @@ public struct ProcessRefreshIsolation: RefreshIsolation {
     }
     // Looked up now, not at start: the fast paths that never refresh pay nothing for it.
     guard let program = Self.runningProgram() else { return false }
-    let arguments = [program] + RefreshChild.arguments(refreshing: key, group: group)
+    let arguments = [program] + RefreshChild.arguments(refreshing: key, group: group, scopes: scopes)
     let pid = ChildProcess.spawn(
       arguments, environment: environment, output: .descriptor(ends[1], keepErrors: showsErrors), reap: false,
       handOn: [descriptor],

@@ -12,8 +12,9 @@ public enum RefreshChild {
   /// The child's descriptor of the account's lock: the first one a spawn hands on.
   public static let lockDescriptor = ChildProcess.firstHandedOn
 
-  /// The arguments after the program: the command, then the group and the account.
-  static func arguments(refreshing key: AccountKey, group: String) -> [String] {
-    [commandName, "--group", group, "--type", key.type, "--id", key.id]
+  /// The arguments after the program: the command, then the group and the account, and
+  /// the scopes of a token for other scopes (`scope`'s form, RFC 6749 §3.3; not secret).
+  static func arguments(refreshing key: AccountKey, group: String, scopes: ScopeSet? = nil) -> [String] {
+    [commandName, "--group", group, "--type", key.type, "--id", key.id] + (scopes.map { ["--scopes", $0.text] } ?? [])
   }
 }

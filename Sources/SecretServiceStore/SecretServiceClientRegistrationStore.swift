@@ -42,14 +42,14 @@ public struct SecretServiceClientRegistrationStore: ClientRegistrationStore {
     var attributes = Self.key(registration.issuer)
     attributes[Attribute.clientID] = registration.clientID
     attributes[Attribute.registered] = String(Int64(registration.registeredAt.timeIntervalSince1970))
-    try items.writeItem(
-      matching: Self.key(registration.issuer), attributes: attributes,
-      label: "tokenctl: client registered at \(registration.issuer)", secret: try registration.storageJSON(),
+    try items.put(
+      secret: try registration.storageJSON(), attributes: attributes, identifiedBy: Self.key(registration.issuer),
+      label: "tokenctl: client registered at \(registration.issuer)",
       what: "the client registered at \(registration.issuer)")
   }
 
   @discardableResult
   public func remove(issuer: String) throws -> Bool {
-    try items.removeItems(matching: Self.key(issuer), what: "the client registered at \(issuer)")
+    try items.delete(Self.key(issuer), what: "the client registered at \(issuer)")
   }
 }

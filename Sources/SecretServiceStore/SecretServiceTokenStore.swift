@@ -69,25 +69,48 @@ public struct SecretServiceTokenStore: TokenStore {
 
   public func save(_ account: Account, tokens: TokenSet) throws {
     guard account.group == group else { throw groupMismatch(account) }
-    try writeItem(
-      matching: KeyringSchema.keyAttributes(account.key, group: group),
-      attributes: KeyringSchema.attributes(of: account, tokens: tokens.summary),
-      label: KeyringSchema.label(of: account, defaultGroup: Account.defaultGroup), secret: try tokens.storageJSON(),
-      what: "the tokens of \(account.key)")
+    try put(
+      secret: try tokens.storageJSON(), attributes: KeyringSchema.attributes(of: account, tokens: tokens.summary),
+      identifiedBy: KeyringSchema.keyAttributes(account.key, group: group),
+      label: KeyringSchema.label(of: account, defaultGroup: Account.defaultGroup), what: "the tokens of \(account.key)")
   }
 
   @discardableResult
   public func remove(_ key: AccountKey) throws -> Bool {
-    try removeItems(matching: KeyringSchema.keyAttributes(key, group: group), what: "\(key)")
+    // The tokens for other scopes first: should this fail, the account is still listed,
+    // and removing it again removes them.
+    try delete(ScopedTokenSchema.accountAttributes(key, group: group), what: "the tokens for other scopes of \(key)")
+    return try delete(KeyringSchema.keyAttributes(key, group: group), what: "\(key)")
   }
 
-  // MARK: - Items of any schema
+  public func loadToken(for key: AccountKey, scopes: ScopeSet) throws -> TokenSet? {
+    try withService { service in
+      let attributes = ScopedTokenSchema.keyAttributes(key, scopes: scopes, group: group)
+      guard let item = newest(try find(service, attributes, withSecrets: true)) else { return nil }
+      let name = "\(key) for \(scopes)"
+      guard let secret = item.secret else {
+        throw TokenKitError(.storeFailure, "the keyring returned no secret for \(name)")
+      }
+      return try TokenSet(storageJSON: secret, item: name)
+    }
+  }
 
-  /// Stores `secret` (JSON) in the newest item that matches `key`, with `attributes` and
-  /// `label`, or in a new item of the default collection when none does. Items of other
-  /// schemas (client registrations) are written through here too.
-  func writeItem(
-    matching key: [String: String], attributes: [String: String], label: String, secret json: [UInt8], what: String
+  public func saveToken(_ tokens: TokenSet, scopes: ScopeSet, of account: Account) throws {
+    guard account.group == group else { throw groupMismatch(account) }
+    let kept = tokens.withoutGrant
+    try put(
+      secret: try kept.storageJSON(), attributes: ScopedTokenSchema.attributes(of: account, scopes: scopes, tokens: kept.summary),
+      identifiedBy: ScopedTokenSchema.keyAttributes(account.key, scopes: scopes, group: group),
+      label: ScopedTokenSchema.label(of: account, scopes: scopes, defaultGroup: Account.defaultGroup),
+      what: "the tokens of \(account.key) for \(scopes)")
+  }
+
+  /// Stores `json` as the secret of the item `key` identifies, replacing it in place when
+  /// there is one; `what` names it in errors. Items of every schema of ours (accounts,
+  /// tokens for other scopes, registered clients) are written here.
+  func put(
+    secret json: [UInt8], attributes: [String: String], identifiedBy key: [String: String], label: String,
+    what: String
   ) throws {
     try GLibBridge.requireLibsecret()
     let table = GLibBridge.hashTable(attributes)
@@ -117,8 +140,8 @@ public struct SecretServiceTokenStore: TokenStore {
         _ = try GLibBridge.call("updating the label of \(what)") {
           tokenctl_secret_item_set_label_sync(item, label, nil, $0)
         }
-        // Two tokenctl processes that created the same item at once leave two; the newest
-        // wins, and the rest go now.
+        // Two tokenctl processes that created the same item at once leave two; the
+        // newest wins, and the rest go now.
         for duplicate in existing where duplicate != item {
           _ = try? GLibBridge.call("removing a duplicate of \(what)") {
             tokenctl_secret_item_delete_sync(duplicate, nil, $0)
@@ -135,10 +158,11 @@ public struct SecretServiceTokenStore: TokenStore {
     }
   }
 
-  /// Removes every item that matches `key`; returns whether there was one.
-  func removeItems(matching key: [String: String], what: String) throws -> Bool {
+  /// Deletes every item that matches `attributes`; returns whether there was one.
+  @discardableResult
+  func delete(_ attributes: [String: String], what: String) throws -> Bool {
     try withService { service in
-      let items = try search(service, key, loadSecrets: false)
+      let items = try search(service, attributes, loadSecrets: false)
       defer { items.forEach(GLibBridge.unref) }
       try requireUnlocked(service, items)
       for item in items {
@@ -151,8 +175,7 @@ public struct SecretServiceTokenStore: TokenStore {
   /// The attributes and secret of the newest item that matches `attributes`, if any.
   func readItem(matching attributes: [String: String]) throws -> (attributes: [String: String], secret: [UInt8]?)? {
     try withService { service in
-      let items = try find(service, attributes, withSecrets: true)
-      return items.max { $0.modified < $1.modified }.map { ($0.attributes, $0.secret) }
+      newest(try find(service, attributes, withSecrets: true)).map { ($0.attributes, $0.secret) }
     }
   }
 
@@ -434,6 +457,11 @@ public struct SecretServiceTokenStore: TokenStore {
   /// created one account at once leave two items until the next save removes one.
   private func newestPerAccount(_ items: [FoundItem]) -> [FoundItem] {
     Self.newest(items, attributes: \.attributes, modified: \.modified)
+  }
+
+  /// The most recently modified of `items`, which are all one item's copies.
+  private func newest(_ items: [FoundItem]) -> FoundItem? {
+    items.max { $0.modified < $1.modified }
   }
 
   /// The same choice among item proxies, for the write paths.

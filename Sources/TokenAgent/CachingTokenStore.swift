@@ -10,6 +10,9 @@ import TokenKit
 /// that raced with a change (the generation moved while it ran) is answered but not kept.
 /// Errors are never kept: a locked keyring is asked again next time, so unlocking it is
 /// seen at once. Writes go straight through, then everything is forgotten.
+///
+/// Tokens for other scopes are held apart, by account and scope set, as read one at a
+/// time: nothing the group's read returns is one, and no account's own token is one.
 final class CachingTokenStore: TokenStore, Sendable {
   let backing: any TokenStore
   var group: String { backing.group }
@@ -18,10 +21,16 @@ final class CachingTokenStore: TokenStore, Sendable {
     var account: Account
     var tokens: SecretBox
   }
+  private struct ScopedKey: Hashable {
+    var account: AccountKey
+    var scopes: ScopeSet
+  }
   private struct Memory {
     var generation = 0
     var listings: [AccountQuery: [AccountListing]] = [:]
     var accounts: [Entry]?
+    /// nil for a token read and found absent.
+    var scoped: [ScopedKey: SecretBox?] = [:]
   }
   private let memory = Mutex(Memory())
   /// Held while the group is read whole: requests that find nothing held wait for the one
@@ -102,5 +111,22 @@ final class CachingTokenStore: TokenStore, Sendable {
   func remove(_ key: AccountKey) throws -> Bool {
     defer { forget() }
     return try backing.remove(key)
+  }
+
+  func loadToken(for key: AccountKey, scopes: ScopeSet) throws -> TokenSet? {
+    guard remembers() else { return try backing.loadToken(for: key, scopes: scopes) }
+    let scopedKey = ScopedKey(account: key, scopes: scopes)
+    let (generation, held) = memory.withLock { ($0.generation, $0.scoped[scopedKey]) }
+    let name = "\(key) for \(scopes)"
+    if let held { return try held.map { box in try box.withBytes { try TokenSet(storageJSON: $0, item: name) } } }
+    let read = try backing.loadToken(for: key, scopes: scopes)
+    let box = try read.map { SecretBox(try $0.storageJSON()) }
+    memory.withLock { if $0.generation == generation { $0.scoped[scopedKey] = .some(box) } }
+    return read
+  }
+
+  func saveToken(_ tokens: TokenSet, scopes: ScopeSet, of account: Account) throws {
+    defer { forget() }
+    try backing.saveToken(tokens, scopes: scopes, of: account)
   }
 }

@@ -62,13 +62,16 @@ struct AgentClient: Sendable {
     return .answered(answer, typeWarnings: typeWarnings, warnings: answer.values("warning"))
   }
 
-  /// The access token `account` names, as `tokenctl token` prints it.
-  func token(account: String, minValid: Int?, group: String) -> Outcome? {
+  /// The access token `account` names, as `tokenctl token` prints it; with `scopes`, the
+  /// token for those scopes.
+  func token(account: String, minValid: Int?, scopes: ScopeSet? = nil, group: String) -> Outcome? {
     var fields = [AgentMessage.Field("account", account)]
     if let minValid { fields.append(.init("min-valid", "\(minValid)")) }
+    if let scopes { fields.append(.init("scopes", scopes.text)) }
     guard let outcome = ask(AgentMessage.Request.token, group: group, fields) else { return nil }
     if case .answered(let answer, _, _) = outcome,
       answer.kind != AgentMessage.Answer.token || answer["access-token"] == nil
+        || answer["scopes"] != scopes?.text
     {
       return nil
     }

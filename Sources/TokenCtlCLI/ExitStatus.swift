@@ -20,6 +20,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
   case notConfigured = 14
   case revocationFailed = 15
   case httpError = 16
+  case scopeRefused = 17
   /// swift-argument-parser's code for a usage error (sysexits' EX_USAGE).
   case usage = 64
 
@@ -43,6 +44,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case .notConfigured: return "The account type lacks a client id, an issuer, or another setting."
     case .revocationFailed: return "The server could not revoke the tokens; the account is kept."
     case .httpError: return "The server answered with an HTTP error status; the body is printed."
+    case .scopeRefused: return "The server refused a scope asked for (invalid_scope); nothing changed."
     case .usage: return "The command line is wrong."
     }
   }
@@ -64,6 +66,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case .signInTimedOut: self = .signInTimedOut
     case .notConfigured, .invalidDescriptor: self = .notConfigured
     case .revocationFailed: self = .revocationFailed
+    case .scopeRefused: self = .scopeRefused
     default: self = .failure
     }
   }

@@ -58,6 +58,11 @@ enum RemedyWording {
         + "config.toml; tokenctl-providers(7) shows how for common providers."
     case .forgetRegistration(let issuer):
       return "Run `tokenctl unregister \(issuer) --local`; the next sign-in registers again."
+    case .requestGrantedScopes(let type, let granted, let asked):
+      var both = granted
+      for scope in asked where !both.contains(scope) { both.append(scope) }
+      return "Ask only for scopes the sign-in granted (\(granted.joined(separator: " "))), or sign in again asking for "
+        + "them all: `\(login(type))\(both.map { " --scope \($0)" }.joined())`."
     }
   }
 

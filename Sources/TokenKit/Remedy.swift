@@ -42,6 +42,9 @@ extension TokenKitError {
     /// The stored client registration cannot be read: forget it, and the next sign-in
     /// registers again.
     case forgetRegistration(issuer: String)
+    /// The server refused a token for `asked` from an account of `type`: ask only for
+    /// scopes of `granted`, what the sign-in granted, or sign in again asking for both.
+    case requestGrantedScopes(type: String, granted: [String], asked: [String])
 
     /// The remedy in plain words, naming no front end's commands.
     public var advice: String {
@@ -75,6 +78,9 @@ extension TokenKitError {
           + "then set its client id for the account type '\(type)'."
       case .forgetRegistration(let issuer):
         "Forget the client registered at \(issuer) on this computer; the next sign-in registers again."
+      case .requestGrantedScopes(_, let granted, _):
+        "Ask only for scopes the sign-in granted (\(granted.joined(separator: " "))), or sign in again asking for "
+          + "the others too."
       }
     }
   }

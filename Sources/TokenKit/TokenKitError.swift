@@ -27,6 +27,7 @@ public struct TokenKitError: Error, Sendable, Hashable, CustomStringConvertible 
       case networkFailure = "network-failure"
       case invalidIDToken = "invalid-id-token"
       case revocationFailed = "revocation-failed"
+      case scopeRefused = "scope-refused"
     }
     private let raw: Raw
     private init(_ raw: Raw) { self.raw = raw }
@@ -69,6 +70,9 @@ public struct TokenKitError: Error, Sendable, Hashable, CustomStringConvertible 
     public static let invalidIDToken = Code(.invalidIDToken)
     /// The revocation endpoint refused or could not be reached.
     public static let revocationFailed = Code(.revocationFailed)
+    /// The authorization server refused a scope asked for (`invalid_scope`, RFC 6749
+    /// §5.2): it is unknown, or beyond what the grant covers.
+    public static let scopeRefused = Code(.scopeRefused)
 
     /// A stable, machine-readable name (used in `--json` error output).
     public var description: String { raw.rawValue }

@@ -86,3 +86,14 @@ extension TokenSet: CustomStringConvertible, CustomDebugStringConvertible, Custo
   // `dump()` and test failure messages go through the mirror: show no tokens there either.
   public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }
+
+extension TokenSet {
+  /// What a store keeps of a token for other scopes (``TokenStore/saveToken(_:scopes:of:)``):
+  /// all but the refresh token and the ID token, which belong to the account's own item.
+  public var withoutGrant: TokenSet {
+    var kept = self
+    kept.refreshToken = nil
+    kept.idToken = nil
+    return kept
+  }
+}

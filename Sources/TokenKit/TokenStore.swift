@@ -11,6 +11,10 @@
 /// - Stores of different groups never see each other's accounts.
 /// - A store that cannot tell "absent" from "unreadable" (a locked keyring) must throw
 ///   rather than report the account missing.
+/// - Tokens for other scopes (``loadToken(for:scopes:)``) are kept apart from the
+///   account's own, one per account and ``ScopeSet``, without a refresh token or an ID
+///   token; `list` and `load` never show them, and `remove` removes them with the account.
+///   A store that keeps none may leave these to the default, which throws.
 public protocol TokenStore: Sendable {
   /// The group this store reads and writes.
   var group: String { get }
@@ -29,14 +33,37 @@ public protocol TokenStore: Sendable {
   /// Throws when `account.group` is not this store's group.
   func save(_ account: Account, tokens: TokenSet) throws
 
-  /// Removes the account and its tokens; returns whether there was one.
+  /// Removes the account and its tokens, its tokens for other scopes included; returns
+  /// whether there was an account.
   @discardableResult
   func remove(_ key: AccountKey) throws -> Bool
+
+  /// The token the account's grant gave for exactly `scopes`, as stored by
+  /// ``saveToken(_:scopes:of:)``, or nil when there is none (valid or not).
+  func loadToken(for key: AccountKey, scopes: ScopeSet) throws -> TokenSet?
+
+  /// Inserts, or atomically replaces, the account's token for `scopes`: its access token,
+  /// expiry, granted scope and type. A refresh token or ID token in `tokens` is not kept:
+  /// the account's own item holds the grant. Throws when `account.group` is not this
+  /// store's group. The account's own item is left as it is.
+  func saveToken(_ tokens: TokenSet, scopes: ScopeSet, of account: Account) throws
 }
 
 extension TokenStore {
   public func loadAll(_ query: AccountQuery) throws -> [StoredAccount] {
     try list(query).compactMap { try load($0.account.key) }
+  }
+
+  public func loadToken(for key: AccountKey, scopes: ScopeSet) throws -> TokenSet? {
+    throw keepsNoScopedTokens
+  }
+
+  public func saveToken(_ tokens: TokenSet, scopes: ScopeSet, of account: Account) throws {
+    throw keepsNoScopedTokens
+  }
+
+  private var keepsNoScopedTokens: TokenKitError {
+    TokenKitError(.storeFailure, "this token store keeps no tokens for other scopes than an account's own")
   }
 
   /// The error a store throws when asked to save an account of another group.

@@ -12,7 +12,16 @@ public struct InMemoryTokenStore: TokenStore {
       var group: String
       var account: AccountKey
     }
-    let items = Mutex<[Key: StoredAccount]>([:])
+    struct ScopedKey: Hashable {
+      var account: Key
+      var scopes: ScopeSet
+    }
+    struct Items {
+      var accounts: [Key: StoredAccount] = [:]
+      /// Tokens for other scopes, apart from the accounts, as the keyring keeps them.
+      var scoped: [ScopedKey: TokenSet] = [:]
+    }
+    let items = Mutex(Items())
     public init() {}
   }
 
@@ -26,25 +35,43 @@ public struct InMemoryTokenStore: TokenStore {
 
   public func list(_ query: AccountQuery) throws -> [AccountListing] {
     backing.items.withLock { items in
-      items.filter { $0.key.group == group && query.matches($0.value.account) }
+      items.accounts.filter { $0.key.group == group && query.matches($0.value.account) }
         .map { AccountListing(account: $0.value.account, tokens: $0.value.tokens.summary) }
         .sorted { ($0.account.type, $0.account.name) < ($1.account.type, $1.account.name) }
     }
   }
 
   public func load(_ key: AccountKey) throws -> StoredAccount? {
-    backing.items.withLock { $0[Backing.Key(group: group, account: key)] }
+    backing.items.withLock { $0.accounts[Backing.Key(group: group, account: key)] }
   }
 
   public func save(_ account: Account, tokens: TokenSet) throws {
     guard account.group == group else { throw groupMismatch(account) }
     backing.items.withLock {
-      $0[Backing.Key(group: group, account: account.key)] = StoredAccount(account: account, tokens: tokens)
+      $0.accounts[Backing.Key(group: group, account: account.key)] = StoredAccount(account: account, tokens: tokens)
     }
   }
 
   @discardableResult
   public func remove(_ key: AccountKey) throws -> Bool {
-    backing.items.withLock { $0.removeValue(forKey: Backing.Key(group: group, account: key)) != nil }
+    let account = Backing.Key(group: group, account: key)
+    return backing.items.withLock { items in
+      items.scoped = items.scoped.filter { $0.key.account != account }
+      return items.accounts.removeValue(forKey: account) != nil
+    }
+  }
+
+  public func loadToken(for key: AccountKey, scopes: ScopeSet) throws -> TokenSet? {
+    backing.items.withLock {
+      $0.scoped[Backing.ScopedKey(account: Backing.Key(group: group, account: key), scopes: scopes)]
+    }
+  }
+
+  public func saveToken(_ tokens: TokenSet, scopes: ScopeSet, of account: Account) throws {
+    guard account.group == group else { throw groupMismatch(account) }
+    backing.items.withLock {
+      $0.scoped[Backing.ScopedKey(account: Backing.Key(group: group, account: account.key), scopes: scopes)] =
+        tokens.withoutGrant
+    }
   }
 }

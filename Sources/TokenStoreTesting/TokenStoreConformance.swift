@@ -183,6 +183,78 @@ public enum TokenStoreConformance {
       } catch is TokenKitError {}
       try expect(try store.list(.all).isEmpty, "store.list(.all).isEmpty")
     },
+    Check(name: "a token for other scopes loads back without the grant, leaving the account as it was") { factory in
+      let store = try factory(freshGroup())
+      let saved = sampleAccount(group: store.group)
+      try store.save(saved.account, tokens: saved.tokens)
+      defer { _ = try? store.remove(saved.account.key) }
+      let listed = try store.list(.all)
+      try expectEqual(try store.loadToken(for: saved.account.key, scopes: mail), nil)
+
+      // Given with a refresh token and an ID token, which a store must not keep there.
+      try store.saveToken(scopedTokens("mail"), scopes: mail, of: saved.account)
+      try expectEqual(try store.loadToken(for: saved.account.key, scopes: mail), scopedTokens("mail").withoutGrant)
+      try expectEqual(try store.load(saved.account.key), saved)
+      try expectEqual(try store.list(.all), listed)
+      try expectEqual(try store.loadAll(.all), [saved])
+      // The same scopes in another order are the same set, and find the same token.
+      try expectEqual(
+        try store.loadToken(for: saved.account.key, scopes: ScopeSet(["offline_access", "Mail.Send", "IMAP"])!),
+        scopedTokens("mail").withoutGrant)
+
+      let replacement = TokenSet(
+        accessToken: "mail-2", expiresAt: epoch.addingTimeInterval(7200), scope: ["IMAP"], issuedAt: epoch)
+      try store.saveToken(replacement, scopes: mail, of: saved.account)
+      try expectEqual(try store.loadToken(for: saved.account.key, scopes: mail), replacement)
+      try expectEqual(try store.list(.all), listed)
+    },
+    Check(name: "tokens for other scopes are kept per scope set, account and group") { factory in
+      let work = try factory(freshGroup())
+      let home = try factory(freshGroup())
+      let ada = sampleAccount(group: work.group)
+      let grace = sampleAccount(group: work.group, type: "graph", id: "grace-oid", name: "grace@contoso.com")
+      try save([ada, grace], in: work)
+      defer { removeQuietly([ada, grace], from: work) }
+      let files = ScopeSet(["Files.Read"])!
+      try work.saveToken(scopedTokens("ada-mail"), scopes: mail, of: ada.account)
+      try work.saveToken(scopedTokens("ada-files"), scopes: files, of: ada.account)
+      try work.saveToken(scopedTokens("grace-mail"), scopes: mail, of: grace.account)
+
+      try expectEqual(try work.loadToken(for: ada.account.key, scopes: mail)?.accessToken, "access-ada-mail")
+      try expectEqual(try work.loadToken(for: ada.account.key, scopes: files)?.accessToken, "access-ada-files")
+      try expectEqual(try work.loadToken(for: grace.account.key, scopes: mail)?.accessToken, "access-grace-mail")
+      try expectEqual(try work.loadToken(for: grace.account.key, scopes: files), nil)
+      // A subset or superset of a kept set is another set.
+      try expectEqual(try work.loadToken(for: ada.account.key, scopes: ScopeSet(["IMAP"])!), nil)
+      try expectEqual(try home.loadToken(for: ada.account.key, scopes: mail), nil)
+      try expectEqual(try work.list(.all).count, 2)
+    },
+    Check(name: "remove removes the account's tokens for other scopes, and no other account's") { factory in
+      let store = try factory(freshGroup())
+      let ada = sampleAccount(group: store.group)
+      let grace = sampleAccount(group: store.group, type: "graph", id: "grace-oid", name: "grace@contoso.com")
+      try save([ada, grace], in: store)
+      defer { removeQuietly([ada, grace], from: store) }
+      try store.saveToken(scopedTokens("ada-mail"), scopes: mail, of: ada.account)
+      try store.saveToken(scopedTokens("grace-mail"), scopes: mail, of: grace.account)
+
+      try expect(try store.remove(ada.account.key), "store.remove(ada.account.key)")
+      try expectEqual(try store.loadToken(for: ada.account.key, scopes: mail), nil)
+      try expectEqual(try store.loadToken(for: grace.account.key, scopes: mail)?.accessToken, "access-grace-mail")
+      try expectEqual(try store.list(.all).map(\.account), [grace.account])
+      // Signing in again as the same identity finds none of the old ones.
+      try store.save(ada.account, tokens: ada.tokens)
+      try expectEqual(try store.loadToken(for: ada.account.key, scopes: mail), nil)
+    },
+    Check(name: "a token for other scopes of an account of another group is refused") { factory in
+      let store = try factory(freshGroup())
+      let other = sampleAccount(group: freshGroup())
+      do {
+        try store.saveToken(scopedTokens("mail"), scopes: mail, of: other.account)
+        throw ConformanceFailure("saving a token of group '\(other.account.group)' into '\(store.group)' succeeded")
+      } catch is TokenKitError {}
+      try expectEqual(try store.loadToken(for: other.account.key, scopes: mail), nil)
+    },
   ]
 
   // MARK: - Checking
@@ -230,6 +302,17 @@ public enum TokenStoreConformance {
         accessToken: "access-\(id)", refreshToken: "refresh-\(id)", idToken: "id-\(id)",
         expiresAt: epoch.addingTimeInterval(3600), scope: ["openid", "User.Read"],
         issuedAt: epoch))
+  }
+
+  /// Scopes of another resource than the sample account's, as Outlook's IMAP is to Graph.
+  static let mail = ScopeSet(["IMAP", "Mail.Send", "offline_access"])!
+
+  /// A token for other scopes, as a token response gives it: with a refresh token and an
+  /// ID token, which a store must drop.
+  static func scopedTokens(_ name: String) -> TokenSet {
+    TokenSet(
+      accessToken: "access-\(name)", refreshToken: "refresh-\(name)", idToken: "id-\(name)",
+      expiresAt: epoch.addingTimeInterval(1800), scope: ["IMAP", "Mail.Send"], tokenType: "Bearer", issuedAt: epoch)
   }
 
   static func tokens(generation: Int) -> TokenSet {

@@ -65,6 +65,53 @@ import TokenStoreTesting
     #expect(secret["expires_at"] as? Int == 1_790_003_600)
   }
 
+  @Test func aTokenForOtherScopesIsAnItemOfItsOwnSchemaWithoutTheGrant() throws {
+    let group = TokenStoreConformance.freshGroup()
+    let store = SecretServiceTokenStore(group: group)
+    let saved = Self.sample(group: group)
+    try store.save(saved.account, tokens: saved.tokens)
+    defer { _ = try? store.remove(saved.account.key) }
+    let scopes = try #require(ScopeSet(["offline_access", "https://outlook.office.com/IMAP.AccessAsUser.All"]))
+    var scoped = saved.tokens
+    scoped.accessToken = "eyJ-IMAP-\(UUID().uuidString)"
+    scoped.scope = ["https://outlook.office.com/IMAP.AccessAsUser.All"]
+    try store.saveToken(scoped, scopes: scopes, of: saved.account)
+
+    let items = try TestKeyring.items(["xdg:schema": ScopedTokenSchema.name, "group": group])
+    try #require(items.count == 1)
+    let item = items[0]
+    #expect(item["label"] == "tokenctl: graph — ada@contoso.com [\(group)] (\(scopes.text))")
+    #expect(item["attribute.type"] == "graph")
+    #expect(item["attribute.account"] == "00000000-ada-oid")
+    #expect(item["attribute.group"] == group)
+    #expect(item["attribute.scopes"] == "https://outlook.office.com/IMAP.AccessAsUser.All offline_access")
+    #expect(item["attribute.expires"] == "1790003600")
+    #expect(
+      item["attribute.updated"].flatMap(Int.init).map { abs(Double($0) - Date().timeIntervalSince1970) < 60 } == true)
+    #expect(
+      Set(item.keys.filter { $0.hasPrefix("attribute.") }) == [
+        "attribute.type", "attribute.account", "attribute.group", "attribute.scopes", "attribute.expires",
+        "attribute.updated",
+      ])
+    let text = item.map { "\($0.key)=\($0.value)" }.filter { !$0.hasPrefix("secret=") }.joined(separator: "\n")
+    #expect(!text.contains(scoped.accessToken) && !text.contains(saved.tokens.refreshToken!))
+
+    let lookup = try TestKeyring.secretTool([
+      "lookup", "xdg:schema", ScopedTokenSchema.name, "type", "graph", "account", "00000000-ada-oid", "group", group,
+    ])
+    let secret = try #require(try JSONSerialization.jsonObject(with: Data(lookup.stdout.utf8)) as? [String: Any])
+    #expect(secret["version"] as? Int == 1)
+    #expect(secret["access_token"] as? String == scoped.accessToken)
+    #expect(secret["scope"] as? String == "https://outlook.office.com/IMAP.AccessAsUser.All")
+    #expect(secret["refresh_token"] == nil && secret["id_token"] == nil)
+    // The account's own item and its listing are as they were.
+    #expect(try TestKeyring.items(["xdg:schema": "org.tokenctl.Account", "group": group]).count == 1)
+    #expect(try store.load(saved.account.key) == saved)
+
+    try store.remove(saved.account.key)
+    #expect(try TestKeyring.items(["xdg:schema": ScopedTokenSchema.name, "group": group]).isEmpty)
+  }
+
   @Test func theDefaultGroupsLabelIsTheBareForm() throws {
     // Only the label format is checked here; the default group's items belong to users.
     let store = SecretServiceTokenStore(group: Account.defaultGroup)

@@ -26,6 +26,50 @@ import TokenStoreTesting
     }
     func save(_ account: Account, tokens: TokenSet) throws { try inner.save(account, tokens: tokens) }
     func remove(_ key: AccountKey) throws -> Bool { try inner.remove(key) }
+    let scopedReads = Atomic(0)
+    func loadToken(for key: AccountKey, scopes: ScopeSet) throws -> TokenSet? {
+      scopedReads.add(1, ordering: .sequentiallyConsistent)
+      return try inner.loadToken(for: key, scopes: scopes)
+    }
+    func saveToken(_ tokens: TokenSet, scopes: ScopeSet, of account: Account) throws {
+      try inner.saveToken(tokens, scopes: scopes, of: account)
+    }
+  }
+
+  static let backings = InMemoryTokenStore.Backing()
+
+  @Test(arguments: TokenStoreConformance.checks)
+  func conformance(_ check: TokenStoreConformance.Check) throws {
+    try check.run { group in CachingTokenStore(InMemoryTokenStore(group: group, backing: Self.backings)) }
+  }
+
+  /// Tokens for other scopes are remembered apart from the accounts, absent ones too,
+  /// until the keyring changes.
+  @Test func tokensForOtherScopesAreRememberedApartUntilAChange() throws {
+    let backing = SlowStore()
+    let ada = Self.account("ada")
+    try backing.save(ada, tokens: TokenSet(accessToken: "access-ada", refreshToken: "refresh-ada"))
+    let store = CachingTokenStore(backing)
+    let read = ScopeSet(["read"])!
+    let reads = { backing.scopedReads.load(ordering: .sequentiallyConsistent) }
+
+    #expect(try store.loadToken(for: ada.key, scopes: read) == nil)
+    #expect(try store.loadToken(for: ada.key, scopes: read) == nil)
+    #expect(reads() == 1)
+    try store.saveToken(TokenSet(accessToken: "access-ada-read"), scopes: read, of: ada)
+    #expect(try store.loadToken(for: ada.key, scopes: read)?.accessToken == "access-ada-read")
+    #expect(try store.loadToken(for: ada.key, scopes: read)?.accessToken == "access-ada-read")
+    #expect(reads() == 2)
+    #expect(try store.loadToken(for: ada.key, scopes: ScopeSet(["write"])!) == nil)
+    #expect(reads() == 3)
+    // The account's own token is its own, and the scoped one is not an account.
+    #expect(try store.load(ada.key)?.tokens.accessToken == "access-ada")
+    #expect(try store.loadAll(.all).map(\.tokens.accessToken) == ["access-ada"])
+
+    try backing.saveToken(TokenSet(accessToken: "access-ada-read-2"), scopes: read, of: ada)
+    #expect(try store.loadToken(for: ada.key, scopes: read)?.accessToken == "access-ada-read")
+    store.forget()
+    #expect(try store.loadToken(for: ada.key, scopes: read)?.accessToken == "access-ada-read-2")
   }
 
   static func account(_ name: String) -> Account {

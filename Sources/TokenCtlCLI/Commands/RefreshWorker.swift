@@ -19,6 +19,8 @@ extension TokenCtl {
     @Option var group: String
     @Option var type: String
     @Option var id: String
+    /// A token for these scopes instead of a refresh of the account's own.
+    @Option var scopes: String?
 
     func run() async throws {
       // Our parent may die or be interrupted at any moment; the refresh must still end
@@ -38,7 +40,15 @@ extension TokenCtl {
             .storeFailure, "\(Self.commandName) refreshes only for tokenctl, which hands it the account's lock",
             recovery: "Run `tokenctl refresh \(type):\(id)` instead.")
         }
-        try await session.configured().manager.refreshHoldingLock(key)
+        let manager = try session.configured().manager
+        if let scopes {
+          guard let scopeSet = ScopeSet(parsing: scopes) else {
+            throw TokenKitError(.storeFailure, "\(Self.commandName) was given no valid scopes")
+          }
+          try await manager.exchangeHoldingLock(key, scopes: scopeSet)
+        } else {
+          try await manager.refreshHoldingLock(key)
+        }
       } catch let error as TokenKitError {
         failure = error
       } catch {

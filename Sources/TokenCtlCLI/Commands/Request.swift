@@ -43,6 +43,9 @@ extension TokenCtl {
         Content-Type is JSON, else text). Redirects are not followed. The exit status is \
         0 for a 2xx status and 16 for any other, whose body is printed all the same; a \
         host refused without --allow-host is 14.
+
+        --scope sends a token for exactly those scopes instead of the account's own, got \
+        and kept as `tokenctl token --scope` does; a 401 refreshes that token.
         """)
 
     @Argument(
@@ -80,6 +83,8 @@ extension TokenCtl {
         valueName: "host"))
     var allowHost: [String] = []
 
+    @OptionGroup var scopeOption: ScopeOption
+
     @OptionGroup var groupOption: GroupOption
 
     func validate() throws {
@@ -110,7 +115,8 @@ extension TokenCtl {
       }
       if let method { request.method = method.uppercased() }
 
-      let client = AuthorizedClient(manager: manager, account: key, sleep: context.sleep)
+      let client = AuthorizedClient(
+        manager: manager, account: key, scopes: scopeOption.scopes, sleep: context.sleep)
       let response = try await client.send(request, allowed: Set(try allowHost.map(Self.origin(naming:))))
       if json {
         context.output.write(JSONOutput.render(ResponseDocument(response)))

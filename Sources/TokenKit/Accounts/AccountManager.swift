@@ -256,6 +256,35 @@ public struct AccountManager: Sendable {
   @discardableResult
   public func refresh(_ key: AccountKey) async throws -> StoredAccount { try await refresher.refresh(key) }
 
+  /// A token for exactly `scopes` from the account's sign-in, valid for at least
+  /// `minimumValidity` seconds: the account's own when those are its scopes, else one
+  /// kept for them or got with its refresh token (RFC 6749 §6), without replacing its own.
+  public func freshTokens(
+    for key: AccountKey, scopes: ScopeSet, minimumValidity: Double? = nil
+  ) async throws -> TokenSet {
+    try await refresher.freshTokens(for: key, scopes: scopes, minimumValidity: minimumValidity)
+  }
+
+  /// The same for an account just read from the store.
+  public func freshTokens(
+    for stored: StoredAccount, scopes: ScopeSet, minimumValidity: Double? = nil
+  ) async throws -> TokenSet {
+    try await refresher.freshTokens(for: stored, scopes: scopes, minimumValidity: minimumValidity)
+  }
+
+  /// A new token for `scopes` now, whatever the kept one's expiry.
+  @discardableResult
+  public func refresh(_ key: AccountKey, scopes: ScopeSet) async throws -> TokenSet {
+    try await refresher.refresh(key, scopes: scopes)
+  }
+
+  /// A new token for `scopes` now, for a caller that already holds the account's lock:
+  /// the process a ``RefreshIsolation`` starts.
+  @discardableResult
+  public func exchangeHoldingLock(_ key: AccountKey, scopes: ScopeSet) async throws -> TokenSet {
+    try await refresher.exchangeHoldingLock(key, scopes: scopes)
+  }
+
   /// Refreshes now, for a caller that already holds the account's lock: the process a
   /// ``RefreshIsolation`` starts.
   @discardableResult

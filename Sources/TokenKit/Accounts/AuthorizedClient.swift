@@ -9,6 +9,9 @@
 public struct AuthorizedClient: Sendable {
   public var manager: AccountManager
   public var account: AccountKey
+  /// The scopes the token must carry instead of the account's own (RFC 6749 §6); nil: the
+  /// account's own token.
+  public var scopes: ScopeSet?
   /// Waits before a retry; injected so tests need not wait.
   public var sleep: @Sendable (Double) async throws -> Void
   /// The longest `Retry-After` honoured, and how often: beyond either the response is
@@ -17,11 +20,12 @@ public struct AuthorizedClient: Sendable {
   public var maximumRetries = 3
 
   public init(
-    manager: AccountManager, account: AccountKey,
+    manager: AccountManager, account: AccountKey, scopes: ScopeSet? = nil,
     sleep: @escaping @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }
   ) {
     self.manager = manager
     self.account = account
+    self.scopes = scopes
     self.sleep = sleep
   }
 
@@ -43,7 +47,12 @@ public struct AuthorizedClient: Sendable {
         "account type '\(account.type)' does not serve \(named), so its token is not sent there",
         remedy: .allowOrigin(named))
     }
-    var tokens = try await manager.freshTokens(for: account)
+    var tokens =
+      if let scopes {
+        try await manager.freshTokens(for: account, scopes: scopes)
+      } else {
+        try await manager.freshTokens(for: account)
+      }
     var refreshed = false
     var retries = 0
     while true {
@@ -61,7 +70,10 @@ public struct AuthorizedClient: Sendable {
       // A 401 may mean the token was revoked or expired early: one refresh, one retry.
       if response.status == 401, !refreshed {
         refreshed = true
-        tokens = try await manager.refresh(account).tokens
+        tokens =
+          if let scopes { try await manager.refresh(account, scopes: scopes) } else {
+            try await manager.refresh(account).tokens
+          }
         continue
       }
       if response.status == 429 || response.status == 503, retries < maximumRetries,

@@ -14,8 +14,18 @@
 /// lock and finds the new tokens stored.
 public protocol RefreshIsolation: Sendable {
   /// Refreshes `key` of `group` elsewhere, handing on `lock` (held by the caller), and
-  /// returns once the answer is stored, or throws the refresh's error. Returns false,
-  /// having sent nothing, when this lock cannot be handed on or the other process cannot
-  /// be started; the caller then refreshes itself.
-  func refresh(_ key: AccountKey, group: String, holding lock: any AccountLockHandle) async throws -> Bool
+  /// returns once the answer is stored, or throws the refresh's error. With `scopes`, gets
+  /// the account a token for those scopes instead (its refresh token is presented all
+  /// the same, and may rotate). Returns false, having sent nothing, when this lock cannot
+  /// be handed on or the other process cannot be started; the caller then does it itself.
+  func refresh(
+    _ key: AccountKey, group: String, scopes: ScopeSet?, holding lock: any AccountLockHandle
+  ) async throws -> Bool
+}
+
+extension RefreshIsolation {
+  /// Refreshes the account's own tokens elsewhere.
+  public func refresh(_ key: AccountKey, group: String, holding lock: any AccountLockHandle) async throws -> Bool {
+    try await refresh(key, group: group, scopes: nil, holding: lock)
+  }
 }

@@ -66,7 +66,7 @@ public struct TokenRefresher: Sendable {
   /// (see ``ServiceConfiguration/requireRecordedIssuer(of:in:)``): a valid token is not
   /// handed out either, since its holder will send it to the server the type now names.
   /// An account whose type is gone fails later, with its own message.
-  private func requireRecordedIssuer(_ account: Account) throws {
+  func requireRecordedIssuer(_ account: Account) throws {
     guard let descriptor = try? registry.descriptor(account.type) else { return }
     try ServiceConfiguration.requireRecordedIssuer(of: account, in: descriptor)
   }
@@ -79,14 +79,7 @@ public struct TokenRefresher: Sendable {
         .tokenNotValid, "the access token of \(account.qualifiedName) has expired and there is no refresh token",
         remedy: .signIn(type: account.type, device: false))
     }
-    let lock: any AccountLockHandle
-    do {
-      lock = try await locks.acquire(account.key, group: account.group, timeout: lockTimeout)
-    } catch let error as TokenKitError {
-      throw error
-    } catch {
-      throw TokenKitError(.storeFailure, "could not lock \(account.qualifiedName) for refreshing: \(error)")
-    }
+    let lock = try await self.lock(account)
     defer { lock.release() }
 
     // Another process may have refreshed while we waited: its tokens are the current ones,
@@ -110,6 +103,17 @@ public struct TokenRefresher: Sendable {
       return try load(account.key)
     }
     return try await performRefresh(current)
+  }
+
+  /// The account's lock, held by whoever uses its refresh token.
+  func lock(_ account: Account) async throws -> any AccountLockHandle {
+    do {
+      return try await locks.acquire(account.key, group: account.group, timeout: lockTimeout)
+    } catch let error as TokenKitError {
+      throw error
+    } catch {
+      throw TokenKitError(.storeFailure, "could not lock \(account.qualifiedName) for refreshing: \(error)")
+    }
   }
 
   /// The refresh proper, for a caller that holds the account's lock already: the process
@@ -136,19 +140,7 @@ public struct TokenRefresher: Sendable {
     do {
       response = try await configuration.service(transport: transport).token(grant)
     } catch {
-      let failure = TokenKitError(error, while: action, signingInAgainTo: account.type)
-      if failure.code == .needsSignIn {
-        // Keep the account, so the user sees which one to sign in to again, but stop
-        // sending a refresh token the server has declared dead.
-        var marked = account
-        marked.needsSignIn = true
-        marked.updatedAt = clock.now
-        try store.save(marked, tokens: current.tokens)
-        events.publish(AccountEvent(.needsSignIn, marked, message: failure.message))
-      } else {
-        events.publish(AccountEvent(.failed, account, message: failure.message))
-      }
-      throw failure
+      throw try failed(error, while: action, current)
     }
     if let behavior = registry.behavior(account.type) { response = behavior.normalized(response) }
     // A new ID token is stored only once checked, and checking may need the network (the
@@ -190,13 +182,37 @@ public struct TokenRefresher: Sendable {
     return refreshed
   }
 
+  /// The error to throw for a failed exchange of `current`'s grant, once the account is
+  /// marked and the event published.
+  func failed(
+    _ error: AuthorizationServiceError, while action: String, _ current: StoredAccount
+  ) throws
+    -> TokenKitError
+  {
+    let account = current.account
+    let failure = TokenKitError(error, while: action, signingInAgainTo: account.type)
+    if failure.code == .needsSignIn {
+      // Keep the account, so the user sees which one to sign in to again, but stop
+      // sending a refresh token the server has declared dead.
+      var marked = account
+      marked.needsSignIn = true
+      marked.updatedAt = clock.now
+      try store.save(marked, tokens: current.tokens)
+      events.publish(AccountEvent(.needsSignIn, marked, message: failure.message))
+    } else {
+      events.publish(AccountEvent(.failed, account, message: failure.message))
+    }
+    return failure
+  }
+
   /// What is sent for new tokens: the refresh token (RFC 6749 §6), or for a service account
   /// the client's credentials again (§4.4), since that grant issues no refresh token.
-  private func renewalGrant(
-    for current: StoredAccount, configuration: ServiceConfiguration
+  /// `scopes` asks for a token for those instead of the grant's own (§6, §4.4.2).
+  func renewalGrant(
+    for current: StoredAccount, configuration: ServiceConfiguration, scopes: ScopeSet? = nil
   ) throws -> TokenRequest.Grant {
     let account = current.account
-    if let refreshToken = current.tokens.refreshToken { return .refreshToken(refreshToken) }
+    if let refreshToken = current.tokens.refreshToken { return .refreshToken(refreshToken, scope: scopes?.scopes) }
     guard account.isServiceAccount else {
       throw TokenKitError(.tokenNotValid, "\(account.qualifiedName) has no refresh token")
     }
@@ -207,7 +223,7 @@ public struct TokenRefresher: Sendable {
           + "it renews its token with",
         remedy: .configure(type: account.type, setting: "client_secret"))
     }
-    return .clientCredentials(scope: account.scopes)
+    return .clientCredentials(scope: scopes?.scopes ?? account.scopes)
   }
 
   /// OpenID Connect Core §12.2: a refreshed ID token is checked as the sign-in's was
@@ -230,13 +246,13 @@ public struct TokenRefresher: Sendable {
     }
   }
 
-  private static func needsSignIn(_ account: Account) -> TokenKitError {
+  static func needsSignIn(_ account: Account) -> TokenKitError {
     TokenKitError(
       .needsSignIn, "\(account.qualifiedName) needs a new sign-in: its refresh token was rejected",
       remedy: .signIn(type: account.type, device: false))
   }
 
-  private func load(_ key: AccountKey) throws -> StoredAccount {
+  func load(_ key: AccountKey) throws -> StoredAccount {
     guard let stored = try store.load(key) else {
       throw TokenKitError(
         .noSuchAccount, "no account \(key) in group '\(store.group)'",

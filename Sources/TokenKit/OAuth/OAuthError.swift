@@ -19,6 +19,9 @@ public struct OAuthError: Error, Sendable, Hashable, CustomStringConvertible {
   /// `invalid_grant` (§5.2): the refresh token or code is expired, revoked, or was issued
   /// to another client. Only a new sign-in helps.
   public static let invalidGrant = "invalid_grant"
+  /// `invalid_scope` (§5.2): a scope asked for is unknown, malformed, or exceeds what the
+  /// resource owner granted.
+  public static let invalidScope = "invalid_scope"
   /// `access_denied` (§4.1.2.1, RFC 8628 §3.5).
   public static let accessDenied = "access_denied"
   /// RFC 8628 §3.5: keep polling.

@@ -24,6 +24,10 @@ extension TokenKitError {
         remedy: .signIn(type: type, device: false))
     case .oauth(let oauth, _) where oauth.code == OAuthError.accessDenied:
       self.init(.accessDenied, "access was denied while trying to \(action) (\(oauth))")
+    case .oauth(let oauth, _) where oauth.code == OAuthError.invalidScope:
+      self.init(
+        .scopeRefused, "the authorization server refused the scope asked for (\(oauth)) while trying to \(action)",
+        recovery: "Ask only for scopes the server grants this client. \(unchanged)")
     case .oauth(let oauth, _) where oauth.code == "invalid_client" || oauth.code == "unauthorized_client":
       self.init(
         .serverError, "the authorization server does not accept this client (\(oauth)) while trying to \(action)",

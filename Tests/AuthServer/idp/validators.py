@@ -13,7 +13,8 @@ class TestIdPValidator(OAuth2Validator):
     OAuth2Validator.oidc_claim_scope says. Taking no `request` argument makes DOT
     list these claims in discovery's claims_supported.
 
-    It also keeps a refresh token's scope as RFC 6749 §6 says (below).
+    It also keeps a refresh token's scope as RFC 6749 §6 says, and the access tokens
+    issued before a refresh alive (below).
     """
 
     def get_additional_claims(self):
@@ -34,7 +35,18 @@ class TestIdPValidator(OAuth2Validator):
     _family_scopes = {}
     _family_lock = threading.Lock()
 
+    # RFC 6749 §6 lets a server revoke the old refresh token when it issues a new one; it
+    # says nothing of the access tokens issued before. DOT 3.4.1 deletes the access token
+    # issued beside the refresh token it rotates out, so a client holding two access tokens
+    # of one grant (its own, and one a refresh narrowed to other scopes, as MSAL holds
+    # Graph's and Outlook's) loses the first the moment it gets the second. Microsoft,
+    # Google and Keycloak keep them valid until they expire, and so does this server: the
+    # old refresh token is unlinked from its access token before DOT revokes it. Revoking a
+    # refresh token at /o/revoke_token/ (RFC 7009 §2.1) still revokes its access token.
     def save_bearer_token(self, token, request, *args, **kwargs):
+        rotated = getattr(request, "refresh_token_instance", None)
+        if request.grant_type == "refresh_token" and isinstance(rotated, RefreshToken):
+            RefreshToken.objects.filter(pk=rotated.pk).update(access_token=None)
         super().save_bearer_token(token, request, *args, **kwargs)
         if request.grant_type == "refresh_token" or "refresh_token" not in token:
             return

@@ -230,7 +230,11 @@ import TokenKit
     (.oauth(OAuthError(code: "access_denied"), status: 400), .accessDenied, "access_denied"),
     (.oauth(OAuthError(code: "invalid_client"), status: 401), .serverError, "does not accept this client"),
     (.oauth(OAuthError(code: "unauthorized_client"), status: 400), .serverError, "does not accept this client"),
-    (.oauth(OAuthError(code: "invalid_scope", errorDescription: "no"), status: 400), .serverError, "HTTP 400"),
+    (.oauth(OAuthError(code: "invalid_request", errorDescription: "no"), status: 400), .serverError, "HTTP 400"),
+    (
+      .oauth(OAuthError(code: "invalid_scope", errorDescription: "no"), status: 400), .scopeRefused,
+      "refused the scope asked for (invalid_scope: no)"
+    ),
     (.httpStatus(503, retryAfter: 2, mediaType: "text/html"), .serverError, "HTTP 503 with text/html"),
     (.httpStatus(500, retryAfter: nil, mediaType: nil), .serverError, "HTTP 500"),
     (.malformedResponse("the token response is empty"), .serverError, "the token response is empty"),
