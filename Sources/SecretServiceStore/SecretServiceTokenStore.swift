@@ -99,7 +99,8 @@ public struct SecretServiceTokenStore: TokenStore {
     guard account.group == group else { throw groupMismatch(account) }
     let kept = tokens.withoutGrant
     try put(
-      secret: try kept.storageJSON(), attributes: ScopedTokenSchema.attributes(of: account, scopes: scopes, tokens: kept.summary),
+      secret: try kept.storageJSON(),
+      attributes: ScopedTokenSchema.attributes(of: account, scopes: scopes, tokens: kept.summary),
       identifiedBy: ScopedTokenSchema.keyAttributes(account.key, scopes: scopes, group: group),
       label: ScopedTokenSchema.label(of: account, scopes: scopes, defaultGroup: Account.defaultGroup),
       what: "the tokens of \(account.key) for \(scopes)")

@@ -69,13 +69,19 @@ public struct AuthorizationService: Sendable {
   )
     async throws(AuthorizationServiceError) -> [UInt8]
   {
-    let response: HTTPResponse
+    try Self.body(
+      of: try await Self.send(request, transport: transport), document: document, bodyRequired: bodyRequired)
+  }
+
+  /// Sends `request`; no answer at all is a `.transport` error.
+  static func send(
+    _ request: HTTPRequest, transport: any HTTPTransport
+  ) async throws(AuthorizationServiceError) -> HTTPResponse {
     do {
-      response = try await transport.send(request)
+      return try await transport.send(request)
     } catch {
       throw .transport(error)
     }
-    return try Self.body(of: response, document: document, bodyRequired: bodyRequired)
   }
 
   /// Sorts a response: an OAuth error body wins whatever the status (some servers send

@@ -17,12 +17,7 @@ extension AuthorizationService {
       method: "POST", url: endpoint,
       headers: [HTTPHeader("Content-Type", "application/json"), HTTPHeader("Accept", "application/json")],
       body: metadata.json)
-    let response: HTTPResponse
-    do {
-      response = try await transport.send(request)
-    } catch {
-      throw .transport(error)
-    }
+    let response = try await send(request, transport: transport)
     return try ClientRegistrationResponse(
       json: try body(of: response, document: "client registration response", bodyRequired: true))
   }
@@ -43,12 +38,7 @@ extension AuthorizationService {
     let request = HTTPRequest(
       method: "DELETE", url: uri,
       headers: [HTTPHeader("Authorization", "Bearer \(accessToken)"), HTTPHeader("Accept", "application/json")])
-    let response: HTTPResponse
-    do {
-      response = try await transport.send(request)
-    } catch {
-      throw .transport(error)
-    }
+    let response = try await send(request, transport: transport)
     if response.status == 401 { return .unknownToServer }
     _ = try body(of: response, document: "client deletion response", bodyRequired: false)
     return .deleted
