@@ -9,7 +9,7 @@
 extension AuthorizationService {
   /// Registers a client (RFC 7591 §3.1): `metadata` POSTed as JSON, without an initial
   /// access token. RFC 7591 answers 201; a 200 with a client information response is taken
-  /// too (glewlwyd 2.7.5 sends one).
+  /// too, as some servers send one.
   public static func register(
     _ metadata: ClientMetadata, at endpoint: URL, transport: any HTTPTransport
   ) async throws(AuthorizationServiceError) -> ClientRegistrationResponse {

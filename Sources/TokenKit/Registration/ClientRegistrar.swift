@@ -90,19 +90,19 @@ public struct ClientRegistrar: Sendable {
     case deleted(ClientRegistration)
     /// The server no longer knew the client; forgotten here.
     case unknownToServer(ClientRegistration)
-    /// The server offers no deletion (no registration access token or client URI), or
-    /// `local` asked not to: only forgotten here.
+    /// The server offers no deletion (no registration access token or client URI): only
+    /// forgotten here.
     case forgotten(ClientRegistration)
   }
 
   /// Deletes the client registered at `issuer` at its server, where the server supports
   /// RFC 7592, and forgets it. A deletion the server refuses leaves the registration kept,
   /// so that it can be tried again.
-  public func unregister(issuer: String, local: Bool = false) async throws -> Unregistration {
+  public func unregister(issuer: String) async throws -> Unregistration {
     guard let registration = try store.load(issuer: issuer) else {
       throw TokenKitError(.notConfigured, "no client is registered at \(issuer)")
     }
-    guard !local, let uri = registration.registrationClientURI, let token = registration.registrationAccessToken
+    guard let uri = registration.registrationClientURI, let token = registration.registrationAccessToken
     else {
       try store.remove(issuer: issuer)
       return .forgotten(registration)
