@@ -57,7 +57,8 @@ public struct CredentialHelper: Sendable {
       return nil
     }
     try ServiceConfiguration.requireRecordedIssuer(
-      of: choice.account, in: try registry.descriptor(choice.account.type))
+      of: choice.account, in: try registry.descriptor(choice.account.type),
+      behavior: registry.behavior(choice.account.type))
     // A token valid long enough is answered as the refresher's own first step would answer
     // it, without a second keyring search or reading the configuration again; anything
     // else goes through the refresher (lock, re-read, refresh).

@@ -224,8 +224,7 @@ public final class AgentService: Sendable {
     if stored.account.issuer != nil,
       case .discoveredFromUserIssuer = try world.registry.descriptor(stored.account.type).endpoints
     {
-      try ServiceConfiguration.requireRecordedIssuer(
-        of: stored.account, in: try world.configured().registry.descriptor(stored.account.type))
+      try world.configured().registry.requireRecordedIssuer(of: stored.account)
     }
   }
 

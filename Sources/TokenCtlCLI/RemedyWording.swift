@@ -22,6 +22,14 @@ enum RemedyWording {
     case .signIn(let type, let device):
       let command = login(type) + (device ? " --device" : "")
       return type == nil || device ? "Run `\(command)` again." : "Run `\(command)`."
+    case .signInAs(let type, let name, let issuer):
+      let issuerOption = issuer.map { " --issuer \(ShellWord.quoted($0))" } ?? ""
+      return "Run `\(login(type))\(issuerOption) --login-hint \(ShellWord.quoted(name))`."
+    case .consentToScopes(let type, let granted, let asked):
+      var both = granted
+      for scope in asked where !both.contains(scope) { both.append(scope) }
+      return "Ask an administrator to grant the app consent to \(asked.joined(separator: " ")), or sign in again "
+        + "asking for them and consent: `\(login(type))\(both.map { " --scope \(ShellWord.quoted($0))" }.joined())`."
     case .allowAccess(let type):
       return "Run `\(login(type))` again and allow access, or ask the administrator to allow this app."
     case .finishSignIn(let type):

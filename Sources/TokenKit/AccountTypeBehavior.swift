@@ -28,6 +28,27 @@ public protocol AccountTypeBehavior: Sendable {
   )
     async throws -> Bool
 
+  /// The error as the standards name it, for a provider that says a standard thing its
+  /// own way (an `invalid_grant` whose extension member says consent is needed, which
+  /// OpenID Connect calls `consent_required`). The core decides what an error means from
+  /// the standard code only.
+  func normalized(_ error: OAuthError) -> OAuthError
+
+  /// What to do about `error` when only the provider's own documentation says (a setting
+  /// of the app's registration), in words that name no front end's commands; nil: the
+  /// core's generic advice.
+  func advice(for error: OAuthError) -> String?
+
+  /// For a type whose fixed endpoints serve many issuers, one per tenant (an authority
+  /// whose issuer the descriptor leaves open): the endpoints of the tenant behind
+  /// `issuer`, made from `configured`. An account keeps talking to the tenant it signed in
+  /// at, whatever the type's settings name now: a refresh token need not be bound to a
+  /// tenant, and another tenant would issue tokens for another principal. Nil when the
+  /// authority `configured` names does not issue `issuer` (another host, another cloud):
+  /// nothing of the account may be sent there. The default, for types of one issuer:
+  /// `configured`.
+  func endpoints(_ configured: Endpoints, forIssuer issuer: String) -> Endpoints?
+
   /// Parameters to add to an authorization request, knowing whether the user already has
   /// an account of this type with a refresh token (a provider may send a refresh token
   /// only on the first consent unless asked again).
@@ -54,4 +75,10 @@ extension AccountTypeBehavior {
   public var revokesTokens: Bool { false }
 
   public func normalized(_ response: TokenResponse) -> TokenResponse { response }
+
+  public func normalized(_ error: OAuthError) -> OAuthError { error }
+
+  public func advice(for error: OAuthError) -> String? { nil }
+
+  public func endpoints(_ configured: Endpoints, forIssuer issuer: String) -> Endpoints? { configured }
 }

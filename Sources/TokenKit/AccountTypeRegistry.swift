@@ -78,6 +78,14 @@ public struct AccountTypeRegistry: Sendable {
   /// The plugin behaviour of type `id`, if its plugin supplies one.
   public func behavior(_ id: String) -> (any AccountTypeBehavior)? { behaviors[id] }
 
+  /// ``ServiceConfiguration/requireRecordedIssuer(of:in:behavior:)`` for `account` with
+  /// its type as registered here; an account whose type is gone passes, to fail later
+  /// with its own message.
+  public func requireRecordedIssuer(of account: Account) throws {
+    guard let descriptor = try? descriptor(account.type) else { return }
+    try ServiceConfiguration.requireRecordedIssuer(of: account, in: descriptor, behavior: behavior(account.type))
+  }
+
   /// Registers `behavior` for the already registered type `id` (tests, embedding apps).
   public mutating func setBehavior(_ behavior: any AccountTypeBehavior, for id: String) {
     behaviors[id] = behavior

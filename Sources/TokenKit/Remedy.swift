@@ -10,8 +10,17 @@ extension TokenKitError {
     /// Sign in to an account of `type` again; nil: of the type just tried. `device`: with
     /// the device authorization grant (RFC 8628) again.
     case signIn(type: String?, device: Bool)
+    /// Sign in to the account `name` of `type` again, at `issuer` when the account's type
+    /// takes one per sign-in, naming the account to the server so that a person signed
+    /// in there as several users is not asked to pick (OpenID Connect Core §3.1.2.1
+    /// `login_hint`).
+    case signInAs(type: String, name: String, issuer: String?)
     /// Sign in again and allow the access asked for, or have an administrator allow the app.
     case allowAccess(type: String?)
+    /// The server wants consent to `asked` before it issues a token for them from an
+    /// account of `type` that was granted `granted`: an administrator grants it for the
+    /// app, or the user signs in again asking for both and consents.
+    case consentToScopes(type: String, granted: [String], asked: [String])
     /// Sign in again and finish in the browser, or with a method that needs no redirect to
     /// this machine (pasting the address, the device grant).
     case finishSignIn(type: String?)
@@ -51,8 +60,13 @@ extension TokenKitError {
       switch self {
       case .signIn(_, let device):
         device ? "Start the device sign-in again." : "Sign in again."
+      case .signInAs(_, let name, _):
+        "Sign in again as \(name)."
       case .allowAccess:
         "Sign in again and allow access, or ask the administrator to allow this app."
+      case .consentToScopes(_, _, let asked):
+        "Ask an administrator to grant this app consent to \(asked.joined(separator: " ")), or sign in again asking "
+          + "for them and consent."
       case .finishSignIn:
         "Sign in again and finish in the browser, or sign in another way if the browser cannot reach this computer."
       case .signInAnotherWay(let device):

@@ -103,6 +103,13 @@ public struct TokenKitError: Error, Sendable, Hashable, CustomStringConvertible 
     self.remedy = remedy
   }
 
+  /// The same error with other advice.
+  public func with(recovery: String? = nil, remedy: Remedy?) -> TokenKitError {
+    var copy = TokenKitError(code, message, recovery: recovery, remedy: remedy)
+    copy.retryAfter = retryAfter
+    return copy
+  }
+
   public var description: String {
     guard let recovery else { return message }
     return "\(message)\n\(recovery)"

@@ -18,8 +18,12 @@ import urllib.parse
 import urllib.request
 
 
-def serve(server, info_path, watch_pid, lifetime, scheme="http"):
-    """Publishes `server`'s address in `info_path` and serves until told or left to stop."""
+def serve(server, info_path, watch_pid, lifetime, scheme="http", extra=None):
+    """Publishes `server`'s address in `info_path` and serves until told or left to stop.
+
+    `extra` (a dict) is merged into the published JSON after the address keys, for a
+    service that has more to tell its tests (a CA file, ids); it cannot replace them.
+    """
     port = server.server_address[1]
 
     def stop(*_):
@@ -45,8 +49,10 @@ def serve(server, info_path, watch_pid, lifetime, scheme="http"):
 
     threading.Thread(target=watch, daemon=True).start()
     temporary = info_path + ".tmp"
+    info = dict(extra or {})
+    info.update({"base_url": "%s://127.0.0.1:%d" % (scheme, port), "port": port, "pid": os.getpid()})
     with open(temporary, "w") as handle:
-        json.dump({"base_url": "%s://127.0.0.1:%d" % (scheme, port), "port": port, "pid": os.getpid()}, handle)
+        json.dump(info, handle)
     os.replace(temporary, info_path)
     server.serve_forever()
 

@@ -54,6 +54,12 @@ extension TokenCtl {
     @Option(help: ArgumentHelp("The issuer, for types that discover their endpoints from one.", valueName: "url"))
     var issuer: String?
 
+    @Option(
+      help: ArgumentHelp(
+        "The user to sign in as, told to the server so that it need not ask which (OpenID Connect login_hint).",
+        valueName: "name"))
+    var loginHint: String?
+
     @Flag(help: "How to sign in (default: the browser, or the device grant without a display).")
     var method: Method?
 
@@ -95,6 +101,7 @@ extension TokenCtl {
       let manager = session.manager
       var options = SignInOptions(
         scopes: scopes.isEmpty ? nil : scopes, clientID: clientID, issuer: issuer, timeout: .seconds(timeout))
+      options.loginHint = loginHint
       let descriptor = try manager.registry.descriptor(type)
       // A type that registers its own client: the one registered at this issuer before,
       // whose loopback port a server that compares redirect URIs exactly insists on.

@@ -77,8 +77,7 @@ extension TokenCtl {
         if stored.account.issuer != nil,
           case .discoveredFromUserIssuer = try context.registry.descriptor(stored.account.type).endpoints
         {
-          try ServiceConfiguration.requireRecordedIssuer(
-            of: stored.account, in: try session.configured().registry.descriptor(stored.account.type))
+          try session.configured().registry.requireRecordedIssuer(of: stored.account)
         }
         context.output.write(stored.tokens.accessToken + "\n")
         return

@@ -110,6 +110,9 @@ public struct AccountManager: Sendable {
     switch method {
     case .browser(let receiver, let bareCodeAllowed, let presentURL):
       var configuration = configuration
+      if let loginHint = options.loginHint {
+        configuration.descriptor.additionalAuthorizationParameters["login_hint"] = loginHint
+      }
       if let behavior = registry.behavior(type) {
         let refreshable = try store.list(AccountQuery(type: type)).contains { $0.tokens.refreshable }
         configuration.descriptor.additionalAuthorizationParameters.merge(
@@ -300,7 +303,7 @@ public struct AccountManager: Sendable {
     let account = stored.account
     guard let behavior = registry.behavior(account.type), behavior.revokesTokens else { return false }
     let configuration = try await ServiceConfiguration.resolve(
-      for: account, descriptor: try registry.descriptor(account.type), discovery: discovery)
+      for: account, descriptor: try registry.descriptor(account.type), behavior: behavior, discovery: discovery)
     do {
       return try await behavior.revoke(stored.tokens, configuration: configuration, transport: transport)
     } catch {
@@ -319,7 +322,7 @@ public struct AccountManager: Sendable {
     let descriptor = try registry.descriptor(account.type)
     if case .fixed(let endpoints) = descriptor.endpoints, endpoints.revocation == nil { return nil }
     let configuration = try await ServiceConfiguration.resolve(
-      for: account, descriptor: descriptor, discovery: discovery)
+      for: account, descriptor: descriptor, behavior: registry.behavior(account.type), discovery: discovery)
     guard configuration.endpoints.revocation != nil else { return nil }
     return configuration.service(transport: transport)
   }

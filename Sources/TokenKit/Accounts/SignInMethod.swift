@@ -40,6 +40,10 @@ public struct SignInOptions: Sendable {
   public var issuer: String?
   /// How long the user has to finish in the browser.
   public var timeout: Duration
+  /// The user to sign in as, sent as `login_hint` (OpenID Connect Core §3.1.2.1): a person
+  /// signed in at the server as several users is not asked to pick. Servers that do not
+  /// know the parameter ignore it (RFC 6749 §3.1).
+  public var loginHint: String?
 
   public init(
     scopes: [String]? = nil, clientID: String? = nil, issuer: String? = nil, timeout: Duration = .seconds(300)

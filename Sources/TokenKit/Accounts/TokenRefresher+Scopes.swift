@@ -21,7 +21,7 @@ extension TokenRefresher {
     }
     try requireRecordedIssuer(stored.account)
     // As for the account's own token: one the server declared dead is not handed out.
-    guard !stored.account.needsSignIn else { throw Self.needsSignIn(stored.account) }
+    guard !stored.account.needsSignIn else { throw needsSignIn(stored.account) }
     let held = try store.loadToken(for: stored.account.key, scopes: scopes)
     if let held, held.isValid(forAtLeast: minimumValidity ?? held.defaultRefreshMargin, clock: clock) {
       return held
@@ -42,7 +42,7 @@ extension TokenRefresher {
     let stored = try load(key)
     if scopes.isOwn(of: stored.account) { return try await refresh(key).tokens }
     try requireRecordedIssuer(stored.account)
-    guard !stored.account.needsSignIn else { throw Self.needsSignIn(stored.account) }
+    guard !stored.account.needsSignIn else { throw needsSignIn(stored.account) }
     let held = try store.loadToken(for: key, scopes: scopes)
     return try await exchange(stored, for: scopes, seen: held, minimumValidity: nil, force: true)
   }
@@ -51,7 +51,7 @@ extension TokenRefresher {
   /// a ``RefreshIsolation`` starts, which inherited it.
   public func exchangeHoldingLock(_ key: AccountKey, scopes: ScopeSet) async throws -> TokenSet {
     let current = try load(key)
-    guard !current.account.needsSignIn else { throw Self.needsSignIn(current.account) }
+    guard !current.account.needsSignIn else { throw needsSignIn(current.account) }
     return try await performExchange(current, for: scopes)
   }
 
@@ -72,7 +72,7 @@ extension TokenRefresher {
     defer { lock.release() }
 
     let current = try load(account.key)
-    guard !current.account.needsSignIn else { throw Self.needsSignIn(current.account) }
+    guard !current.account.needsSignIn else { throw needsSignIn(current.account) }
     // Another process may have got one while we waited: it is as good as a new one, and
     // asking again would only spend a rotation.
     if let held = try store.loadToken(for: account.key, scopes: scopes) {
@@ -100,7 +100,8 @@ extension TokenRefresher {
     let configuration: ServiceConfiguration
     do {
       configuration = try await ServiceConfiguration.resolve(
-        for: account, descriptor: try registry.descriptor(account.type), discovery: discovery)
+        for: account, descriptor: try registry.descriptor(account.type), behavior: registry.behavior(account.type),
+        discovery: discovery)
     } catch let error as TokenKitError {
       events.publish(AccountEvent(.failed, account, message: error.message))
       throw error
@@ -108,14 +109,29 @@ extension TokenRefresher {
     let grant = try renewalGrant(for: current, configuration: configuration, scopes: scopes)
     var response: TokenResponse
     do {
-      response = try await configuration.service(transport: transport).token(grant)
+      response = try await configuration.service(transport: transport, retry: retry).token(grant)
     } catch {
+      // The server wants the user, in person, for these scopes (consent, a stronger
+      // sign-in): that concerns this token only, and the account's own grant is as good
+      // as before, so it is not marked.
+      if case .oauth(let oauth, _) = normalized(error, type: account.type),
+        OAuthError.needsInteraction.contains(oauth.code)
+      {
+        let failure = TokenKitError(
+          .scopeRefused,
+          "the authorization server wants consent or a new sign-in before it issues a token for the "
+            + "\(scopes.phrase) from the sign-in of \(account.qualifiedName) (\(oauth)); the account and its stored "
+            + "tokens are unchanged" + TokenKitError.reference(oauth),
+          remedy: .consentToScopes(type: account.type, granted: account.scopes, asked: scopes.scopes))
+        events.publish(AccountEvent(.failed, account, message: failure.message))
+        throw failure
+      }
       let failure = try failed(error, while: action, current)
       guard failure.code == .scopeRefused, case .oauth(let oauth, _) = error else { throw failure }
       throw TokenKitError(
         .scopeRefused,
         "the authorization server refused to issue a token for the \(scopes.phrase) from the sign-in of "
-          + "\(account.qualifiedName) (\(oauth)); the stored tokens are unchanged",
+          + "\(account.qualifiedName) (\(oauth)); the stored tokens are unchanged" + TokenKitError.reference(oauth),
         remedy: .requestGrantedScopes(type: account.type, granted: account.scopes, asked: scopes.scopes))
     }
     if let behavior = registry.behavior(account.type) { response = behavior.normalized(response) }

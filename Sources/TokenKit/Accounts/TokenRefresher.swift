@@ -20,6 +20,8 @@ public struct TokenRefresher: Sendable {
   public var lockTimeout: Duration = .seconds(2 * HTTPTransportLimits.totalTimeoutSeconds + 5)
   /// Where the exchange and the store run once the lock is held; nil: in this process.
   public var isolation: (any RefreshIsolation)?
+  /// How long an exchange waits for a server that asks to be asked again.
+  public var retry: RetryPolicy = .standard
 
   public init(
     registry: AccountTypeRegistry, store: any TokenStore, transport: any HTTPTransport,
@@ -67,13 +69,12 @@ public struct TokenRefresher: Sendable {
   /// handed out either, since its holder will send it to the server the type now names.
   /// An account whose type is gone fails later, with its own message.
   func requireRecordedIssuer(_ account: Account) throws {
-    guard let descriptor = try? registry.descriptor(account.type) else { return }
-    try ServiceConfiguration.requireRecordedIssuer(of: account, in: descriptor)
+    try registry.requireRecordedIssuer(of: account)
   }
 
   private func refresh(_ stored: StoredAccount, minimumValidity: Double?, force: Bool) async throws -> StoredAccount {
     let account = stored.account
-    guard !account.needsSignIn else { throw Self.needsSignIn(account) }
+    guard !account.needsSignIn else { throw needsSignIn(account) }
     guard stored.tokens.refreshToken != nil || account.isServiceAccount else {
       throw TokenKitError(
         .tokenNotValid, "the access token of \(account.qualifiedName) has expired and there is no refresh token",
@@ -88,8 +89,7 @@ public struct TokenRefresher: Sendable {
     if current.tokens != stored.tokens {
       if current.account.needsSignIn {
         throw TokenKitError(
-          .needsSignIn, "\(account.qualifiedName) needs a new sign-in",
-          remedy: .signIn(type: account.type, device: false))
+          .needsSignIn, "\(account.qualifiedName) needs a new sign-in", remedy: signInAgain(account))
       }
       let margin =
         force ? 0 : min(minimumValidity ?? current.tokens.defaultRefreshMargin, current.tokens.defaultRefreshMargin)
@@ -120,7 +120,7 @@ public struct TokenRefresher: Sendable {
   /// a ``RefreshIsolation`` starts, which inherited it.
   public func refreshHoldingLock(_ key: AccountKey) async throws -> StoredAccount {
     let current = try load(key)
-    guard !current.account.needsSignIn else { throw Self.needsSignIn(current.account) }
+    guard !current.account.needsSignIn else { throw needsSignIn(current.account) }
     return try await performRefresh(current)
   }
 
@@ -130,7 +130,8 @@ public struct TokenRefresher: Sendable {
     let descriptor = try registry.descriptor(account.type)
     let configuration: ServiceConfiguration
     do {
-      configuration = try await ServiceConfiguration.resolve(for: account, descriptor: descriptor, discovery: discovery)
+      configuration = try await ServiceConfiguration.resolve(
+        for: account, descriptor: descriptor, behavior: registry.behavior(account.type), discovery: discovery)
     } catch let error as TokenKitError {
       events.publish(AccountEvent(.failed, account, message: error.message))
       throw error
@@ -138,7 +139,7 @@ public struct TokenRefresher: Sendable {
     let grant = try renewalGrant(for: current, configuration: configuration)
     var response: TokenResponse
     do {
-      response = try await configuration.service(transport: transport).token(grant)
+      response = try await configuration.service(transport: transport, retry: retry).token(grant)
     } catch {
       throw try failed(error, while: action, current)
     }
@@ -190,7 +191,7 @@ public struct TokenRefresher: Sendable {
     -> TokenKitError
   {
     let account = current.account
-    let failure = TokenKitError(error, while: action, signingInAgainTo: account.type)
+    let failure = explained(error, while: action, account)
     if failure.code == .needsSignIn {
       // Keep the account, so the user sees which one to sign in to again, but stop
       // sending a refresh token the server has declared dead.
@@ -203,6 +204,31 @@ public struct TokenRefresher: Sendable {
       events.publish(AccountEvent(.failed, account, message: failure.message))
     }
     return failure
+  }
+
+  /// `error` as the account's type reads its provider's answer: in the standard's terms
+  /// (``AccountTypeBehavior/normalized(_:)-(OAuthError)``).
+  func normalized(_ error: AuthorizationServiceError, type: String) -> AuthorizationServiceError {
+    guard case .oauth(let oauth, let status) = error, let behavior = registry.behavior(type) else { return error }
+    return .oauth(behavior.normalized(oauth), status: status)
+  }
+
+  /// The error for a failed exchange of `account`'s grant, with the advice the account's
+  /// type has for it and, for a new sign-in, the account named.
+  func explained(_ error: AuthorizationServiceError, while action: String, _ account: Account) -> TokenKitError {
+    let error = normalized(error, type: account.type)
+    let failure = TokenKitError(error, while: action, signingInAgainTo: account.type)
+    if case .oauth(let oauth, _) = error, let advice = registry.behavior(account.type)?.advice(for: oauth) {
+      return failure.with(recovery: advice, remedy: nil)
+    }
+    if failure.code == .needsSignIn { return failure.with(remedy: signInAgain(account)) }
+    return failure
+  }
+
+  /// Signing in again as `account`, at its issuer when its type takes one per sign-in.
+  func signInAgain(_ account: Account) -> TokenKitError.Remedy {
+    let perAccountIssuer = (try? registry.descriptor(account.type).endpoints) == .discoveredFromUserIssuer
+    return .signInAs(type: account.type, name: account.name, issuer: perAccountIssuer ? account.issuer : nil)
   }
 
   /// What is sent for new tokens: the refresh token (RFC 6749 §6), or for a service account
@@ -239,17 +265,25 @@ public struct TokenRefresher: Sendable {
     let validator = IDTokenValidator(
       issuer: issuer, clientID: configuration.client.id, keys: try await configuration.signingKeys(transport: transport)
     )
+    let claims: IDTokenClaims
     if let earlier {
-      _ = try validator.validateRefreshed(idToken, previous: earlier, clock: clock)
+      claims = try validator.validateRefreshed(idToken, previous: earlier, clock: clock)
     } else {
-      _ = try validator.validate(idToken, nonce: nil, clock: clock)
+      claims = try validator.validate(idToken, nonce: nil, clock: clock)
+    }
+    // The account's identity as its type derives it (a tenant and object id rather than
+    // a pairwise `sub`) must not change either: a token naming another principal is no
+    // statement about this account.
+    if let identity = registry.behavior(account.type)?.identity(claims: claims), identity.id != account.id {
+      throw TokenKitError(
+        .invalidIDToken, "it names the identity \(identity.id), not the account's own \(account.id)")
     }
   }
 
-  static func needsSignIn(_ account: Account) -> TokenKitError {
+  func needsSignIn(_ account: Account) -> TokenKitError {
     TokenKitError(
       .needsSignIn, "\(account.qualifiedName) needs a new sign-in: its refresh token was rejected",
-      remedy: .signIn(type: account.type, device: false))
+      remedy: signInAgain(account))
   }
 
   func load(_ key: AccountKey) throws -> StoredAccount {

@@ -13,11 +13,16 @@ public struct AuthorizationService: Sendable {
   public var endpoints: Endpoints
   public var client: ClientIdentity
   public var transport: any HTTPTransport
+  /// How long to wait for a server that asks to be asked again.
+  public var retry: RetryPolicy
 
-  public init(endpoints: Endpoints, client: ClientIdentity, transport: any HTTPTransport) {
+  public init(
+    endpoints: Endpoints, client: ClientIdentity, transport: any HTTPTransport, retry: RetryPolicy = .standard
+  ) {
     self.endpoints = endpoints
     self.client = client
     self.transport = transport
+    self.retry = retry
   }
 
   /// Exchanges a grant at the token endpoint (RFC 6749 §3.2).
@@ -63,14 +68,28 @@ public struct AuthorizationService: Sendable {
       .form(endpoint, fields, headers: headers), document: "revocation response", bodyRequired: false)
   }
 
-  /// Sends `request` and returns the body of a 2xx answer that carries no OAuth error.
+  /// Sends `request` and returns the body of a 2xx answer that carries no OAuth error,
+  /// asking again as `retry` allows when the server says it is busy.
   func exchange(
     _ request: HTTPRequest, document: String, bodyRequired: Bool = true
   )
     async throws(AuthorizationServiceError) -> [UInt8]
   {
-    try Self.body(
-      of: try await Self.send(request, transport: transport), document: document, bodyRequired: bodyRequired)
+    var waited = Duration.zero
+    var attempt = 0
+    while true {
+      do {
+        return try Self.body(
+          of: try await Self.send(request, transport: transport), document: document, bodyRequired: bodyRequired)
+      } catch {
+        attempt += 1
+        let failure = error
+        guard let pause = retry.pause(before: attempt, after: failure, waited: waited) else { throw failure }
+        // Cancelled while waiting: the server's answer is the one to report.
+        do { try await retry.sleep(pause) } catch { throw failure }
+        waited += pause
+      }
+    }
   }
 
   /// Sends `request`; no answer at all is a `.transport` error.
@@ -94,15 +113,17 @@ public struct AuthorizationService: Sendable {
     -> [UInt8]
   {
     let isJSON = response.mediaType.map { $0 == "application/json" || $0.hasSuffix("+json") } ?? false
+    let retryAfter = RetryPolicy.seconds(retryAfter: response.header("Retry-After"))
     if let object = try? JSONObject(response.body, what: document), let code = object.string("error") {
       throw .oauth(
         OAuthError(
-          code: code, errorDescription: object.string("error_description"), errorURI: object.string("error_uri")),
+          code: code, errorDescription: object.string("error_description"), errorURI: object.string("error_uri"),
+          otherMembers: object.strings(excluding: ["error", "error_description", "error_uri"]),
+          retryAfter: retryAfter),
         status: response.status)
     }
     guard (200..<300).contains(response.status) else {
-      throw .httpStatus(
-        response.status, retryAfter: response.header("Retry-After").flatMap { Int($0) }, mediaType: response.mediaType)
+      throw .httpStatus(response.status, retryAfter: retryAfter, mediaType: response.mediaType)
     }
     if !bodyRequired { return response.body }
     // RFC 6749 §5.1 requires application/json. Servers that mislabel JSON as text/plain

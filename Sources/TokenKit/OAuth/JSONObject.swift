@@ -32,6 +32,15 @@ struct JSONObject: Sendable {
 
   func string(_ name: String) -> String? { fields[name]?.stringValue }
 
+  /// Every member whose value is a string, but those named in `excluded`.
+  func strings(excluding excluded: Set<String>) -> [String: String] {
+    var result: [String: String] = [:]
+    for (name, value) in fields where !excluded.contains(name) {
+      if let text = value.stringValue { result[name] = text }
+    }
+    return result
+  }
+
   /// A number, also when sent as a numeric string (`"expires_in": "3599"`).
   func number(_ name: String) -> Double? {
     switch fields[name] {

@@ -3,17 +3,46 @@
 public struct OAuthError: Error, Sendable, Hashable, CustomStringConvertible {
   /// `error`: `invalid_grant`, `access_denied`, `authorization_pending`, …
   public var code: String
-  /// `error_description`: text from the server for a developer, shortened and with its
-  /// control characters and line breaks escaped (``ServerText``), since it reaches the
-  /// user's terminal; so are `error` and `error_uri`.
+  /// The first line of `error_description`: text from the server for a developer,
+  /// shortened and with its control characters escaped (``ServerText``), since it reaches
+  /// the user's terminal; so are `error` and `error_uri`.
   public var errorDescription: String?
+  /// The description's further lines, joined by "; " (escaped, shortened): servers put
+  /// references for their support there (a trace id, a correlation id, a time), which
+  /// are worth keeping but not worth a message cut in the middle of its sentence.
+  public var details: String?
   /// `error_uri`.
   public var errorURI: String?
+  /// The response's other string members, escaped (a provider's `suberror`): for the
+  /// account type's plugin to read its provider's extensions, never the core.
+  public var otherMembers: [String: String]
+  /// Seconds the response's `Retry-After` header asked us to wait (RFC 9110 §10.2.3), when
+  /// it carried one: the error body does not make the header any less meant.
+  public var retryAfter: Int?
 
-  public init(code: String, errorDescription: String? = nil, errorURI: String? = nil) {
+  public init(
+    code: String, errorDescription: String? = nil, errorURI: String? = nil, otherMembers: [String: String] = [:],
+    retryAfter: Int? = nil
+  ) {
     self.code = ServerText.escaped(code)
-    self.errorDescription = errorDescription.map { ServerText.escaped($0) }
+    if let errorDescription {
+      let lines = Self.lines(errorDescription)
+      self.errorDescription = lines.first.map { ServerText.escaped($0) }
+      self.details = lines.count > 1 ? ServerText.escaped(lines.dropFirst().joined(separator: "; ")) : nil
+    } else {
+      self.errorDescription = nil
+      self.details = nil
+    }
     self.errorURI = errorURI.map { ServerText.escaped($0) }
+    self.otherMembers = otherMembers.mapValues { ServerText.escaped($0) }
+    self.retryAfter = retryAfter
+  }
+
+  /// The non-empty lines of `text`, trimmed, whatever ends them (CR LF, LF, CR).
+  private static func lines(_ text: String) -> [String] {
+    text.split(omittingEmptySubsequences: true) { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
+      .map { line in String(line.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()) }
+      .filter { !$0.isEmpty }
   }
 
   /// `invalid_grant` (§5.2): the refresh token or code is expired, revoked, or was issued
@@ -30,6 +59,22 @@ public struct OAuthError: Error, Sendable, Hashable, CustomStringConvertible {
   public static let slowDown = "slow_down"
   /// RFC 8628 §3.5: the device code expired.
   public static let expiredToken = "expired_token"
+  /// §4.1.2.1: the server is overloaded or down for maintenance; servers send it from the
+  /// token endpoint too. Worth asking again, after `Retry-After` when given.
+  public static let temporarilyUnavailable = "temporarily_unavailable"
+  /// OpenID Connect Core §3.1.2.6: the server needs the user, in person, before it issues
+  /// tokens again (`interaction_required`, `login_required`, `consent_required`,
+  /// `account_selection_required`). Sent for a refresh, they mean a new interactive
+  /// sign-in, not a fault of the server; for a token for other scopes, `consent_required`
+  /// concerns those scopes only.
+  public static let interactionRequired = "interaction_required"
+  public static let loginRequired = "login_required"
+  public static let consentRequired = "consent_required"
+  public static let accountSelectionRequired = "account_selection_required"
+  /// The four codes above.
+  public static let needsInteraction: Set<String> = [
+    interactionRequired, loginRequired, consentRequired, accountSelectionRequired,
+  ]
 
   public var description: String {
     guard let errorDescription, !errorDescription.isEmpty else { return code }

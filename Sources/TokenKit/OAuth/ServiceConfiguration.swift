@@ -89,14 +89,29 @@ public struct ServiceConfiguration: Sendable {
   /// learn them, and for a revocation answer "revoked" while the real grant lives on. The
   /// check reads no network, so callers make it before anything is sent, on every path
   /// that hands a token on (refresh, revocation, a token printed or given to git).
-  /// Accounts that recorded no issuer, and types whose issuer is left open (one per
-  /// tenant) or chosen per account, pass.
-  public static func requireRecordedIssuer(of account: Account, in descriptor: EndpointDescriptor) throws {
+  /// Accounts that recorded no issuer, and types whose issuer is chosen per account, pass.
+  /// A type whose fixed endpoints leave the issuer open (one per tenant) passes when its
+  /// `behavior` finds the account's tenant at the authority the type names now
+  /// (``AccountTypeBehavior/endpoints(_:forIssuer:)``), and refusing otherwise.
+  public static func requireRecordedIssuer(
+    of account: Account, in descriptor: EndpointDescriptor, behavior: (any AccountTypeBehavior)? = nil
+  ) throws {
     guard let recorded = account.issuer else { return }
     let current: String?
     switch descriptor.endpoints {
     case .discovered(let issuer): current = issuer.absoluteString
-    case .fixed(let endpoints): current = endpoints.issuer
+    case .fixed(let endpoints):
+      if endpoints.issuer == nil, let behavior, behavior.endpoints(endpoints, forIssuer: recorded) == nil {
+        throw TokenKitError(
+          .notConfigured,
+          "\(account.qualifiedName) was signed in at issuer \(recorded), which account type '\(account.type)' as now "
+            + "set up does not reach (its token endpoint is \(endpoints.token.absoluteString)); its tokens go only to "
+            + "\(recorded), so nothing was sent",
+          recovery:
+            "Set the type's authority back to the one that issued \(recorded). To use the other one, sign in there; "
+            + "that is another account.")
+      }
+      current = endpoints.issuer
     case .discoveredFromUserIssuer: current = nil
     }
     // Issuers are compared as strings, as OpenID Connect Core §3.1.3.7 and RFC 8414 §3.3 do.
@@ -111,12 +126,23 @@ public struct ServiceConfiguration: Sendable {
 
   /// The configuration to refresh or revoke `account`'s tokens with: its type's, resolved
   /// for the issuer and client the account signed in with, after
-  /// ``requireRecordedIssuer(of:in:)``.
+  /// ``requireRecordedIssuer(of:in:behavior:)``; for a type of one endpoint set per
+  /// tenant, the endpoints of the account's own tenant, and its issuer as the one its ID
+  /// tokens must name.
   public static func resolve(
-    for account: Account, descriptor: EndpointDescriptor, discovery: MetadataDiscovery
+    for account: Account, descriptor: EndpointDescriptor, behavior: (any AccountTypeBehavior)? = nil,
+    discovery: MetadataDiscovery
   ) async throws -> ServiceConfiguration {
-    try requireRecordedIssuer(of: account, in: descriptor)
-    return try await resolve(descriptor, issuer: account.issuer, clientID: account.clientID, discovery: discovery)
+    try requireRecordedIssuer(of: account, in: descriptor, behavior: behavior)
+    var configuration = try await resolve(
+      descriptor, issuer: account.issuer, clientID: account.clientID, discovery: discovery)
+    if case .fixed(let endpoints) = descriptor.endpoints, endpoints.issuer == nil, let recorded = account.issuer,
+      let behavior, let own = behavior.endpoints(endpoints, forIssuer: recorded)
+    {
+      configuration.endpoints = own
+      configuration.issuer = recorded
+    }
+    return configuration
   }
 
   /// The keys that sign the issuer's ID tokens, from `jwks_uri`; nil when it publishes none.
@@ -136,7 +162,7 @@ public struct ServiceConfiguration: Sendable {
   }
 
   /// The service for the token, device and revocation endpoints.
-  public func service(transport: any HTTPTransport) -> AuthorizationService {
-    AuthorizationService(endpoints: endpoints, client: client, transport: transport)
+  public func service(transport: any HTTPTransport, retry: RetryPolicy = .standard) -> AuthorizationService {
+    AuthorizationService(endpoints: endpoints, client: client, transport: transport, retry: retry)
   }
 }

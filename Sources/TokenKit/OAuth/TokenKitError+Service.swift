@@ -16,37 +16,70 @@ extension TokenKitError {
         recovery: "Check the network connection and try again. \(unchanged)")
     case .oauth(let oauth, _) where oauth.code == OAuthError.invalidGrant && type == nil:
       self.init(
-        .signInFailed, "the authorization server refused the grant (\(oauth)) while trying to \(action)",
+        .signInFailed,
+        "the authorization server refused the grant (\(oauth)) while trying to \(action)" + Self.reference(oauth),
         recovery: "Sign in again from the start: a code is good for one use, and briefly.")
     case .oauth(let oauth, _) where oauth.code == OAuthError.invalidGrant:
       self.init(
-        .needsSignIn, "the authorization server no longer accepts the grant (\(oauth)) while trying to \(action)",
+        .needsSignIn,
+        "the authorization server no longer accepts the grant (\(oauth)) while trying to \(action)"
+          + Self.reference(oauth),
+        remedy: .signIn(type: type, device: false))
+    case .oauth(let oauth, _) where OAuthError.needsInteraction.contains(oauth.code) && type != nil:
+      // The grant may be fine, but the server will not honour it until the user has been
+      // there in person (a new factor, a new consent): the same remedy as a dead grant.
+      self.init(
+        .needsSignIn,
+        "the authorization server wants you to sign in again in person (\(oauth)) while trying to \(action)"
+          + Self.reference(oauth),
         remedy: .signIn(type: type, device: false))
     case .oauth(let oauth, _) where oauth.code == OAuthError.accessDenied:
-      self.init(.accessDenied, "access was denied while trying to \(action) (\(oauth))")
+      self.init(.accessDenied, "access was denied while trying to \(action) (\(oauth))" + Self.reference(oauth))
     case .oauth(let oauth, _) where oauth.code == OAuthError.invalidScope:
       self.init(
-        .scopeRefused, "the authorization server refused the scope asked for (\(oauth)) while trying to \(action)",
+        .scopeRefused,
+        "the authorization server refused the scope asked for (\(oauth)) while trying to \(action)"
+          + Self.reference(oauth),
         recovery: "Ask only for scopes the server grants this client. \(unchanged)")
     case .oauth(let oauth, _) where oauth.code == "invalid_client" || oauth.code == "unauthorized_client":
       self.init(
-        .serverError, "the authorization server does not accept this client (\(oauth)) while trying to \(action)",
+        .serverError,
+        "the authorization server does not accept this client (\(oauth)) while trying to \(action)"
+          + Self.reference(oauth),
         recovery: "Check the client id and secret configured for this account type. \(unchanged)")
+    case .oauth(let oauth, let status) where RetryPolicy.retryable(error) != nil:
+      self.init(
+        .serverError,
+        "the authorization server is busy or down for maintenance (\(oauth), HTTP \(status)) while trying to "
+          + "\(action)" + Self.reference(oauth),
+        recovery: Self.wait(oauth.retryAfter) + unchanged)
+      self.retryAfter = oauth.retryAfter.map(Double.init)
     case .oauth(let oauth, let status):
       self.init(
-        .serverError, "the authorization server refused to \(action): \(oauth) (HTTP \(status))",
+        .serverError,
+        "the authorization server refused to \(action): \(oauth) (HTTP \(status))" + Self.reference(oauth),
         recovery: unchanged)
     case .httpStatus(let status, let retryAfter, let mediaType):
       let what = mediaType.map { " with \(ServerText.escaped($0))" } ?? ""
-      let wait = retryAfter.map { "Try again in \($0) s. " } ?? "Try again later. "
       self.init(
         .serverError, "the authorization server answered HTTP \(status)\(what) while trying to \(action)",
-        recovery: (status >= 500 ? wait : "") + unchanged)
+        recovery: (status >= 500 || status == 429 ? Self.wait(retryAfter) : "") + unchanged)
       self.retryAfter = retryAfter.map(Double.init)
     case .malformedResponse(let problem):
       self.init(
         .serverError, "could not \(action): \(problem)",
         recovery: "The server misbehaved; try again later. \(unchanged)")
     }
+  }
+
+  /// When to try again, as the server said or else vaguely.
+  static func wait(_ retryAfter: Int?) -> String {
+    retryAfter.map { "Try again in \($0) s. " } ?? "Try again later. "
+  }
+
+  /// The server's own reference for the failure (the lines after its description's
+  /// first), on a line of its own: support asks for it, and it is no part of the sentence.
+  static func reference(_ oauth: OAuthError) -> String {
+    oauth.details.map { "\nThe server's reference: \($0)" } ?? ""
   }
 }
