@@ -26,7 +26,12 @@ extension AgentService {
     let start = state.withLock { state -> Bool in
       guard !state.stopped else { return false }
       if state.tracked[key] != nil {
-        if idleLifetime == nil { state.tracked[key]?.idleLifetime = nil }
+        if idleLifetime == nil, state.tracked[key]?.idleLifetime != nil {
+          // Kept until now for its refresh token, due weeks away: the access token's own
+          // schedule is sooner, so the wait is cut short and the due time computed again.
+          state.tracked[key]?.idleLifetime = nil
+          state.tracked[key]?.nap?.cancel()
+        }
         return false
       }
       state.tracked[key] = Tracked(name: account.name, group: group, idleLifetime: idleLifetime)
@@ -115,7 +120,7 @@ extension AgentService {
       let wait = due.timeIntervalSince(clock.now)
       if wait > 0 {
         setNext(key, due)
-        try? await sleep(.milliseconds(Int64(wait * 1000) + 1))
+        await nap(key, .milliseconds(Int64(wait * 1000) + 1), scheduledFor: idleLifetime)
         continue
       }
       do {
@@ -137,6 +142,22 @@ extension AgentService {
         await pause(key, seconds: backoff(failures, error: error), error: "\(error)")
       }
     }
+  }
+
+  /// Waits `duration` until the next refresh, or less when ``track(world:group:account:idleLifetime:)``
+  /// changes the schedule meanwhile.
+  /// `idleLifetime` is the one the wait was computed for: changed already, there is no wait.
+  private func nap(_ key: TrackKey, _ duration: Duration, scheduledFor idleLifetime: Double?) async {
+    let sleep = self.sleep
+    let nap = Task<Void, Never>(executorPreference: ThreadPoolExecutor.shared) { _ = try? await sleep(duration) }
+    let kept = state.withLock { state -> Bool in
+      guard state.tracked[key] != nil, state.tracked[key]?.idleLifetime == idleLifetime else { return false }
+      state.tracked[key]?.nap = nap
+      return true
+    }
+    if !kept { nap.cancel() }
+    await withTaskCancellationHandler { await nap.value } onCancel: { nap.cancel() }
+    state.withLock { $0.tracked[key]?.nap = nil }
   }
 
   /// Seconds to wait after the `failures`-th failure in a row: doubling from the first

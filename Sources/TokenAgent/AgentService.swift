@@ -57,6 +57,10 @@ public final class AgentService: Sendable {
     var lastError: String?
     var task: Task<Void, Never>?
     var idleLifetime: Double?
+    /// The wait for the next refresh, cancelled to look again at once when the schedule
+    /// changes (a client asked for the access token of an account kept only for its
+    /// refresh token). Never a refresh in flight.
+    var nap: Task<Void, Never>?
   }
   struct TrackKey: Sendable, Hashable {
     var context: [String: String]

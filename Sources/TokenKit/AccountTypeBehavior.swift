@@ -49,6 +49,10 @@ public protocol AccountTypeBehavior: Sendable {
   /// `configured`.
   func endpoints(_ configured: Endpoints, forIssuer issuer: String) -> Endpoints?
 
+  /// Why the client credentials grant (RFC 6749 §4.4) cannot work with `configuration` as
+  /// set up, said before anything is sent; nil: it can.
+  func clientCredentialsProblem(_ configuration: ServiceConfiguration) -> TokenKitError?
+
   /// Parameters to add to an authorization request, knowing whether the user already has
   /// an account of this type with a refresh token (a provider may send a refresh token
   /// only on the first consent unless asked again).
@@ -79,6 +83,8 @@ extension AccountTypeBehavior {
   public func normalized(_ error: OAuthError) -> OAuthError { error }
 
   public func advice(for error: OAuthError) -> String? { nil }
+
+  public func clientCredentialsProblem(_ configuration: ServiceConfiguration) -> TokenKitError? { nil }
 
   public func endpoints(_ configured: Endpoints, forIssuer issuer: String) -> Endpoints? { configured }
 }

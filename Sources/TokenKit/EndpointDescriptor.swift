@@ -42,6 +42,10 @@ public struct EndpointDescriptor: Sendable, Hashable {
   /// How long, in seconds, the provider keeps a refresh token that is not used, when it
   /// says: whoever keeps accounts alive refreshes before then.
   public var refreshTokenIdleLifetime: Double?
+  /// The scopes a service account asks for when the user names none (RFC 6749 §4.4.2):
+  /// an app-only token is for a resource rather than a user, and some platforms name it
+  /// by a scope of its own. Nil: `defaultScopes`.
+  public var clientCredentialsScopes: [String]?
   /// Whether a sign-in without a client id may register one at the issuer (RFC 7591),
   /// when its discovery document offers a `registration_endpoint`.
   public var dynamicRegistration = false
@@ -55,8 +59,9 @@ public struct EndpointDescriptor: Sendable, Hashable {
     redirect: RedirectPolicy = .loopback(),
     tokenEndpointAuthentication: ClientAuthenticationMethod = .none,
     additionalAuthorizationParameters: [String: String] = [:], git: GitIntegration? = nil,
-    deviceGrantErrorAliases: [String: String] = [:], apiBase: URL? = nil
+    deviceGrantErrorAliases: [String: String] = [:], apiBase: URL? = nil, clientCredentialsScopes: [String]? = nil
   ) {
+    self.clientCredentialsScopes = clientCredentialsScopes
     self.apiBase = apiBase
     self.deviceGrantErrorAliases = deviceGrantErrorAliases
     self.id = id

@@ -95,6 +95,9 @@ public struct TokenKitError: Error, Sendable, Hashable, CustomStringConvertible 
   /// Seconds the server asked us to wait before trying again (`Retry-After`), when it did:
   /// whoever retries on their own, such as the agent refreshing ahead, waits at least that.
   public var retryAfter: Double?
+  /// The authorization server's error this one reports, when it reports one: for an
+  /// account type's plugin to add what its provider's documentation says about it.
+  public var oauthError: OAuthError?
 
   public init(_ code: Code, _ message: String, recovery: String? = nil, remedy: Remedy? = nil) {
     self.code = code
@@ -107,6 +110,7 @@ public struct TokenKitError: Error, Sendable, Hashable, CustomStringConvertible 
   public func with(recovery: String? = nil, remedy: Remedy?) -> TokenKitError {
     var copy = TokenKitError(code, message, recovery: recovery, remedy: remedy)
     copy.retryAfter = retryAfter
+    copy.oauthError = oauthError
     return copy
   }
 

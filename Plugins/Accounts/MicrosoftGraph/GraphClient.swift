@@ -80,13 +80,33 @@ public struct GraphClient: Sendable {
     try await get(try url("/me"), as: GraphUser.self, action: "read the signed-in user's profile")
   }
 
+  /// The delegated permission `POST /me/revokeSignInSessions` needs
+  /// (https://learn.microsoft.com/en-us/graph/api/user-revokesigninsessions#permissions),
+  /// which no sign-in asks for by default: it is asked for this one call, as a token for
+  /// other scopes from the account's grant.
+  public static let revokeSessionsPermission = "User.RevokeSessions.All"
+
   /// Invalidates every refresh token and session cookie Microsoft issued to the signed-in
   /// user (`POST /me/revokeSignInSessions`): every app must sign in again, this one too.
+  ///
+  /// Refused for a guest account: Graph revokes the sessions its tenant issued, and a
+  /// guest signs in at home, whose sessions live on; saying "signed out everywhere" would
+  /// be false.
   public func revokeSignInSessions() async throws {
+    let me = try await me()
+    if me.userType?.lowercased() == "guest" {
+      throw TokenKitError(
+        .accessDenied,
+        "the account is a guest in this tenant, and Microsoft Graph revokes only the sessions of the tenant it "
+          + "asks; the user's sessions at home would live on, so nothing was revoked",
+        recovery: "Sign in to the user's home tenant and revoke the sessions there.")
+    }
+    var scoped = client
+    scoped.scopes = ScopeSet([Self.revokeSessionsPermission])
     let request = HTTPRequest(
       method: "POST", url: try url("/me/revokeSignInSessions"), headers: [HTTPHeader("Accept", "application/json")])
-    let response = try await client.send(request)
-    try check(response, action: "revoke the sign-in sessions")
+    let response = try await scoped.send(request)
+    try check(response, action: "revoke the sign-in sessions", permission: Self.revokeSessionsPermission)
   }
 
   // MARK: Requests
@@ -121,7 +141,7 @@ public struct GraphClient: Sendable {
 
   /// Throws for an error status, with Graph's own code and message (its error format:
   /// `{"error": {"code", "message"}}`).
-  private func check(_ response: HTTPResponse, action: String) throws {
+  private func check(_ response: HTTPResponse, action: String, permission: String = "User.ReadBasic.All") throws {
     guard !(200..<300).contains(response.status) else { return }
     let detail = try? JSONDecoder().decode(ErrorDocument.self, from: Data(response.body)).error
     var message = "could not \(action): Microsoft Graph answered HTTP \(response.status)"
@@ -137,7 +157,7 @@ public struct GraphClient: Sendable {
       remedy = .signIn(type: client.account.type, device: false)
     case 403:
       recovery =
-        "The account lacks a permission this needs (User.ReadBasic.All to search users);"
+        "The account lacks the permission this needs (\(permission));"
         + " an administrator may have to consent to it."
     case 429, 503:
       recovery =

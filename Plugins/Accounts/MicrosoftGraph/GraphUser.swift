@@ -20,6 +20,8 @@ public struct GraphUser: Sendable, Hashable, Codable {
   public var mobilePhone: String?
   public var jobTitle: String?
   public var officeLocation: String?
+  /// `Member` or `Guest` (a user invited from another tenant), when Graph says.
+  public var userType: String?
 
   public init(
     id: String, displayName: String? = nil, givenName: String? = nil, surname: String? = nil,
@@ -40,7 +42,7 @@ public struct GraphUser: Sendable, Hashable, Codable {
 
   private enum CodingKeys: String, CodingKey {
     case id, displayName, givenName, surname, userPrincipalName, mail, businessPhones, mobilePhone, jobTitle
-    case officeLocation
+    case officeLocation, userType
   }
 
   public init(from decoder: any Decoder) throws {
@@ -56,6 +58,7 @@ public struct GraphUser: Sendable, Hashable, Codable {
     mobilePhone = try container.decodeIfPresent(String.self, forKey: .mobilePhone)
     jobTitle = try container.decodeIfPresent(String.self, forKey: .jobTitle)
     officeLocation = try container.decodeIfPresent(String.self, forKey: .officeLocation)
+    userType = try container.decodeIfPresent(String.self, forKey: .userType)
   }
 
   /// Every phone number, business ones first.

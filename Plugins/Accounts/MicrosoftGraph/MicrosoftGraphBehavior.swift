@@ -1,5 +1,11 @@
 import TokenKit
 
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
 /// What the Microsoft identity platform does its own way.
 public struct MicrosoftGraphBehavior: AccountTypeBehavior {
   public init() {}
@@ -8,10 +14,84 @@ public struct MicrosoftGraphBehavior: AccountTypeBehavior {
   /// home account id is: Microsoft's `sub` is pairwise, different for every application,
   /// so another tool sharing the keyring group would not recognise it, while `oid` is
   /// the id Graph itself uses for the user (`/users/{oid}`).
+  ///
+  /// A guest (a user of another tenant, or a personal account, invited into this one) has
+  /// the same `preferred_username` as their account at home, but another `oid` and
+  /// `tid`: the two are different accounts, so the guest's name says in which tenant it
+  /// is (`ada@contoso.com/TENANT-ID`), in `list`, completion and every message alike.
+  /// Microsoft's ID tokens say so with `idp`: "identical to the value of the Issuer claim
+  /// unless the user account isn't in the same tenant as the issuer, such as guests"
+  /// (https://learn.microsoft.com/en-us/entra/identity-platform/id-token-claims-reference).
   public func identity(claims: IDTokenClaims) -> AccountIdentity? {
     guard let oid = claims.string("oid"), let tid = claims.string("tid") else { return nil }
-    return AccountIdentity(
-      id: "\(oid).\(tid)", name: claims.preferredUsername ?? claims.email ?? claims.name ?? oid,
-      issuer: claims.issuer)
+    var name = claims.preferredUsername ?? claims.email ?? claims.name ?? oid
+    if let idp = claims.string("idp"), idp != claims.issuer { name += "/\(tid)" }
+    return AccountIdentity(id: "\(oid).\(tid)", name: name, issuer: claims.issuer)
+  }
+
+  /// Microsoft says "consent needed" as `invalid_grant` with `suberror` `consent_required`,
+  /// and "sign in again in person" as `interaction_required` or with the `basic_action` and
+  /// `additional_action` suberrors ("Handling error codes in your application",
+  /// https://learn.microsoft.com/en-us/entra/identity-platform/reference-error-codes#handling-error-codes-in-your-application):
+  /// the OpenID Connect codes for the same facts.
+  public func normalized(_ error: OAuthError) -> OAuthError {
+    var normalized = error
+    switch error.otherMembers["suberror"] {
+    case "consent_required": normalized.code = OAuthError.consentRequired
+    case "basic_action", "additional_action": normalized.code = OAuthError.interactionRequired
+    default: break
+    }
+    return normalized
+  }
+
+  /// AADSTS numbers (`error_codes`) whose remedy is a setting of the app registration
+  /// (https://learn.microsoft.com/en-us/entra/identity-platform/reference-error-codes).
+  public func advice(for error: OAuthError) -> String? {
+    let numbers = Set((error.otherMembers["error_codes"] ?? "").split(separator: " ").map(String.init))
+    // AADSTS7000218: "The request body must contain the following parameter:
+    // 'client_assertion' or 'client_secret'": the registration treats the app as
+    // confidential, and tokenctl is a public client with no secret.
+    if numbers.contains("7000218") {
+      return "The app registration does not allow public clients: in the Microsoft Entra admin center, open the "
+        + "app registration's Authentication page and set \"Allow public client flows\" to Yes (it sends no secret)."
+    }
+    // AADSTS700016: the application was not found in the directory.
+    if numbers.contains("700016") {
+      return "The client id is not an app registered in this tenant: check the client id, or sign in through a "
+        + "tenant where the app is registered (tenant \"common\" or \"organizations\" for a multi-tenant app)."
+    }
+    return nil
+  }
+
+  /// Every tenant's issuer is `https://AUTHORITY/{tid}/v2.0` ("Fetch the OpenID
+  /// configuration document",
+  /// https://learn.microsoft.com/en-us/entra/identity-platform/v2-protocols-oidc): an
+  /// account signed in through `common` or `organizations` keeps refreshing at its own
+  /// tenant, `…/{tid}/oauth2/v2.0/token`, as MSAL does with a cached account, since
+  /// Microsoft's refresh tokens are not bound to a tenant and another tenant would issue
+  /// tokens for its guest object instead. An issuer at another authority host (another
+  /// cloud) is not reached from this one.
+  public func endpoints(_ configured: Endpoints, forIssuer issuer: String) -> Endpoints? {
+    guard let issuerURL = URL(string: issuer), let tenant = MicrosoftGraphPlugin.tenant(ofIssuer: issuerURL),
+      MicrosoftGraphPlugin.authority(of: issuerURL) == MicrosoftGraphPlugin.authority(of: configured.token),
+      let authority = MicrosoftGraphPlugin.authority(of: configured.token)
+    else { return nil }
+    let graphHost = configured.userinfo.flatMap(MicrosoftGraphPlugin.authority(of:)) ?? "graph.microsoft.com"
+    return MicrosoftGraphPlugin.endpoints(authorityHost: authority, tenant: tenant, graphHost: graphHost)
+  }
+
+  /// An app-only token (the client credentials grant) is issued by one tenant, the app's
+  /// or a customer's that consented to it: `common`, `organizations` and `consumers` are
+  /// refused by the platform ("Get a token",
+  /// https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-client-creds-grant-flow#get-a-token).
+  public func clientCredentialsProblem(_ configuration: ServiceConfiguration) -> TokenKitError? {
+    guard let tenant = MicrosoftGraphPlugin.tenant(ofEndpoint: configuration.endpoints.token),
+      MicrosoftGraphPlugin.multiTenantAliases.contains(tenant)
+    else { return nil }
+    return TokenKitError(
+      .notConfigured,
+      "a service account of type '\(configuration.descriptor.id)' needs the tenant it belongs to, and the type is set "
+        + "up for '\(tenant)', which issues no app-only tokens; nothing was sent",
+      remedy: .configure(type: configuration.descriptor.id, setting: "tenant"))
   }
 }

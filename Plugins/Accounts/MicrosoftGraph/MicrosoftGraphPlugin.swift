@@ -35,14 +35,19 @@ public enum MicrosoftGraphPlugin: AccountTypePlugin {
     deviceGrantErrorAliases: ["authorization_declined": "access_denied"],
     // A national cloud (graph.microsoft.us) is the `graph_host` setting; `GraphClient`
     // follows whichever base the type names.
-    apiBase: URL(string: "https://graph.microsoft.com/v1.0")!
+    apiBase: URL(string: "https://graph.microsoft.com/v1.0")!,
+    // An app-only token asks for the resource's `.default` scope: the application
+    // permissions an administrator granted ("The .default scope",
+    // https://learn.microsoft.com/en-us/entra/identity-platform/scopes-oidc#the-default-scope).
+    clientCredentialsScopes: ["https://graph.microsoft.com/.default"]
   )
 
   public static var descriptors: [EndpointDescriptor] { [descriptor] }
 
   /// `[types.graph]` takes `tenant` (`common`, `organizations`, `consumers`, a tenant id
   /// or domain), and for a national cloud `authority_host` (`login.microsoftonline.us`)
-  /// and `graph_host` (`graph.microsoft.us`).
+  /// and `graph_host` (`graph.microsoft.us`). A host may name a port
+  /// (`login.example.test:8443`), for a stand-in or a proxy of the platform.
   public static var optionKeys: [String: [String]] { [descriptor.id: ["tenant", "authority_host", "graph_host"]] }
 
   public static func configure(
@@ -61,11 +66,19 @@ public enum MicrosoftGraphPlugin: AccountTypePlugin {
     }
     let hostCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
     let tenant = try checked("tenant", "common", allowed: hostCharacters)
-    let authorityHost = try checked("authority_host", "login.microsoftonline.com", allowed: hostCharacters)
-    let graphHost = try checked("graph_host", "graph.microsoft.com", allowed: hostCharacters)
+    let authorityHost = try checked("authority_host", "login.microsoftonline.com", allowed: hostCharacters.union(":"))
+    let graphHost = try checked("graph_host", "graph.microsoft.com", allowed: hostCharacters.union(":"))
+    for (key, value) in [("authority_host", authorityHost), ("graph_host", graphHost)] {
+      // One optional `:port`, digits only, after a host name.
+      let parts = value.split(separator: ":", omittingEmptySubsequences: false)
+      guard parts.count <= 2, !parts[0].isEmpty,
+        parts.count == 1 || (!parts[1].isEmpty && parts[1].count <= 5 && parts[1].allSatisfy(\.isNumber))
+      else { throw TokenKitError(.notConfigured, "\(key) '\(value)' is not a valid host name") }
+    }
     var configured = descriptor
     configured.endpoints = .fixed(endpoints(authorityHost: authorityHost, tenant: tenant, graphHost: graphHost))
     configured.apiBase = URL(string: "https://\(graphHost)/v1.0")
+    configured.clientCredentialsScopes = ["https://\(graphHost)/.default"]
     return configured
   }
 
@@ -85,4 +98,26 @@ public enum MicrosoftGraphPlugin: AccountTypePlugin {
   }
 
   public static var behaviors: [String: any AccountTypeBehavior] { [descriptor.id: MicrosoftGraphBehavior()] }
+
+  /// The tenants that are not one tenant: who may sign in, not where ("Endpoints",
+  /// https://learn.microsoft.com/en-us/entra/identity-platform/v2-protocols#endpoints).
+  static let multiTenantAliases: Set<String> = ["common", "organizations", "consumers"]
+
+  /// `host[:port]` of `url`.
+  static func authority(of url: URL) -> String? {
+    guard let host = url.host?.lowercased() else { return nil }
+    return url.port.map { "\(host):\($0)" } ?? host
+  }
+
+  /// The tenant of an issuer, `https://AUTHORITY/{tid}/v2.0`.
+  static func tenant(ofIssuer issuer: URL) -> String? {
+    let parts = issuer.path.split(separator: "/")
+    guard parts.count == 2, parts[1] == "v2.0", !parts[0].isEmpty else { return nil }
+    return String(parts[0]).lowercased()
+  }
+
+  /// The tenant of an endpoint, `https://AUTHORITY/{tenant}/oauth2/v2.0/…`.
+  static func tenant(ofEndpoint endpoint: URL) -> String? {
+    endpoint.path.split(separator: "/").first.map { String($0).lowercased() }
+  }
 }

@@ -240,7 +240,11 @@ extension TokenCtl {
               var text =
                 "To sign in, open \(safe(authorization.verificationURI))\nand enter the code \(safe(authorization.userCode))"
                 + " (it expires in \(DurationText.format(seconds: secondsLeft))).\n"
-              if let message = authorization.message { text += safe(message) + "\n" }
+              // RFC 8628 has no `message`; servers that add one (the code and address in
+              // a sentence) would say it all twice. Kept only when it says something else.
+              if let message = authorization.message, !message.contains(authorization.userCode) {
+                text += safe(message) + "\n"
+              }
               if let complete = authorization.verificationURIComplete { text += "(or open \(safe(complete)))\n" }
               output.writeError(text)
             }

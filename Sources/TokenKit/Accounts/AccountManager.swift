@@ -100,11 +100,38 @@ public struct AccountManager: Sendable {
   )
     async throws -> Account
   {
+    do {
+      return try await performSignIn(type: type, options: options, method: method)
+    } catch let error as TokenKitError {
+      throw advised(error, type: type)
+    }
+  }
+
+  /// `error` with the advice the account type's plugin has for the server's error in it.
+  func advised(_ error: TokenKitError, type: String) -> TokenKitError {
+    guard let oauth = error.oauthError, let behavior = registry.behavior(type),
+      let advice = behavior.advice(for: behavior.normalized(oauth))
+    else { return error }
+    return error.with(recovery: advice, remedy: nil)
+  }
+
+  /// The error for a failed exchange, with the advice the account type's plugin has.
+  func explained(_ error: AuthorizationServiceError, while action: String, type: String) -> TokenKitError {
+    advised(TokenKitError(error, while: action), type: type)
+  }
+
+  private func performSignIn(
+    type: String, options: SignInOptions, method: SignInMethod
+  )
+    async throws -> Account
+  {
     let descriptor = try registry.descriptor(type)
     let configuration = try await ServiceConfiguration.resolve(
       descriptor, issuer: options.issuer, clientID: options.clientID, clientSecret: options.clientSecret,
       discovery: discovery)
-    let scopes = options.scopes ?? descriptor.defaultScopes
+    let scopes =
+      options.scopes ?? (method.isClientCredentials ? descriptor.clientCredentialsScopes : nil)
+      ?? descriptor.defaultScopes
     var response: TokenResponse
     var nonce: String?
     switch method {
@@ -141,10 +168,11 @@ public struct AccountManager: Sendable {
           .notConfigured, "account type '\(type)' has no client secret, which the client credentials grant needs",
           remedy: .configure(type: type, setting: "client_secret"))
       }
+      if let problem = registry.behavior(type)?.clientCredentialsProblem(configuration) { throw problem }
       do {
         response = try await configuration.service(transport: transport).token(.clientCredentials(scope: scopes))
       } catch {
-        throw TokenKitError(error, while: "get a token for client \(configuration.client.id)")
+        throw explained(error, while: "get a token for client \(configuration.client.id)", type: type)
       }
     }
     if let behavior = registry.behavior(type) { response = behavior.normalized(response) }

@@ -219,6 +219,7 @@ public struct TokenRefresher: Sendable {
     let error = normalized(error, type: account.type)
     let failure = TokenKitError(error, while: action, signingInAgainTo: account.type)
     if case .oauth(let oauth, _) = error, let advice = registry.behavior(account.type)?.advice(for: oauth) {
+      // `oauth` is normalized already.
       return failure.with(recovery: advice, remedy: nil)
     }
     if failure.code == .needsSignIn { return failure.with(remedy: signInAgain(account)) }

@@ -32,11 +32,25 @@ struct JSONObject: Sendable {
 
   func string(_ name: String) -> String? { fields[name]?.stringValue }
 
-  /// Every member whose value is a string, but those named in `excluded`.
+  /// Every member whose value is a string, a whole number, or an array of those (as their
+  /// texts joined by spaces), but those named in `excluded`: what a provider's extension
+  /// members of an error (a `suberror`, an array of error numbers) look like.
   func strings(excluding excluded: Set<String>) -> [String: String] {
+    func text(_ value: JSONValue) -> String? {
+      switch value {
+      case .string(let text): return text
+      case .number(let number) where number == number.rounded() && abs(number) < 1e15: return String(Int64(number))
+      default: return nil
+      }
+    }
     var result: [String: String] = [:]
     for (name, value) in fields where !excluded.contains(name) {
-      if let text = value.stringValue { result[name] = text }
+      if case .array(let items) = value {
+        let texts = items.compactMap(text)
+        if texts.count == items.count, !texts.isEmpty { result[name] = texts.joined(separator: " ") }
+      } else if let text = text(value) {
+        result[name] = text
+      }
     }
     return result
   }

@@ -70,6 +70,7 @@ extension TokenKitError {
         .serverError, "could not \(action): \(problem)",
         recovery: "The server misbehaved; try again later. \(unchanged)")
     }
+    if case .oauth(let oauth, _) = error { oauthError = oauth }
   }
 
   /// When to try again, as the server said or else vaguely.
