@@ -108,6 +108,9 @@ final class CurlExchange: @unchecked Sendable {
     // no setting, environment variable or flag of ours turns that off.
     try check(tokenctl_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1), "certificate verification")
     try check(tokenctl_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2), "host name verification")
+    if let authorities = settings.certificateAuthorities {
+      try check(tokenctl_curl_setopt_string(handle, CURLOPT_CAINFO, authorities), "the CA certificates")
+    }
     try check(tokenctl_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"), "the protocols")
     try check(tokenctl_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"), "the protocols")
     try check(

@@ -1,6 +1,10 @@
 import CCurl
 import TokenKit
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Sends HTTP requests with libcurl, the way the model's `HTTPTransport` requires: no
 /// redirects, bounded time and size, and no secret in any error.
 ///
@@ -13,6 +17,11 @@ import TokenKit
 /// for the CGI reason in curl's documentation), `all_proxy` and `no_proxy` from the
 /// environment itself, as the `curl` tool does, and this type sets no proxy option that
 /// would override them.
+///
+/// Certificates are verified against the system's store (Debian:
+/// /etc/ssl/certs/ca-certificates.crt, which `update-ca-certificates` keeps), or against
+/// the PEM file `SSL_CERT_FILE` names, as OpenSSL itself, Python and Go do: a private CA
+/// for one program without trusting it system-wide. Verification is never turned off.
 public struct CurlHTTPTransport: HTTPTransport {
   /// How long to wait for the TCP (and proxy) connection.
   public var connectTimeout: Duration
@@ -22,6 +31,8 @@ public struct CurlHTTPTransport: HTTPTransport {
   public var maximumBodySize: Int
   /// The `User-Agent` sent unless the request names its own.
   public var userAgent: String
+  /// The CA certificates to trust instead of the system's (a PEM file); nil: the system's.
+  public var certificateAuthorities: String?
 
   public init(
     connectTimeout: Duration = .seconds(HTTPTransportLimits.connectTimeoutSeconds),
@@ -33,6 +44,9 @@ public struct CurlHTTPTransport: HTTPTransport {
     self.totalTimeout = totalTimeout
     self.maximumBodySize = maximumBodySize
     self.userAgent = userAgent
+    if let path = getenv("SSL_CERT_FILE").map({ String(cString: $0) }), !path.isEmpty {
+      certificateAuthorities = path
+    }
   }
 
   public func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {

@@ -8,7 +8,7 @@ import TokenKit
 
 /// `doctor --online`: each issuer the types in use discover their endpoints from, fetched
 /// fresh (no cache) through the real transport, so that DNS, the connection, TLS and the
-/// document are all tried; and this machine's clock against the servers' `Date` headers,
+/// document are all tried; the servers of types with fixed endpoints, reached the same way; and this machine's clock against the servers' `Date` headers,
 /// since a clock that is off makes ID tokens look expired or not yet valid.
 enum OnlineChecks {
   /// Beyond this, ID tokens' `iat` and `exp` checks start to fail, and a TLS certificate
@@ -35,6 +35,23 @@ enum OnlineChecks {
         skews.append((issuer, server.timeIntervalSince(date.local)))
       }
     }
+    for url in fixedHosts(inventory) {
+      let recorder = ResponseDateRecorder(inventory.context.transport, clock: inventory.context.clock)
+      let host = url.host() ?? url.absoluteString
+      let id = "host:\(Origin(url)?.description ?? host)"
+      let title = "Server \(Origin(url)?.description ?? host)"
+      do {
+        let response = try await recorder.send(HTTPRequest(method: "GET", url: url))
+        let tls = url.scheme == "https" ? " over TLS with a certificate this machine trusts" : ""
+        checks.append(.ok(id, title, "reached\(tls) (\(url.absoluteString) answered HTTP \(response.status))"))
+      } catch {
+        let detail = TokenKitError(.transport(error), while: "reach \(url.absoluteString)").message
+        checks.append(.fail(id, title, detail, fix: fix(for: .transport(error), issuer: url, inventory: inventory)))
+      }
+      if let date = recorder.lastDate, let server = HTTPDate.parse(date.server) {
+        skews.append((url, server.timeIntervalSince(date.local)))
+      }
+    }
     if let worst = skews.max(by: { abs($0.seconds) < abs($1.seconds) }) {
       checks.append(clock(worst.seconds, against: worst.issuer))
     }
@@ -56,6 +73,23 @@ enum OnlineChecks {
       for issuer in found where !issuers.contains(issuer) { issuers.append(issuer) }
     }
     return issuers
+  }
+
+  /// For the types in use whose endpoints are fixed (no discovery document to fetch): one
+  /// address on each server their tokens come from or go to, the authority's signing keys
+  /// (or its token endpoint) and the API. Any HTTP answer proves DNS, the connection and
+  /// TLS; an answer's status says nothing about tokens, since nothing is sent.
+  static func fixedHosts(_ inventory: DoctorInventory) -> [URL] {
+    var urls: [URL] = []
+    var seen: Set<Origin> = []
+    for entry in inventory.typesInUse {
+      guard case .fixed(let endpoints) = entry.descriptor.endpoints else { continue }
+      for url in [endpoints.jwks ?? endpoints.token, entry.descriptor.apiBase].compactMap({ $0 }) {
+        guard let origin = Origin(url), seen.insert(origin).inserted else { continue }
+        urls.append(url)
+      }
+    }
+    return urls
   }
 
   private static func fix(for error: AuthorizationServiceError, issuer: URL, inventory: DoctorInventory) -> String {
