@@ -102,7 +102,8 @@ import TokenKit
     let error = await #expect(throws: TokenKitError.self) { try await harness.refresher.freshTokens(for: H.key) }
     #expect(error?.code == .needsSignIn)
     #expect(error?.message.contains("Token has been revoked") == true)
-    #expect(error?.remedy == .signIn(type: "corp", device: false))
+    // The hint names the account, so that the server need not ask which user.
+    #expect(error?.remedy == .signInAs(type: "corp", name: "ada@example.org", issuer: nil))
     #expect(error.map { !$0.fullText.contains("RT-1") } == true)
 
     let stored = try #require(try harness.stored())

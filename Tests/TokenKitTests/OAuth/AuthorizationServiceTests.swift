@@ -8,7 +8,9 @@ import TokenKit
   typealias T = ScriptedTransport
 
   static func service(_ transport: ScriptedTransport, endpoints: Endpoints = F.endpoints()) -> AuthorizationService {
-    AuthorizationService(endpoints: endpoints, client: ClientIdentity(id: F.clientID), transport: transport)
+    // No second attempt: these tests classify one answer (RetryPolicyTests retry).
+    AuthorizationService(
+      endpoints: endpoints, client: ClientIdentity(id: F.clientID), transport: transport, retry: .none)
   }
 
   /// The error `response` to a refresh produces.
@@ -125,10 +127,12 @@ import TokenKit
       Issue.record("not an OAuth error")
       return
     }
-    // Escaped, not blanked: what the server sent stays readable, on one line.
-    #expect(oauth.errorDescription == #"Token\u{1b}[31m expired\u{a}relogin"#)
+    // Escaped, not blanked: what the server sent stays readable; its first line is the
+    // description, the rest kept apart.
+    #expect(oauth.errorDescription == #"Token\u{1b}[31m expired"#)
+    #expect(oauth.details == "relogin")
     #expect(oauth.errorURI == "https://e.example/x")
-    #expect(oauth.description == #"invalid_grant: Token\u{1b}[31m expired\u{a}relogin"#)
+    #expect(oauth.description == #"invalid_grant: Token\u{1b}[31m expired"#)
     let long = OAuthError(code: "x", errorDescription: String(repeating: "a", count: 1000))
     #expect(long.errorDescription?.count == 301)
   }

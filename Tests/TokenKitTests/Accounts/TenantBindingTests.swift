@@ -1,0 +1,82 @@
+import Foundation
+import TestSupport
+import Testing
+import TokenKit
+
+/// An account of a type whose fixed endpoints serve one issuer per tenant keeps talking to
+/// the tenant it signed in at, whatever the type's settings name now (issue 22, item 1);
+/// and a refusal of a token for other scopes that asks for consent leaves the account
+/// alone (item 2).
+@Suite(.timeLimit(.minutes(1))) struct TenantBindingTests {
+  typealias F = OAuthFixtures
+  typealias T = ScriptedTransport
+  typealias H = AccountHarness
+
+  /// A platform at 127.0.0.1:9 whose issuers are `https://id.example/{tenant}`, with its
+  /// endpoints under `/{tenant}/`.
+  struct Tenanted: AccountTypeBehavior {
+    func endpoints(_ configured: Endpoints, forIssuer issuer: String) -> Endpoints? {
+      guard issuer.hasPrefix("https://id.example/") else { return nil }
+      let tenant = issuer.dropFirst("https://id.example/".count)
+      return Endpoints(authorization: nil, token: URL(string: "http://127.0.0.1:9/\(tenant)/token")!)
+    }
+  }
+
+  static func harness(tenant: String, responses: [HTTPResponse]) throws -> H {
+    let endpoints = Endpoints(
+      authorization: URL(string: "http://127.0.0.1:9/\(tenant)/authorize")!,
+      token: URL(string: "http://127.0.0.1:9/\(tenant)/token")!)
+    var harness = try H(descriptors: [F.descriptor(endpoints: endpoints)], responses: responses)
+    harness.registry.setBehavior(Tenanted(), for: "corp")
+    return harness
+  }
+
+  static func seed(_ harness: H, issuer: String) throws {
+    let now = harness.clock.now
+    let account = Account(
+      type: "corp", id: "user-42", name: "ada@example.org", group: harness.store.group, scopes: ["openid"],
+      createdAt: now, updatedAt: now, issuer: issuer, clientID: F.clientID)
+    try harness.store.save(
+      account,
+      tokens: TokenSet(accessToken: "AT-1", refreshToken: "RT-1", expiresAt: now.addingTimeInterval(-10), scope: nil))
+  }
+
+  @Test func anAccountRefreshesAtItsOwnTenantWhateverTheTypeNamesNow() async throws {
+    // Signed in at tenant-a; the type is now set up for "common" (or tenant-b).
+    for configured in ["common", "tenant-b"] {
+      let harness = try Self.harness(tenant: configured, responses: [T.tokens(access: "AT-2", refresh: "RT-2")])
+      try Self.seed(harness, issuer: "https://id.example/tenant-a")
+      let fresh = try await harness.refresher.freshTokens(for: H.key)
+      #expect(fresh.tokens.accessToken == "AT-2")
+      #expect(harness.transport.requests.map(\.url.absoluteString) == ["http://127.0.0.1:9/tenant-a/token"])
+    }
+  }
+
+  @Test func anAccountOfAnAuthorityTheTypeNoLongerReachesIsRefusedBeforeAnythingIsSent() async throws {
+    let harness = try Self.harness(tenant: "common", responses: [T.tokens(access: "AT-2")])
+    try Self.seed(harness, issuer: "https://other-cloud.example/tenant-a")
+    let error = await #expect(throws: TokenKitError.self) { try await harness.refresher.freshTokens(for: H.key) }
+    #expect(error?.code == .notConfigured)
+    #expect(error?.message.contains("nothing was sent") == true)
+    #expect(harness.transport.requestCount == 0)
+    // Every path that hands a token on makes the same check.
+    #expect(throws: TokenKitError.self) { try harness.registry.requireRecordedIssuer(of: try harness.stored()!.account) }
+  }
+
+  @Test func consentForOtherScopesConcernsThoseScopesOnly() async throws {
+    let harness = try Self.harness(
+      tenant: "common",
+      responses: [T.oauthError("consent_required", description: "AADSTS65001: The user or administrator has not consented")])
+    try Self.seed(harness, issuer: "https://id.example/tenant-a")
+    let scopes = try #require(ScopeSet(["Mail.Read"]))
+    let error = await #expect(throws: TokenKitError.self) {
+      try await harness.refresher.freshTokens(for: H.key, scopes: scopes)
+    }
+    #expect(error?.code == .scopeRefused)
+    #expect(error?.message.contains("Mail.Read") == true)
+    #expect(error?.remedy == .consentToScopes(type: "corp", granted: ["openid"], asked: ["Mail.Read"]))
+    let stored = try #require(try harness.stored())
+    #expect(!stored.account.needsSignIn)
+    #expect(stored.tokens.refreshToken == "RT-1")
+  }
+}
