@@ -153,6 +153,19 @@ public struct GraphClient: Sendable {
     var recovery: String?
     var remedy: TokenKitError.Remedy?
     switch response.status {
+    case 401 where (response.header("WWW-Authenticate") ?? "").contains("insufficient_claims"):
+      // A claims challenge that a refresh did not cure (the client has refreshed once
+      // already): Conditional Access wants an authentication context (a stronger factor,
+      // a compliant device) for this resource ("Claims challenges, claims requests and
+      // client capabilities",
+      // https://learn.microsoft.com/en-us/entra/identity-platform/claims-challenge). Meeting
+      // it takes the challenge's `claims` in a new interactive sign-in, which tokenctl does
+      // not send, so a plain new sign-in would fail the same way.
+      message += " (a claims challenge: the resource wants a stronger sign-in than this account's)"
+      recovery =
+        "tokenctl cannot answer Conditional Access claims challenges, so signing in again would not help; ask "
+        + "the administrator which authentication context this resource requires, or use a tool that declares "
+        + "the cp1 client capability (such as the Azure CLI) for it."
     case 401:
       remedy = .signIn(type: client.account.type, device: false)
     case 403:

@@ -17,6 +17,11 @@ extension TokenCtl.Graph {
         cookie Microsoft issued to the user stops working, in every app on every device, \
         this account's included, so `tokenctl login graph` is needed afterwards. Asks \
         first on the terminal; without a terminal it refuses unless --yes is given.
+
+        Needs the delegated permission User.RevokeSessions.All, which is asked for this \
+        one call (a token for other scopes from the account's sign-in): a user or an \
+        administrator must have consented to it. Refused for a guest account, whose \
+        sessions at home Graph does not revoke.
         """)
 
     @Flag(help: "Do not ask for confirmation.")
