@@ -93,7 +93,9 @@ public struct GraphClient: Sendable {
   /// guest signs in at home, whose sessions live on; saying "signed out everywhere" would
   /// be false.
   public func revokeSignInSessions() async throws {
-    let me = try await me()
+    // Graph's default properties leave `userType` out: it is asked for by name.
+    let me = try await get(
+      try url("/me", query: "$select=id,userType"), as: GraphUser.self, action: "read whether the account is a guest")
     if me.userType?.lowercased() == "guest" {
       throw TokenKitError(
         .accessDenied,

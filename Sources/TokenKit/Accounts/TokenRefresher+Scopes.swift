@@ -94,6 +94,15 @@ extension TokenRefresher {
     return try await performExchange(current, for: scopes)
   }
 
+  /// What a new sign-in must ask for to keep what `account` has: the type's default scopes
+  /// (a server's answer may leave some out, such as the one that brings the refresh
+  /// token), then the others the account was granted.
+  func signedInScopes(_ account: Account) -> [String] {
+    var scopes = (try? registry.descriptor(account.type).defaultScopes) ?? []
+    for scope in account.scopes where !scopes.contains(scope) { scopes.append(scope) }
+    return scopes
+  }
+
   private func performExchange(_ current: StoredAccount, for scopes: ScopeSet) async throws -> TokenSet {
     let account = current.account
     let action = "get a token for the \(scopes.phrase) from the sign-in of \(account.qualifiedName)"
@@ -122,7 +131,7 @@ extension TokenRefresher {
           "the authorization server wants consent or a new sign-in before it issues a token for the "
             + "\(scopes.phrase) from the sign-in of \(account.qualifiedName) (\(oauth)); the account and its stored "
             + "tokens are unchanged" + TokenKitError.reference(oauth),
-          remedy: .consentToScopes(type: account.type, granted: account.scopes, asked: scopes.scopes))
+          remedy: .consentToScopes(type: account.type, granted: signedInScopes(account), asked: scopes.scopes))
         events.publish(AccountEvent(.failed, account, message: failure.message))
         throw failure
       }
