@@ -13,7 +13,9 @@ struct MicrosoftIdentityPlatform: Sendable {
   /// The CA that signs the server's certificate, and nothing else.
   let caFile: String
   let directory: URL
-  let info: [String: Any]
+  /// The info file the stand-in published (ids of tenants, clients and users).
+  let infoJSON: Data
+  var info: [String: Any] { (try? JSONSerialization.jsonObject(with: infoJSON) as? [String: Any]) ?? [:] }
 
   static let script = "Tests/Support/microsoft-identity-platform"
 
@@ -34,7 +36,7 @@ struct MicrosoftIdentityPlatform: Sendable {
         let base = info["base_url"] as? String, let host = info["host"] as? String,
         let caFile = info["ca_file"] as? String
       {
-        return MicrosoftIdentityPlatform(baseURL: base, host: host, caFile: caFile, directory: directory, info: info)
+        return MicrosoftIdentityPlatform(baseURL: base, host: host, caFile: caFile, directory: directory, infoJSON: data)
       }
       try await Task.sleep(for: .milliseconds(50))
     }
