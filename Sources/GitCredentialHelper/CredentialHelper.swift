@@ -63,7 +63,7 @@ public struct CredentialHelper: Sendable {
     // it, without a second keyring search or reading the configuration again; anything
     // else goes through the refresher (lock, re-read, refresh).
     let tokens: TokenSet
-    if let stored = choice.stored, stored.tokens.isValid(forAtLeast: Self.minimumValidity, clock: clock) {
+    if let stored = choice.stored, stored.isServable(forAtLeast: Self.minimumValidity, clock: clock) {
       tokens = stored.tokens
     } else {
       tokens = try await freshTokens(choice.account.key, choice.stored)

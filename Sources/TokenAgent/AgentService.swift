@@ -168,7 +168,7 @@ public final class AgentService: Sendable {
     let warnings = Warnings()
     let margin = minValid.map(Double.init) ?? stored.tokens.defaultRefreshMargin
     let tokens: TokenSet
-    if !stored.account.needsSignIn, stored.tokens.isValid(forAtLeast: margin, clock: self.clock) {
+    if stored.isServable(forAtLeast: margin, clock: self.clock) {
       try checkRecordedIssuer(stored, world: world)
       tokens = stored.tokens
     } else {
@@ -373,7 +373,7 @@ public final class AgentService: Sendable {
     return try await turnstile.run("\(group)\n\(stored.account.key)") {
       let current = (try? store.load(stored.account.key)) ?? stored
       let margin = minimumValidity ?? current.tokens.defaultRefreshMargin
-      if !current.account.needsSignIn, current.tokens.isValid(forAtLeast: margin, clock: self.clock) {
+      if current.isServable(forAtLeast: margin, clock: self.clock) {
         return current.tokens
       }
       let manager = try self.manager(world: world, store: store.backing, warnings: warnings)

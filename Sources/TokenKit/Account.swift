@@ -85,6 +85,15 @@ public struct StoredAccount: Sendable, Hashable {
     self.account = account
     self.tokens = tokens
   }
+
+  /// Whether the stored access token may be handed out as it is, without the refresher:
+  /// the account is not one the server declared in need of a new sign-in (its token is
+  /// never handed out, whatever its expiry says), and the token stays valid for `seconds`
+  /// more. The one rule every path that answers from a store follows (the command line,
+  /// the git helper, the agent).
+  public func isServable(forAtLeast seconds: Double, clock: some WallClock) -> Bool {
+    !account.needsSignIn && tokens.isValid(forAtLeast: seconds, clock: clock)
+  }
 }
 
 /// An account and the non-secret summary of its tokens, as a store lists it.

@@ -51,7 +51,8 @@ public struct TokenRefresher: Sendable {
   /// again unless it needs a refresh, and then only under the lock, where it must be.
   public func freshTokens(for stored: StoredAccount, minimumValidity: Double? = nil) async throws -> StoredAccount {
     try requireRecordedIssuer(stored.account)
-    if stored.tokens.isValid(forAtLeast: minimumValidity ?? stored.tokens.defaultRefreshMargin, clock: clock) {
+    guard !stored.account.needsSignIn else { throw needsSignIn(stored.account) }
+    if stored.isServable(forAtLeast: minimumValidity ?? stored.tokens.defaultRefreshMargin, clock: clock) {
       return stored
     }
     return try await refresh(stored, minimumValidity: minimumValidity, force: false)

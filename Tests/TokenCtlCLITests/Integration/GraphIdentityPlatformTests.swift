@@ -283,7 +283,8 @@ import TokenStoreTesting
     #expect(try platform.tokenRequests("client_credentials").isEmpty)
     try configure(tenant: "contoso.test", clientID: confidential.id, extra: secret)
     let login = try await tokenctl("login", "graph", "--client-credentials")
-    #expect(login.status == 0, "\(login.stderr)")
+    let requests = try platform.tokenRequests("client_credentials")
+    #expect(login.status == 0, "\(login.stderr) \(requests)")
     let request = try #require(try platform.tokenRequests("client_credentials").last)
     #expect(MicrosoftIdentityPlatform.field(request, "scope") == "https://\(platform.host)/.default")
   }
@@ -314,8 +315,13 @@ import TokenStoreTesting
     #expect(search.stdout.contains("Adele"), "\(search.stdout)")
     #expect(try refreshes().count == 1)
 
+    // The agent's socket lives in a folder only its user may enter.
+    let run = directory.url.appendingPathComponent("run")
+    try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
+    try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: run.path)
     let agent = try await TestAgent.start(
-      environment: environment(), socket: directory.path("agent.sock"), log: directory.path("agent.log"))
+      environment: environment(), socket: run.appendingPathComponent("agent.sock").path,
+      log: directory.path("agent.log"))
     defer { kill(agent.process.pid, SIGTERM) }
     let client = TestAgent.clientEnvironment(environment(), socket: agent.socket)
     let first = try await tokenctl(["token", Self.ada], environment: client)
