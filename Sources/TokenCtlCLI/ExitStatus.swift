@@ -31,7 +31,8 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case .noSuchAccount: return "No account matches the name given."
     case .ambiguousAccount: return "The name matches several accounts (listed on standard error)."
     case .tokenNotValid: return "The access token is expired or too short-lived, and cannot be refreshed."
-    case .needsSignIn: return "The refresh token was rejected: sign in again (the account is kept)."
+    case .needsSignIn:
+      return "The server wants a new sign-in (it rejected the grant, or wants you in person); the account is kept."
     case .unknownAccountType: return "No account type has that id."
     case .keyringLocked: return "The keyring is locked."
     case .keyringUnavailable:
@@ -44,7 +45,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case .notConfigured: return "The account type lacks a client id, an issuer, or another setting."
     case .revocationFailed: return "The server could not revoke the tokens; the account is kept."
     case .httpError: return "The server answered with an HTTP error status; the body is printed."
-    case .scopeRefused: return "The server refused a scope asked for (invalid_scope); nothing changed."
+    case .scopeRefused: return "The server refused a scope asked for, or wants consent to it; nothing changed."
     case .usage: return "The command line is wrong."
     }
   }

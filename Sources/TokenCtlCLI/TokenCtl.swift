@@ -56,6 +56,7 @@ public struct TokenCtl: ParsableCommand {
         ("XDG_RUNTIME_DIR", "Refresh lock files go under tokenctl/locks (else the cache directory)."),
         ("XDG_STATE_HOME", "Applications' grants and the audit log go under tokenctl (allow, deny, apps)."),
         ("NO_COLOR", "When set and not empty, output is never coloured."),
+        ("SSL_CERT_FILE", "A PEM file of CA certificates to trust instead of the system's (as OpenSSL reads it)."),
         (
           "TOKENCTL_LOG",
           "debug: log every HTTP exchange on standard error (method, URL without query values, status, size, "
