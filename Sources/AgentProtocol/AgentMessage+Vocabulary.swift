@@ -117,6 +117,7 @@ extension AgentMessage {
     append("updated", "\(account.updatedAt.timeIntervalSinceReferenceDate)")
     if let issuer = account.issuer { append("issuer", issuer) }
     if let clientID = account.clientID { append("client-id", clientID) }
+    if let authority = account.authority { append("authority", authority) }
     append("needs-sign-in", account.needsSignIn ? "1" : "0")
     if account.isServiceAccount { append("service-account", "1") }
     if let expiresAt = listing.tokens.expiresAt { append("expires", "\(expiresAt.timeIntervalSinceReferenceDate)") }
@@ -150,7 +151,7 @@ extension AgentMessage {
       type: type, id: id, name: name, group: group,
       scopes: scopes.split(separator: " ").map(String.init), createdAt: created, updatedAt: updated,
       issuer: fields["issuer"], clientID: fields["client-id"], needsSignIn: needsSignIn == "1",
-      isServiceAccount: fields["service-account"] == "1")
+      isServiceAccount: fields["service-account"] == "1", authority: fields["authority"])
     return AccountListing(
       account: account, tokens: TokenSummary(expiresAt: date("expires"), refreshable: refreshable == "1"))
   }

@@ -31,6 +31,7 @@ public enum KeyringSchema {
     public static let refreshable = "refreshable"
     public static let issuer = "issuer"
     public static let clientID = "client-id"
+    public static let authority = "authority"
     public static let state = "state"
     public static let grant = "grant"
   }
@@ -67,6 +68,7 @@ public enum KeyringSchema {
     attributes[Attribute.refreshable] = tokens.refreshable ? "true" : "false"
     attributes[Attribute.issuer] = account.issuer
     attributes[Attribute.clientID] = account.clientID
+    attributes[Attribute.authority] = account.authority
     attributes[Attribute.state] = account.needsSignIn ? needsSignInState : "ok"
     if account.isServiceAccount { attributes[Attribute.grant] = clientCredentialsGrant }
     return attributes
@@ -94,7 +96,8 @@ public enum KeyringSchema {
       updatedAt: Date(timeIntervalSince1970: TimeInterval(updated)),
       issuer: attributes[Attribute.issuer], clientID: attributes[Attribute.clientID],
       needsSignIn: attributes[Attribute.state] == needsSignInState,
-      isServiceAccount: attributes[Attribute.grant] == clientCredentialsGrant)
+      isServiceAccount: attributes[Attribute.grant] == clientCredentialsGrant,
+      authority: attributes[Attribute.authority])
     return AccountListing(
       account: account,
       tokens: TokenSummary(expiresAt: expires, refreshable: attributes[Attribute.refreshable] == "true"))

@@ -28,6 +28,11 @@ public struct Account: Sendable, Hashable {
   /// The `client_id` the tokens were issued to. A refresh must present the same client
   /// (RFC 6749 §6), even after the account type's default client id changes.
   public var clientID: String?
+  /// The origin of the token endpoint the account signed in at (`login.example.org` or
+  /// `host:port`), for types whose endpoints are fixed rather than discovered from an
+  /// issuer: its refresh token and client credentials go to no other server, whatever the
+  /// type's settings name later (``ServiceConfiguration/requireRecordedIssuer(of:in:behavior:)``).
+  public var authority: String?
   /// Set when the authorization server rejected the refresh token (`invalid_grant`): the
   /// account is kept, so the user sees it and signs in again, but no refresh is tried.
   public var needsSignIn: Bool
@@ -40,8 +45,9 @@ public struct Account: Sendable, Hashable {
   public init(
     type: String, id: String, name: String, group: String, scopes: [String] = [],
     createdAt: Date, updatedAt: Date, issuer: String? = nil, clientID: String? = nil,
-    needsSignIn: Bool = false, isServiceAccount: Bool = false
+    needsSignIn: Bool = false, isServiceAccount: Bool = false, authority: String? = nil
   ) {
+    self.authority = authority
     self.type = type
     self.id = id
     self.name = name

@@ -297,7 +297,7 @@ public enum TokenStoreConformance {
       account: Account(
         type: type, id: id, name: name, group: group, scopes: ["openid", "User.Read"],
         createdAt: epoch, updatedAt: epoch, issuer: "https://login.example.org/\(type)",
-        clientID: "client-\(type)"),
+        clientID: "client-\(type)", authority: "login.example.org"),
       tokens: TokenSet(
         accessToken: "access-\(id)", refreshToken: "refresh-\(id)", idToken: "id-\(id)",
         expiresAt: epoch.addingTimeInterval(3600), scope: ["openid", "User.Read"],

@@ -198,10 +198,19 @@ public struct AccountManager: Sendable {
     let account = Account(
       type: key.type, id: key.id, name: identity.name, group: store.group, scopes: response.scope ?? scopes,
       createdAt: existing?.account.createdAt ?? now, updatedAt: now, issuer: identity.issuer,
-      clientID: configuration.client.id, isServiceAccount: isServiceAccount)
+      clientID: configuration.client.id, isServiceAccount: isServiceAccount,
+      authority: Self.authority(of: configuration))
     try store.save(account, tokens: response.tokenSet(receivedAt: now, requestedScope: scopes))
     events.publish(AccountEvent(.added, account))
     return account
+  }
+
+  /// The authority an account signed in with `configuration` records: its token endpoint's
+  /// origin, for a type whose endpoints are fixed (one with discovered endpoints records
+  /// its issuer, which says more).
+  static func authority(of configuration: ServiceConfiguration) -> String? {
+    guard case .fixed = configuration.descriptor.endpoints else { return nil }
+    return Origin(configuration.endpoints.token)?.description
   }
 
   /// The identity from the ID token, checked per OpenID Connect Core §3.1.3.7, or from the

@@ -96,6 +96,18 @@ public struct ServiceConfiguration: Sendable {
   public static func requireRecordedIssuer(
     of account: Account, in descriptor: EndpointDescriptor, behavior: (any AccountTypeBehavior)? = nil
   ) throws {
+    // A type of fixed endpoints whose token endpoint moved to another server (a changed
+    // host setting, an edited type file): the account's grant stays where it was issued.
+    if case .fixed(let endpoints) = descriptor.endpoints, let authority = account.authority,
+      let current = Origin(endpoints.token)?.description, current != authority
+    {
+      throw TokenKitError(
+        .notConfigured,
+        "\(account.qualifiedName) was signed in at \(authority), but account type '\(account.type)' now sends its "
+          + "tokens to \(current); its tokens go only to \(authority), so nothing was sent",
+        recovery:
+          "Set the type's endpoints back to \(authority). To use \(current), sign in there; that is another account.")
+    }
     guard let recorded = account.issuer else { return }
     let current: String?
     switch descriptor.endpoints {

@@ -63,6 +63,29 @@ import TokenKit
     #expect(throws: TokenKitError.self) { try harness.registry.requireRecordedIssuer(of: try harness.stored()!.account) }
   }
 
+  /// A type of fixed endpoints whose token endpoint moved to another server (a host
+  /// setting, an edited type file) keeps its accounts' grants where they were issued.
+  @Test func anAccountSignedInAtAnotherServerIsRefusedBeforeAnythingIsSent() async throws {
+    var harness = try H(responses: [T.tokens(access: "AT-2")])
+    let now = harness.clock.now
+    let account = Account(
+      type: "corp", id: "user-42", name: "ada@example.org", group: harness.store.group, createdAt: now,
+      updatedAt: now, clientID: F.clientID, authority: "git.old.example")
+    try harness.store.save(
+      account,
+      tokens: TokenSet(accessToken: "AT-1", refreshToken: "RT-1", expiresAt: now.addingTimeInterval(-10), scope: nil))
+    let error = await #expect(throws: TokenKitError.self) { try await harness.refresher.freshTokens(for: H.key) }
+    #expect(error?.code == .notConfigured)
+    #expect(error?.message.contains("signed in at git.old.example") == true)
+    #expect(harness.transport.requestCount == 0)
+    // Signed in where the type points now, it refreshes there.
+    harness.registry = try F.registry()
+    var moved = account
+    moved.authority = Origin(F.tokenURL)?.description
+    try harness.store.save(moved, tokens: try #require(try harness.stored()).tokens)
+    #expect(try await harness.refresher.freshTokens(for: H.key).tokens.accessToken == "AT-2")
+  }
+
   @Test func consentForOtherScopesConcernsThoseScopesOnly() async throws {
     let harness = try Self.harness(
       tenant: "common",
