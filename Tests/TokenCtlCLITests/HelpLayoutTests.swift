@@ -17,7 +17,7 @@ import Testing
 
   static let variables = [
     "TOKENCTL_GROUP", "TOKENCTL_CONFIG", "BROWSER", "DISPLAY, WAYLAND_DISPLAY", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR",
-    "XDG_STATE_HOME", "NO_COLOR", "TOKENCTL_LOG",
+    "XDG_STATE_HOME", "NO_COLOR", "SSL_CERT_FILE", "TOKENCTL_LOG",
   ]
 
   @Test func theEnvironmentReadsWellAt80Columns() throws {
