@@ -223,7 +223,13 @@ let package = Package(
       name: "GitCredentialHelperTests", dependencies: ["GitCredentialHelper", "TokenKit", "TokenStoreTesting"]),
     // The agent's parts that need no socket or keyring (its memory of a group), apart
     // from its integration tests in TokenCtlCLITests.
-    .testTarget(name: "TokenAgentTests", dependencies: ["TokenAgent", "TokenKit", "TokenStoreTesting"]),
+    .testTarget(
+      name: "TokenAgentTests",
+      dependencies: [
+        "TokenAgent", "TokenKit", "TokenStoreTesting",
+        // The consent gate's tests use real grant and audit files on the test clock.
+        "ApplicationConsent", "NativeAppSupport", "TestSupport",
+      ]),
     .testTarget(
       name: "TokenCtlCLITests",
       dependencies: [

@@ -40,6 +40,8 @@ public final class ConsentGate: Sendable {
   /// Questions on screen, by application, group and account: callers that ask the same
   /// meanwhile wait for the same answer instead of raising notifications of their own.
   private let asking = Mutex<[String: Task<Answer, Never>]>([:])
+  /// Questions nobody answered, asked again only after a growing wait.
+  private let backoff = Mutex(PromptBackoff())
 
   public init(grants: ApplicationGrants, audit: AuditLog, clock: any WallClock) {
     self.grants = grants
@@ -98,8 +100,10 @@ public final class ConsentGate: Sendable {
   private func question(_ application: String, _ group: String, _ account: Account) async -> Answer {
     guard let ask = ask.withLock({ $0 }) else { return .notAsked }
     let key = "\(application)\n\(group)\n\(account.key)"
-    let task = asking.withLock { pending -> Task<Answer, Never> in
+    let task = asking.withLock { pending -> Task<Answer, Never>? in
       if let task = pending[key] { return task }
+      // Asked lately and left unanswered: refused without a new notification.
+      guard backoff.withLock({ $0.mayAsk(key, at: clock.now) }) else { return nil }
       let name = account.qualifiedName
       let task = Task(executorPreference: ThreadPoolExecutor.shared) { [self] () -> Answer in
         let answer = await ask(application, group, name)
@@ -116,6 +120,11 @@ public final class ConsentGate: Sendable {
             record(.denied, application, group, nil, .notification, nil)
           case .unanswered, .notAsked: break
           }
+          if answer == .unanswered {
+            backoff.withLock { $0.noteUnanswered(key, at: clock.now) }
+          } else if answer != .notAsked {
+            backoff.withLock { $0.noteAnswered(key) }
+          }
         } catch {
           // The answer holds for this request even if the file could not take it.
           record(.refused, application, group, name, .notification, "the grant was not saved: \(error)")
@@ -126,6 +135,7 @@ public final class ConsentGate: Sendable {
       pending[key] = task
       return task
     }
+    guard let task else { return .unanswered }
     return await task.value
   }
 

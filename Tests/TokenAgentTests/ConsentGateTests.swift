@@ -1,0 +1,82 @@
+import ApplicationConsent
+import Foundation
+import NativeAppSupport
+import Synchronization
+import TestSupport
+import Testing
+import TokenKit
+
+@testable import TokenAgent
+
+/// The consent gate on the test clock: a question nobody answers is not asked again on
+/// every call (issue 23, item 6), but after a wait that grows.
+@Suite struct ConsentGateTests {
+  let directory: TemporaryDirectory
+  let clock = TestClock()
+  let gate: ConsentGate
+  let asked = Counter()
+
+  final class Counter: Sendable {
+    private let value = Atomic(0)
+    func add(_ n: Int, ordering: AtomicUpdateOrdering) { value.add(n, ordering: .relaxed) }
+    func load(ordering: AtomicLoadOrdering) -> Int { value.load(ordering: .relaxed) }
+  }
+
+  init() throws {
+    directory = try TemporaryDirectory()
+    let home = directory.url.path
+    let directories = XDGDirectories(environment: [
+      "HOME": home, "XDG_STATE_HOME": home + "/state", "XDG_CONFIG_HOME": home + "/config",
+      "XDG_CACHE_HOME": home + "/cache",
+    ])
+    gate = ConsentGate(
+      grants: ApplicationGrants(directories: directories, warn: { _ in }), audit: AuditLog(directories: directories),
+      clock: clock)
+  }
+
+  static let app = PeerApplication(executable: "/usr/bin/some-app", isOwn: false)
+  static let account = Account(
+    type: "github", id: "1", name: "ada", group: "default", createdAt: .distantPast, updatedAt: .distantPast)
+
+  func admit() async -> Bool {
+    await gate.admit(Self.app, group: "default", account: Self.account, via: .dbus)
+  }
+
+  @Test func anUnansweredQuestionIsAskedAgainOnlyAfterAGrowingWait() async throws {
+    let asked = self.asked
+    gate.askWith { _, _, _ in
+      asked.add(1, ordering: .relaxed)
+      return .unanswered
+    }
+    #expect(await !admit())
+    #expect(await !admit())
+    #expect(asked.load(ordering: .relaxed) == 1, "one notification for calls in a row")
+    clock.advance(by: 119)
+    #expect(await !admit())
+    #expect(asked.load(ordering: .relaxed) == 1)
+    clock.advance(by: 2)
+    #expect(await !admit())
+    #expect(asked.load(ordering: .relaxed) == 2, "asked again after two minutes")
+    clock.advance(by: 121)
+    #expect(await !admit())
+    #expect(asked.load(ordering: .relaxed) == 2, "then after four")
+    clock.advance(by: 120)
+    #expect(await !admit())
+    #expect(asked.load(ordering: .relaxed) == 3)
+  }
+
+  @Test func anAnswerIsHeldByTheGrantsAndEndsTheBackoff() async throws {
+    let answers = Mutex<[ConsentGate.Answer]>([.unanswered, .allowed])
+    gate.askWith { _, _, _ in answers.withLock { $0.removeFirst() } }
+    #expect(await !admit())
+    clock.advance(by: 121)
+    #expect(await admit())
+    #expect(await admit(), "allowed from then on, without asking")
+    #expect(answers.withLock { $0.isEmpty })
+  }
+
+  @Test(arguments: [(1, 120.0), (2, 240), (3, 480), (6, 3600), (40, 3600)] as [(Int, Double)])
+  func theWaitDoublesUpToAnHour(count: Int, wait: Double) {
+    #expect(PromptBackoff().wait(after: count) == wait)
+  }
+}
