@@ -14,14 +14,18 @@ public struct CredentialHelper: Sendable {
   let store: any TokenStore
   let chooser: CredentialAccountChooser
   let clock: any WallClock
+  /// The refresh locks, whose holder may be about to replace a stored token.
+  let locks: any AccountLocking
   let explain: @Sendable (CredentialDecline) -> Void
 
   /// `rules` are `[git.accounts]` of config.toml; `environment` may name the account in
   /// `TOKENCTL_ACCOUNT`; `explain` tells the user why a request of ours got no answer.
   public init(
     registry: AccountTypeRegistry, store: any TokenStore, environment: [String: String],
-    rules: [String: String] = [:], clock: any WallClock, explain: @escaping @Sendable (CredentialDecline) -> Void
+    rules: [String: String] = [:], clock: any WallClock, locks: any AccountLocking,
+    explain: @escaping @Sendable (CredentialDecline) -> Void
   ) {
+    self.locks = locks
     self.registry = registry
     self.store = store
     chooser = CredentialAccountChooser(
@@ -63,7 +67,7 @@ public struct CredentialHelper: Sendable {
     // it, without a second keyring search or reading the configuration again; anything
     // else goes through the refresher (lock, re-read, refresh).
     let tokens: TokenSet
-    if let stored = choice.stored, stored.isServable(forAtLeast: Self.minimumValidity, clock: clock) {
+    if let stored = choice.stored, stored.isServable(forAtLeast: Self.minimumValidity, clock: clock, locks: locks) {
       tokens = stored.tokens
     } else {
       tokens = try await freshTokens(choice.account.key, choice.stored)

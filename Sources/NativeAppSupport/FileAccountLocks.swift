@@ -63,6 +63,17 @@ public struct FileAccountLocks: AccountLocking {
 }
 
 extension FileAccountLocks {
+  /// Whether anyone holds `key`'s lock: a shared lock cannot be had while an exclusive one
+  /// is held. A lock file that does not exist is held by nobody, and is not made here.
+  public func isHeld(_ key: AccountKey, group: String) -> Bool {
+    let fd = open(path(for: key, group: group), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    guard flock(fd, LOCK_SH | LOCK_NB) == 0 else { return errno == EWOULDBLOCK }
+    flock(fd, LOCK_UN)
+    return false
+  }
+
   /// The lock file of `key` in `group`. The name must not leak who signs in where to
   /// other users of a shared /tmp-like place, nor break on odd characters in ids: a hash
   /// of group, type and id.

@@ -32,7 +32,7 @@ extension AgentService {
   public func accessToken(group: String, stored: StoredAccount, minimumValidity: Int) async throws -> TokenSet {
     let world = ownWorld
     let tokens: TokenSet
-    if stored.isServable(forAtLeast: Double(minimumValidity), clock: clock) {
+    if stored.isServable(forAtLeast: Double(minimumValidity), clock: clock, locks: locks(world)) {
       try checkRecordedIssuer(stored, world: world)
       tokens = stored.tokens
     } else {

@@ -168,7 +168,7 @@ public final class AgentService: Sendable {
     let warnings = Warnings()
     let margin = minValid.map(Double.init) ?? stored.tokens.defaultRefreshMargin
     let tokens: TokenSet
-    if stored.isServable(forAtLeast: margin, clock: self.clock) {
+    if stored.isServable(forAtLeast: margin, clock: self.clock, locks: locks(world)) {
       try checkRecordedIssuer(stored, world: world)
       tokens = stored.tokens
     } else {
@@ -222,6 +222,11 @@ public final class AgentService: Sendable {
     return answer
   }
 
+  /// The refresh locks of `world`'s user, which every tokenctl process takes.
+  func locks(_ world: AgentWorld) -> FileAccountLocks {
+    FileAccountLocks(directories: XDGDirectories(environment: world.environment))
+  }
+
   /// As the direct path does before it hands out a token from the keyring: only a type
   /// whose issuer the user chooses needs config.toml here, to check the account's issuer.
   func checkRecordedIssuer(_ stored: StoredAccount, world: AgentWorld) throws {
@@ -245,7 +250,7 @@ public final class AgentService: Sendable {
     if let account = request["account"] { environment["TOKENCTL_ACCOUNT"] = account }
     let helper = CredentialHelper(
       registry: registry, store: store, environment: environment, rules: configuration.gitAccounts, clock: clock,
-      explain: { decline in declines.withLock { $0.append(decline) } })
+      locks: locks(world), explain: { decline in declines.withLock { $0.append(decline) } })
     let warnings = Warnings()
     let answered = Mutex<Account?>(nil)
     let answer = try await helper.get(message) { key, stored in
@@ -373,7 +378,7 @@ public final class AgentService: Sendable {
     return try await turnstile.run("\(group)\n\(stored.account.key)") {
       let current = (try? store.load(stored.account.key)) ?? stored
       let margin = minimumValidity ?? current.tokens.defaultRefreshMargin
-      if current.isServable(forAtLeast: margin, clock: self.clock) {
+      if current.isServable(forAtLeast: margin, clock: self.clock, locks: locks(world)) {
         return current.tokens
       }
       let manager = try self.manager(world: world, store: store.backing, warnings: warnings)

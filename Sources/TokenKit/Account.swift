@@ -97,8 +97,13 @@ public struct StoredAccount: Sendable, Hashable {
   /// never handed out, whatever its expiry says), and the token stays valid for `seconds`
   /// more. The one rule every path that answers from a store follows (the command line,
   /// the git helper, the agent).
-  public func isServable(forAtLeast seconds: Double, clock: some WallClock) -> Bool {
+  ///
+  /// Nor while a refresh of the account is in flight anywhere (its lock is held): the
+  /// token may be revoked as soon as the refresh ends, so the caller waits for it through
+  /// the refresher, which takes the lock and reads the store again.
+  public func isServable(forAtLeast seconds: Double, clock: some WallClock, locks: some AccountLocking) -> Bool {
     !account.needsSignIn && tokens.isValid(forAtLeast: seconds, clock: clock)
+      && !locks.isHeld(account.key, group: account.group)
   }
 }
 

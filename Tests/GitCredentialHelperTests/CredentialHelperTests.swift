@@ -58,7 +58,7 @@ import TokenKit
   ) throws -> CredentialHelper {
     CredentialHelper(
       registry: try registry(), store: store, environment: environment, rules: rules, clock: FixedClock(F.now),
-      explain: { explain($0) })
+      locks: NoRefreshInFlight(), explain: { explain($0) })
   }
 
   static func message(_ text: String) throws -> CredentialMessage { try CredentialMessage.parse(Array(text.utf8)) }
@@ -212,7 +212,8 @@ import TokenKit
       source: "test")
     let store = try RecordingTokenStore([Self.stored(F.account("forge", "1", "ada", issuer: "https://old.example/"))])
     let helper = CredentialHelper(
-      registry: registry, store: store, environment: [:], clock: FixedClock(F.now), explain: { _ in })
+      registry: registry, store: store, environment: [:], clock: FixedClock(F.now), locks: NoRefreshInFlight(),
+      explain: { _ in })
     await #expect(throws: TokenKitError.self) {
       try await helper.get(
         Self.message("protocol=https\nhost=git.forge.example\n"),

@@ -51,3 +51,11 @@ final class RecordingTokenStore: TokenStore {
     return try inner.remove(key)
   }
 }
+
+/// Locks nobody holds: the helper's tests refresh nothing themselves (the refresher is a
+/// closure they pass).
+struct NoRefreshInFlight: AccountLocking {
+  struct Handle: AccountLockHandle { func release() {} }
+  func acquire(_ key: AccountKey, group: String, timeout: Duration) async throws -> any AccountLockHandle { Handle() }
+  func isHeld(_ key: AccountKey, group: String) -> Bool { false }
+}

@@ -44,6 +44,21 @@ private func eventually(within seconds: Double = 5, _ condition: () -> Bool) asy
 
   /// The capability a refresh child needs, offered through the protocol (no downcast):
   /// a file lock's descriptor while it is held, which the lock file's check accepts.
+  /// What the one rule for handing out a stored token asks: is a refresh in flight? A
+  /// lock held by this very process counts; a lock file nobody made is held by nobody.
+  @Test func aHeldLockIsSeenWithoutWaitingOrMakingAFile() async throws {
+    let scratch = try TemporaryDirectory()
+    let locks = FileAccountLocks(directory: scratch.path("locks"))
+    let key = AccountKey(type: "corp", id: "ada")
+    #expect(!locks.isHeld(key, group: "default"))
+    #expect(!FileManager.default.fileExists(atPath: locks.path(for: key, group: "default")))
+    let handle = try await locks.acquire(key, group: "default", timeout: .seconds(1))
+    #expect(locks.isHeld(key, group: "default"))
+    #expect(!locks.isHeld(AccountKey(type: "corp", id: "grace"), group: "default"))
+    handle.release()
+    #expect(!locks.isHeld(key, group: "default"))
+  }
+
   @Test func aFileLockOffersItsDescriptorToHandOnWhileHeld() async throws {
     let scratch = try TemporaryDirectory()
     let locks = FileAccountLocks(directory: scratch.path("locks"))

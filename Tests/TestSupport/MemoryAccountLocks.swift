@@ -30,6 +30,10 @@ public final class MemoryAccountLocks: AccountLocking, Sendable {
     }
   }
 
+  public func isHeld(_ key: AccountKey, group: String) -> Bool {
+    state.withLock { $0.held.contains("\(group)\u{0}\(key.type)\u{0}\(key.id)") }
+  }
+
   public var acquisitions: Int { state.withLock { $0.acquisitions } }
   public var isHeld: Bool { state.withLock { !$0.held.isEmpty } }
 

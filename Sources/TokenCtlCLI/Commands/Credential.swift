@@ -58,6 +58,7 @@ extension TokenCtl {
       let helper = CredentialHelper(
         registry: session.registry, store: session.store,
         environment: context.environment, rules: session.configuration?.gitAccounts ?? [:], clock: context.clock,
+        locks: context.accountLocks,
         explain: { [output = context.output] decline in
           // Names come from the keyring and the request; keep their control characters off
           // the terminal, but not our own line breaks.

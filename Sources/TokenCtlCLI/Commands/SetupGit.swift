@@ -50,7 +50,7 @@ extension TokenCtl {
       // The group's accounts name the hosts of forge types that list none (Gitea).
       let helper = CredentialHelper(
         registry: session.registry, store: session.store,
-        environment: context.environment, clock: context.clock, explain: { _ in })
+        environment: context.environment, clock: context.clock, locks: context.accountLocks, explain: { _ in })
       // The very rule the helper answers by: https, and http where it answers http too.
       let urls =
         unset

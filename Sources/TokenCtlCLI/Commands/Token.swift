@@ -71,7 +71,7 @@ extension TokenCtl {
       }
       // The fast path: a valid token needs no configuration, lock or network.
       let margin = minValid.map(Double.init) ?? stored.tokens.defaultRefreshMargin
-      if stored.isServable(forAtLeast: margin, clock: context.clock) {
+      if stored.isServable(forAtLeast: margin, clock: context.clock, locks: context.accountLocks) {
         // Only a type whose issuer the user chooses can have it changed by config.toml, so
         // only its accounts pay for reading the file here (see the refresher's check).
         if stored.account.issuer != nil,

@@ -7,6 +7,12 @@
 public protocol AccountLocking: Sendable {
   /// Waits until this caller alone may refresh `key` in `group`, or throws after `timeout`.
   func acquire(_ key: AccountKey, group: String, timeout: Duration) async throws -> any AccountLockHandle
+
+  /// Whether anyone holds `key`'s lock in `group` now, this process included: a refresh
+  /// of the account is in flight, and the access token stored may be the one it is about
+  /// to replace (servers that rotate refresh tokens often revoke the access token issued
+  /// beside the old one). Never waits.
+  func isHeld(_ key: AccountKey, group: String) -> Bool
 }
 
 /// A held lock; `release()` may be called more than once.

@@ -240,6 +240,26 @@ import TokenKit
     #expect(!harness.locks.isHeld)
   }
 
+  /// A valid token is not handed out while a refresh of its account is in flight (the
+  /// lock is held): that refresh may revoke it, as django-oauth-toolkit does the access
+  /// token issued beside a rotated refresh token. The caller waits for the refresh and
+  /// gets its token (issue 23, item 8).
+  @Test func aValidTokenWhoseRefreshIsInFlightIsNotHandedOut() async throws {
+    let harness = try H(responses: [])
+    let seeded = try harness.seed(left: 1800)
+    let held = try await harness.locks.acquire(H.key, group: harness.store.group, timeout: .seconds(1))
+    let refresher = harness.refresher
+    let waiting = Task { try await refresher.freshTokens(for: H.key) }
+    try await Task.sleep(for: .milliseconds(50))
+    var tokens = seeded.tokens
+    tokens.accessToken = "AT-new"
+    tokens.refreshToken = "RT-new"
+    try harness.store.save(seeded.account, tokens: tokens)
+    held.release()
+    #expect(try await waiting.value.tokens.accessToken == "AT-new")
+    #expect(harness.transport.requestCount == 0)
+  }
+
   /// Another process's refresh, finished while this one waited for the lock.
   struct RefreshingElsewhere: AccountLocking {
     let inner: MemoryAccountLocks
@@ -248,6 +268,7 @@ import TokenKit
       try meanwhile()
       return try await inner.acquire(key, group: group, timeout: timeout)
     }
+    func isHeld(_ key: AccountKey, group: String) -> Bool { inner.isHeld(key, group: group) }
   }
 
   @Test func tokensRefreshedElsewhereWhileWaitingAreUsed() async throws {
