@@ -109,13 +109,19 @@ public final class AgentBusService: @unchecked Sendable {
     }
   }
 
-  /// Emits `signal` of our interface to every listener; `body` is its tuple.
-  public func emit(_ signal: String, _ body: BusValue) {
-    var error: UnsafeMutablePointer<GError>? = nil
-    if tokenctl_g_dbus_connection_emit_signal(
-      connection, nil, AgentBusInterface.objectPath, AgentBusInterface.name, signal, body.variant(), &error) == 0
-    {
-      log("could not emit \(signal): \(Self.take(error))")
+  /// Emits `signal` of our interface, `body` its tuple, to each connection that called us
+  /// and whose application `allowed` admits, as a unicast signal: a signal broadcast on
+  /// the bus reaches every client, sandboxed ones and ones refused the account included,
+  /// and ours name accounts.
+  public func emit(_ signal: String, _ body: BusValue, to allowed: (PeerApplication) -> Bool) {
+    for peer in peers.connected() where allowed(peer.application) {
+      var error: UnsafeMutablePointer<GError>? = nil
+      if tokenctl_g_dbus_connection_emit_signal(
+        connection, peer.name, AgentBusInterface.objectPath, AgentBusInterface.name, signal, body.variant(), &error)
+        == 0
+      {
+        log("could not emit \(signal): \(Self.take(error))")
+      }
     }
   }
 

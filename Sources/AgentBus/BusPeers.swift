@@ -35,6 +35,12 @@ final class BusPeers: @unchecked Sendable {
     return application
   }
 
+  /// The connections seen so far that are still on the bus, with their applications.
+  func connected() -> [(name: String, application: PeerApplication)] {
+    let seen = known.withLock { $0.map { (name: $0.key, application: $0.value) } }
+    return seen.filter { hasOwner($0.name) }
+  }
+
   private func processID(of sender: String) -> Int32? {
     guard let reply = bus.callBus("GetConnectionCredentials", .tuple([.string(sender)]), replyType: "(a{sv})")
     else { return nil }

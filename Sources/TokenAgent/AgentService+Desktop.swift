@@ -79,21 +79,22 @@ extension AgentService {
       let observers = state.withLock { $0.observers }
       for key in Set(before.keys).union(now.keys).sorted(by: { "\($0)" < "\($1)" }) where before[key] != now[key] {
         let name = (now[key] ?? before[key])!.name
-        observers?.accountChanged(group, name)
+        observers?.accountChanged(group, key, name)
         if now[key]?.needsSignIn == true, before[key]?.needsSignIn != true {
-          observers?.needsSignIn(group, name, key.type)
+          observers?.needsSignIn(group, key, name)
         }
       }
     }
   }
 
   /// Who hears of account changes (the D-Bus service's signals and notifications).
+  /// `account` is the account's key, `name` its qualified name (`type:name`).
   public struct Observers: Sendable {
-    public var accountChanged: @Sendable (_ group: String, _ account: String) -> Void
-    public var needsSignIn: @Sendable (_ group: String, _ account: String, _ type: String) -> Void
+    public var accountChanged: @Sendable (_ group: String, _ account: AccountKey, _ name: String) -> Void
+    public var needsSignIn: @Sendable (_ group: String, _ account: AccountKey, _ name: String) -> Void
     public init(
-      accountChanged: @escaping @Sendable (String, String) -> Void,
-      needsSignIn: @escaping @Sendable (String, String, String) -> Void
+      accountChanged: @escaping @Sendable (String, AccountKey, String) -> Void,
+      needsSignIn: @escaping @Sendable (String, AccountKey, String) -> Void
     ) {
       self.accountChanged = accountChanged
       self.needsSignIn = needsSignIn

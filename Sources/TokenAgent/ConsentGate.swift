@@ -83,6 +83,16 @@ public final class ConsentGate: Sendable {
     return grants.visibleAccounts(application: caller.executable, group: group)
   }
 
+  /// Whether `caller` may hear of `account` of `group` (its name in a signal): an
+  /// application allowed that account, or every account of the group, and tokenctl's own.
+  public func sees(_ caller: PeerApplication, group: String, _ account: AccountKey) -> Bool {
+    switch visible(caller, group: group) {
+    case .all?: return true
+    case .accounts(let keys)?: return keys.contains(account)
+    case nil: return false
+    }
+  }
+
   /// Logs a token handed to `caller` (not to tokenctl's own, which would drown the log).
   func handedOut(_ caller: PeerApplication, group: String, account: Account, via: AuditEvent.Channel) {
     guard !caller.isOwn else { return }

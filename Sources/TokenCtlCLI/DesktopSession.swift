@@ -52,9 +52,12 @@ enum DesktopSession {
     let signInNotices = SignInNotices()
     service.observe(
       AgentService.Observers(
-        accountChanged: { group, account in bus.emit("AccountChanged", .tuple([.string(group), .string(account)])) },
-        needsSignIn: { group, account, type in
-          bus.emit("NeedsSignIn", .tuple([.string(group), .string(account)]))
+        accountChanged: { group, key, account in
+          bus.emit("AccountChanged", .tuple([.string(group), .string(account)])) { gate.sees($0, group: group, key) }
+        },
+        needsSignIn: { group, key, account in
+          let type = key.type
+          bus.emit("NeedsSignIn", .tuple([.string(group), .string(account)])) { gate.sees($0, group: group, key) }
           log("\(account) (group \(group)) needs a sign-in")
           guard signInNotices.due(group: group, account: account) else { return }
           notifications.show(

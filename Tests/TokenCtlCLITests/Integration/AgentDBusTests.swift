@@ -199,13 +199,26 @@ import Testing
     let watcher = try TestProcess(
       "/usr/bin/python3", ["Tests/Support/dbus-client", "watch", "12"], environment: desk.session.environment,
       stdout: signals, stderr: nil)
+    // Another program, allowed nothing, listening as well (a copy of python is another
+    // application): the agent's signals name accounts, and must not reach it.
+    let other = desk.home.appendingPathComponent("other-python").path
+    try FileManager.default.copyItem(
+      atPath: URL(fileURLWithPath: "/usr/bin/python3").resolvingSymlinksInPath().path, toPath: other)
+    let overheard = desk.home.appendingPathComponent("overheard.jsonl").path
+    let eavesdropper = try TestProcess(
+      other, ["Tests/Support/dbus-client", "watch", "12"], environment: desk.session.environment,
+      stdout: overheard, stderr: nil)
     try await Task.sleep(for: .milliseconds(500))
     // The server revokes the grant (RFC 7009, the refresh token's family).
     let revoked = try await TestProcess.run(
       "curl", ["-s", "-d", "token=\(ada.refresh)&client_id=git", desk.stub.baseURL + "/revoke"])
     #expect(revoked.status == 0)
     _ = await watcher.exitStatus(within: 20)
+    _ = await eavesdropper.exitStatus(within: 20)
     let heard = try String(contentsOfFile: signals, encoding: .utf8).split(separator: "\n")
+    let eavesdropped = try String(contentsOfFile: overheard, encoding: .utf8)
+    #expect(eavesdropped.contains("watching"), "\(eavesdropped)")
+    #expect(!eavesdropped.contains("gitlocal:ada"), "a program allowed nothing heard of the account: \(eavesdropped)")
     let needsSignIn = heard.filter { $0.contains("\"NeedsSignIn\"") }
     #expect(needsSignIn.count == 1, "\(heard)")
     #expect(needsSignIn.first?.contains("\"default\", \"gitlocal:ada\"") == true, "\(needsSignIn)")
