@@ -58,6 +58,25 @@ public final class AgentBusService: @unchecked Sendable {
     try requestName()
   }
 
+  /// Makes the process leave (SIGTERM, which the agent takes as its signal to stop) when
+  /// the session bus closes its connection: a D-Bus-activated agent, whose session ended,
+  /// must not run on. GDBus does that for the shared bus connection ("exit-on-close"),
+  /// but only from the main context the connection was made in (GLib's default one, which
+  /// nothing else in the agent runs), and by `raise`, which a thread that blocks SIGTERM
+  /// (as the threads of Swift's pool do) never delivers: a thread of its own runs that
+  /// context, with the stop signals unblocked. Idle, it sleeps in `poll`.
+  public static func leaveWhenTheBusCloses() -> Bool {
+    guard tokenctl_libsecret_load() == nil else { return false }
+    return DetachedThread.start {
+      var signals = sigset_t()
+      sigemptyset(&signals)
+      for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, signal) }
+      pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+      let loop = tokenctl_g_main_loop_new(nil, 0)!
+      tokenctl_g_main_loop_run(loop)
+    }
+  }
+
   /// Runs the service's thread, which takes calls and signals from now on. Whatever
   /// subscribes in the service's context (``DesktopNotifications``) does so before: a
   /// context can be made a thread's default only while no other thread runs it.

@@ -36,17 +36,65 @@ public final class Agent: Sendable {
     self.log = log
   }
 
-  /// Serves until SIGTERM or SIGINT, then removes the socket and returns. The refresh
-  /// children it started finish on their own: a refresh in flight is never cut between
-  /// the exchange and the store.
+  /// Serves until SIGTERM, SIGINT or SIGHUP (the session's terminal or bus went away), or
+  /// until its socket or the folder holding it is removed (the session's runtime folder
+  /// deleted: an agent nobody can reach must not run on, refreshing, holding its bus
+  /// name), then removes the socket and returns. The refresh children it started finish
+  /// on their own: a refresh in flight is never cut between the exchange and the store.
   public func run() async {
-    let stop = SignalPipe(signals: [SIGTERM, SIGINT])
+    let stop = SignalPipe(signals: [SIGTERM, SIGINT, SIGHUP])
     _ = DetachedThread.start { [self] in acceptLoop() }
+    watchSocket()
     log("listening on \(listener.path) (pid \(getpid()))")
     await stop.wait()
     log("stopping")
     service.stop()
     listener.shutDown()
+  }
+
+  /// Stops the agent when its socket, or the folder it is in, is removed or moved away:
+  /// inotify, so that an idle agent still makes no system call.
+  private func watchSocket() {
+    let fd = inotify_init1(Int32(IN_CLOEXEC))
+    guard fd >= 0 else { return }
+    let folder = String(listener.path[..<(listener.path.lastIndex(of: "/") ?? listener.path.startIndex)])
+    let name = String(listener.path[(listener.path.lastIndex(of: "/").map { listener.path.index(after: $0) } ?? listener.path.startIndex)...])
+    let mask = UInt32(IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF)
+    guard inotify_add_watch(fd, folder.isEmpty ? "/" : folder, mask) >= 0 else {
+      close(fd)
+      return
+    }
+    let started = DetachedThread.start { [log] in
+      var buffer = [UInt8](repeating: 0, count: 4096)
+      while true {
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count < 0, errno == EINTR { continue }
+        guard count > 0 else { return }
+        if Self.removes(buffer[..<count], name: name) {
+          log("the socket \(name) or its folder was removed: stopping")
+          SignalPipe.trigger()
+          return
+        }
+      }
+    }
+    if !started { close(fd) }
+  }
+
+  /// Whether the inotify events in `events` remove the watched folder or the entry `name`.
+  static func removes(_ events: ArraySlice<UInt8>, name: String) -> Bool {
+    var offset = events.startIndex
+    let header = MemoryLayout<inotify_event>.size
+    while offset + header <= events.endIndex {
+      let (mask, length) = events[offset..<(offset + header)].withUnsafeBytes { raw in
+        (raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self), Int(raw.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
+      }
+      let nameBytes = events[(offset + header)..<min(offset + header + length, events.endIndex)]
+      let entry = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
+      if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0 { return true }
+      if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0, entry == name { return true }
+      offset += header + length
+    }
+    return false
   }
 
   private func acceptLoop() {
@@ -131,6 +179,12 @@ final class SignalPipe: Sendable {
       action.sa_flags = SA_RESTART
       sigaction(signal, &action, nil)
     }
+  }
+
+  /// Stops as a signal would.
+  static func trigger() {
+    var byte: UInt8 = 1
+    _ = write(writeEnd, &byte, 1)
   }
 
   /// Returns once a signal came.

@@ -37,10 +37,14 @@ extension TokenCtl {
   struct AgentRun: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
       commandName: "run",
-      abstract: "Run the agent in the foreground until SIGTERM or SIGINT (the default).",
+      abstract: "Run the agent in the foreground until SIGTERM, SIGINT or SIGHUP (the default).",
       discussion: """
         Logs to standard error, never a token. Takes the socket systemd passes \
         (LISTEN_FDS), else binds its own. A second agent for the same socket refuses to start. \
+        It leaves when its session does: when the session bus closes, or when its socket or \
+        the folder holding it is removed. Started by the session bus itself (D-Bus \
+        activation without systemd), it keeps none of the bus's standard streams and logs \
+        nothing. \
         On the session bus it is org.tokenctl.Agent (tokenctl-dbus(7)); applications other than \
         tokenctl get tokens only once allowed (tokenctl allow, or a notification's Allow).
         """)
@@ -54,11 +58,18 @@ extension TokenCtl {
     func run() async throws {
       guard let context = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
       let environment = context.environment
+      // Started by the session bus itself (its `Exec=`, no systemd): the standard streams
+      // are the bus daemon's, often a terminal or the pipe of a script that captured the
+      // session's output, which would wait for us to close it. The agent keeps none of
+      // them: its log goes nowhere, as `agent start`'s does.
+      if environment["DBUS_STARTER_BUS_TYPE"] != nil { Self.detachFromInheritedStreams() }
       let path = AgentSocketLocation.path(environment: environment)
       let directories = context.directories
       // A socket the user placed is in a folder of theirs; ours is under our private root.
       let root: String? = environment["TOKENCTL_AGENT_SOCKET"] == nil ? directories.runtimeRoot : nil
       let listener = try AgentListener.open(path: path, root: root, environment: environment)
+      // The session's end is the agent's: no bus (it closed), no agent.
+      _ = AgentBusService.leaveWhenTheBusCloses()
       let output = context.output
       let log: @Sendable (String) -> Void = { output.writeError("tokenctl agent: \($0)\n") }
       let service = AgentService(
@@ -90,6 +101,14 @@ extension TokenCtl {
       await Agent(listener: listener, service: service, desktop: desktop, log: log).run()
       bus?.stop()
       monitor?.stop()
+    }
+
+    /// Standard input, output and error onto /dev/null.
+    static func detachFromInheritedStreams() {
+      let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+      guard null >= 0 else { return }
+      for stream: Int32 in [0, 1, 2] { dup2(null, stream) }
+      if null > 2 { close(null) }
     }
   }
 

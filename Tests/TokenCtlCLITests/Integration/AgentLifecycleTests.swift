@@ -1,0 +1,152 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The agent's life follows its session's (issue 23, item 9; issue 28, item 5): started by
+/// the session bus itself it keeps none of the bus daemon's standard streams, and it
+/// leaves when the bus goes away, when its socket's folder is removed, and on SIGHUP.
+/// Against a real dbus-daemon of the test's own, with D-Bus activation from a service
+/// file as `make install` writes it.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct AgentLifecycleTests {
+  let directory: TemporaryDirectory
+  let runtime: URL
+
+  init() throws {
+    directory = try TemporaryDirectory()
+    runtime = directory.url.appendingPathComponent("runtime")
+    try FileManager.default.createDirectory(
+      at: runtime.appendingPathComponent("tokenctl"), withIntermediateDirectories: true)
+    try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: runtime.path)
+    try FileManager.default.setAttributes(
+      [.posixPermissions: 0o700], ofItemAtPath: runtime.appendingPathComponent("tokenctl").path)
+  }
+
+  var socket: String { runtime.appendingPathComponent("tokenctl/agent.sock").path }
+
+  var environment: [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    environment["HOME"] = directory.path("home")
+    environment["XDG_RUNTIME_DIR"] = runtime.path
+    environment["XDG_CONFIG_HOME"] = directory.path("config")
+    environment["XDG_STATE_HOME"] = directory.path("state")
+    environment["XDG_CACHE_HOME"] = directory.path("cache")
+    environment["TOKENCTL_AGENT_SOCKET"] = nil
+    environment["TOKENCTL_AGENT"] = nil
+    return environment
+  }
+
+  /// A session bus of our own, whose services folder activates `tokenctl agent run` as
+  /// the installed org.tokenctl.Agent.service does. Its standard output is a file the
+  /// test reads the bus's address from, and which an activated service inherits.
+  func startBus() async throws -> (daemon: TestProcess, address: String, output: String) {
+    let services = directory.url.appendingPathComponent("services")
+    try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
+    let template = try String(
+      contentsOfFile: AuthServer.path("Sources/tokenctl/dbus/org.tokenctl.Agent.service.in"), encoding: .utf8)
+    let bindir = URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent().path
+    try template.replacingOccurrences(of: "@BINDIR@", with: bindir)
+      .replacingOccurrences(of: "SystemdService=tokenctl-agent.service\n", with: "")
+      .write(to: services.appendingPathComponent("org.tokenctl.Agent.service"), atomically: true, encoding: .utf8)
+    let config = directory.path("session.conf")
+    try """
+    <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+     "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+    <busconfig>
+      <type>session</type>
+      <listen>unix:dir=\(directory.url.path)</listen>
+      <servicedir>\(services.path)</servicedir>
+      <policy context="default">
+        <allow send_destination="*" eavesdrop="true"/>
+        <allow eavesdrop="true"/>
+        <allow own="*"/>
+      </policy>
+    </busconfig>
+    """.write(toFile: config, atomically: true, encoding: .utf8)
+    let output = directory.path("bus.out")
+    let daemon = try TestProcess(
+      "dbus-daemon", ["--config-file=\(config)", "--nofork", "--print-address"], environment: environment,
+      stdout: output, stderr: directory.path("bus.err"))
+    for _ in 0..<200 {
+      if let text = try? String(contentsOfFile: output, encoding: .utf8), text.hasSuffix("\n") {
+        return (daemon, text.trimmingCharacters(in: .whitespacesAndNewlines), output)
+      }
+      try await Task.sleep(for: .milliseconds(25))
+    }
+    daemon.terminate()
+    throw TestFailure("dbus-daemon did not start")
+  }
+
+  /// The pid the agent on `socket` reports, once it answers.
+  func agentPID(_ environment: [String: String]) async throws -> pid_t {
+    for _ in 0..<400 {
+      let status = try await TestProcess.run(TestProcess.tokenctl, ["agent", "status", "--json"], environment: environment)
+      if let object = try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any],
+        let pid = object["pid"] as? Int
+      {
+        return pid_t(pid)
+      }
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    throw TestFailure("no agent answered on \(socket)")
+  }
+
+  static func isRunning(_ pid: pid_t) -> Bool {
+    // A zombie has no executable any more: it has left.
+    kill(pid, 0) == 0 && (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) != nil
+  }
+
+  static func waitUntilGone(_ pid: pid_t, seconds: Double = 10) async throws -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+      if !isRunning(pid) { return true }
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    return !isRunning(pid)
+  }
+
+  @Test func anAgentTheBusStartedKeepsNoneOfItsStreamsAndLeavesWithTheBus() async throws {
+    let (daemon, address, output) = try await startBus()
+    defer { daemon.terminate() }
+    var environment = self.environment
+    environment["DBUS_SESSION_BUS_ADDRESS"] = address
+    // The first call starts the agent (D-Bus activation); what it answers does not matter.
+    _ = try await TestProcess.run(
+      "gdbus",
+      [
+        "call", "--session", "--dest", "org.tokenctl.Agent", "--object-path", "/org/tokenctl/Agent", "--method",
+        "org.tokenctl.Agent1.ListAccounts", "",
+      ], environment: environment)
+    let pid = try await agentPID(environment)
+    for stream in 0...2 {
+      let target = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(stream)")
+      #expect(target == "/dev/null", "stream \(stream) is \(target), not /dev/null (the bus's was \(output))")
+    }
+    // The session ends: its bus goes, and so does the agent.
+    kill(daemon.pid, SIGTERM)
+    _ = await daemon.exitStatus(within: 10)
+    #expect(try await Self.waitUntilGone(pid), "the agent outlived its session bus")
+  }
+
+  @Test func anAgentLeavesWhenItsRuntimeFolderIsRemovedOrOnSIGHUP() async throws {
+    var environment = self.environment
+    environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(directory.path("no-bus"))"
+    let first = try TestProcess(
+      TestProcess.tokenctl, ["agent", "run", "--no-dbus"], environment: environment, stderr: directory.path("a.err"))
+    defer { first.terminate() }
+    let pid = try await agentPID(environment)
+    #expect(pid == first.pid)
+    try FileManager.default.removeItem(at: runtime.appendingPathComponent("tokenctl"))
+    #expect(try await Self.waitUntilGone(pid), "the agent ran on without its socket")
+
+    try FileManager.default.createDirectory(
+      at: runtime.appendingPathComponent("tokenctl"), withIntermediateDirectories: true)
+    try FileManager.default.setAttributes(
+      [.posixPermissions: 0o700], ofItemAtPath: runtime.appendingPathComponent("tokenctl").path)
+    let second = try TestProcess(
+      TestProcess.tokenctl, ["agent", "run", "--no-dbus"], environment: environment, stderr: directory.path("b.err"))
+    defer { second.terminate() }
+    let again = try await agentPID(environment)
+    kill(again, SIGHUP)
+    #expect(try await Self.waitUntilGone(again), "the agent ignored SIGHUP")
+  }
+}
