@@ -94,7 +94,7 @@ let package = Package(
     .target(name: "CLibSecret"),
     // The keyring store, and the monitor that tells a long-lived process when the keyring
     // changed behind its back.
-    .target(name: "SecretServiceStore", dependencies: ["TokenKit", "CLibSecret"]),
+    .target(name: "SecretServiceStore", dependencies: ["TokenKit", "CLibSecret", "CLinux"]),
     // The agent's D-Bus object (org.tokenctl.Agent1) and desktop notifications, on GDBus:
     // the GLib that libsecret loads anyway, so no D-Bus library of our own and none linked.
     .target(name: "AgentBus", dependencies: ["CLibSecret", "NativeAppSupport", "TokenKit"]),

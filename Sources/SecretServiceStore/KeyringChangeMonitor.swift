@@ -1,4 +1,5 @@
 import CLibSecret
+import CLinux
 import Synchronization
 import TokenKit
 
@@ -157,8 +158,14 @@ public final class KeyringChangeMonitor: Sendable {
       tokenctl_g_variant_unref(reply)
     }
 
+    /// The monitor thread's name.
+    static let threadName = "keyring-monitor"
+
     /// The monitor's thread: runs the main loop until `requestStop()`, then unsubscribes.
     func run() {
+      // Named, so that what wakes it (another program writing the keyring) can be told
+      // apart from the wake-ups of an idle agent's own (`ps -L`, /proc/PID/task/*/comm).
+      _ = tokenctl_set_thread_name(Self.threadName)
       tokenctl_g_main_context_push_thread_default(context)
       tokenctl_g_main_loop_run(loop)
       tokenctl_g_main_context_pop_thread_default(context)

@@ -16,14 +16,25 @@ import TokenKit
 /// writes the answer within another. A slow or silent client holds only its own thread;
 /// a bad one gets a `refused` answer and changes nothing.
 public final class Agent: Sendable {
-  /// How long a client has to send its request, and to take its answer.
-  static let requestTimeoutMilliseconds: Int32 = 5000
+  /// How long a client has to send its request: ours write it as soon as they connect, so
+  /// a second is plenty on a loaded machine, and a connection that sends nothing holds
+  /// its thread no longer than that.
+  static let requestTimeoutMilliseconds: Int32 = 1000
+  /// How long a client has to take its answer.
+  static let answerTimeoutMilliseconds: Int32 = 5000
+  /// Connections of one process that may wait at once for their request to be read (each
+  /// holds a thread meanwhile): a client needs one, a program that asks from several
+  /// threads a few; a process holding thousands of idle ones would otherwise take every
+  /// thread and descriptor the agent has from everybody else.
+  static let connectionsPerProcess = 16
 
   let listener: AgentListener
   let service: AgentService
   let desktop: DesktopMethods
   let log: @Sendable (String) -> Void
   private let refusedPeers = Atomic<Int>(0)
+  /// Connections whose request is being read, by the peer's pid.
+  private let open = Mutex<[Int32: Int]>([:])
 
   /// `desktop` answers the applications that are not tokenctl's own, behind its consent gate.
   public init(
@@ -43,6 +54,7 @@ public final class Agent: Sendable {
   /// on their own: a refresh in flight is never cut between the exchange and the store.
   public func run() async {
     let stop = SignalPipe(signals: [SIGTERM, SIGINT, SIGHUP])
+    Self.raiseDescriptorLimit()
     _ = DetachedThread.start { [self] in acceptLoop() }
     watchSocket()
     log("listening on \(listener.path) (pid \(getpid()))")
@@ -115,8 +127,42 @@ public final class Agent: Sendable {
         close(connection)
         continue
       }
-      if !DetachedThread.start({ [self] in serve(connection) }) { close(connection) }
+      // Too many at once from one process: closed at once, before it costs a thread.
+      let pid = AgentSocketIO.peerPID(connection) ?? 0
+      let admitted = open.withLock { open -> Bool in
+        guard open[pid, default: 0] < Self.connectionsPerProcess else { return false }
+        open[pid, default: 0] += 1
+        return true
+      }
+      guard admitted else {
+        close(connection)
+        continue
+      }
+      if !DetachedThread.start({ [self] in
+        serve(connection)
+        closed(pid)
+      }) {
+        close(connection)
+        closed(pid)
+      }
     }
+  }
+
+  /// One connection of `pid` fewer.
+  private func closed(_ pid: Int32) {
+    open.withLock { open in
+      let left = open[pid, default: 1] - 1
+      open[pid] = left > 0 ? left : nil
+    }
+  }
+
+  /// Raises the soft limit of open descriptors to the hard one: each client holds one
+  /// while it is served, and 1,024 is few for an agent that many programs ask at once.
+  static func raiseDescriptorLimit() {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    limit.rlim_cur = limit.rlim_max
+    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
   }
 
   private func serve(_ connection: Int32) {
@@ -126,7 +172,7 @@ public final class Agent: Sendable {
         from: connection, limit: AgentMessage.maximumRequestSize, timeoutMilliseconds: Self.requestTimeoutMilliseconds)
     } catch {
       let refusal = AgentMessage("refused", [.init("reason", "\(error)")])
-      try? AgentSocketIO.writeMessage(refusal, to: connection, timeoutMilliseconds: Self.requestTimeoutMilliseconds)
+      try? AgentSocketIO.writeMessage(refusal, to: connection, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
       close(connection)
       return
     }
@@ -139,7 +185,7 @@ public final class Agent: Sendable {
       let answer =
         caller?.isOwn == true ? await service.answer(request) : await desktop.answer(request, caller: caller)
       if !DetachedThread.start({
-        try? AgentSocketIO.writeMessage(answer, to: connection, timeoutMilliseconds: Self.requestTimeoutMilliseconds)
+        try? AgentSocketIO.writeMessage(answer, to: connection, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
         close(connection)
       }) {
         close(connection)

@@ -55,3 +55,9 @@ static inline int tokenctl_is_dumpable(void) {
 static inline int tokenctl_set_dumpable(void) {
   return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 }
+
+// PR_SET_NAME: the calling thread's name (15 bytes at most), as ps -L and
+// /proc/PID/task/TID/comm show it.
+static inline int tokenctl_set_thread_name(const char *name) {
+  return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}

@@ -202,8 +202,11 @@ import Testing
     // Another program, allowed nothing, listening as well (a copy of python is another
     // application): the agent's signals name accounts, and must not reach it.
     let other = desk.home.appendingPathComponent("other-python").path
-    try FileManager.default.copyItem(
-      atPath: URL(fileURLWithPath: "/usr/bin/python3").resolvingSymlinksInPath().path, toPath: other)
+    // Copied by a child process: a file this multi-threaded process wrote could still be
+    // open in a child forked meanwhile, and exec would fail with ETXTBSY.
+    let copied = try await TestProcess.run(
+      "cp", [URL(fileURLWithPath: "/usr/bin/python3").resolvingSymlinksInPath().path, other])
+    #expect(copied.status == 0)
     let overheard = desk.home.appendingPathComponent("overheard.jsonl").path
     let eavesdropper = try TestProcess(
       other, ["Tests/Support/dbus-client", "watch", "12"], environment: desk.session.environment,
