@@ -70,7 +70,9 @@ public final class Agent: Sendable {
     let fd = inotify_init1(Int32(IN_CLOEXEC))
     guard fd >= 0 else { return }
     let folder = String(listener.path[..<(listener.path.lastIndex(of: "/") ?? listener.path.startIndex)])
-    let name = String(listener.path[(listener.path.lastIndex(of: "/").map { listener.path.index(after: $0) } ?? listener.path.startIndex)...])
+    let name = String(
+      listener.path[
+        (listener.path.lastIndex(of: "/").map { listener.path.index(after: $0) } ?? listener.path.startIndex)...])
     let mask = UInt32(IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF)
     guard inotify_add_watch(fd, folder.isEmpty ? "/" : folder, mask) >= 0 else {
       close(fd)
@@ -98,7 +100,10 @@ public final class Agent: Sendable {
     let header = MemoryLayout<inotify_event>.size
     while offset + header <= events.endIndex {
       let (mask, length) = events[offset..<(offset + header)].withUnsafeBytes { raw in
-        (raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self), Int(raw.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
+        (
+          raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self),
+          Int(raw.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
+        )
       }
       let nameBytes = events[(offset + header)..<min(offset + header + length, events.endIndex)]
       let entry = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)

@@ -156,7 +156,11 @@ extension AgentService {
       return true
     }
     if !kept { nap.cancel() }
-    await withTaskCancellationHandler { await nap.value } onCancel: { nap.cancel() }
+    await withTaskCancellationHandler {
+      await nap.value
+    } onCancel: {
+      nap.cancel()
+    }
     state.withLock { $0.tracked[key]?.nap = nil }
   }
 

@@ -52,7 +52,8 @@ public struct TokenRefresher: Sendable {
   public func freshTokens(for stored: StoredAccount, minimumValidity: Double? = nil) async throws -> StoredAccount {
     try requireRecordedIssuer(stored.account)
     guard !stored.account.needsSignIn else { throw needsSignIn(stored.account) }
-    if stored.isServable(forAtLeast: minimumValidity ?? stored.tokens.defaultRefreshMargin, clock: clock, locks: locks) {
+    if stored.isServable(forAtLeast: minimumValidity ?? stored.tokens.defaultRefreshMargin, clock: clock, locks: locks)
+    {
       return stored
     }
     return try await refresh(stored, minimumValidity: minimumValidity, force: false)

@@ -41,7 +41,9 @@ public struct OAuthError: Error, Sendable, Hashable, CustomStringConvertible {
   /// The non-empty lines of `text`, trimmed, whatever ends them (CR LF, LF, CR).
   private static func lines(_ text: String) -> [String] {
     text.split(omittingEmptySubsequences: true) { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
-      .map { line in String(line.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()) }
+      .map { line in
+        String(line.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+      }
       .filter { !$0.isEmpty }
   }
 

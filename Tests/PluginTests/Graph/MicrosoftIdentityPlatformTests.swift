@@ -14,7 +14,9 @@ import TokenKit
   }
 
   static func endpoints(_ options: [String: String] = [:]) throws -> Endpoints {
-    guard case .fixed(let endpoints) = try configured(options).endpoints else { throw TokenKitError(.notConfigured, "") }
+    guard case .fixed(let endpoints) = try configured(options).endpoints else {
+      throw TokenKitError(.notConfigured, "")
+    }
     return endpoints
   }
 
@@ -36,7 +38,8 @@ import TokenKit
     #expect(configured.token.absoluteString == "https://127.0.0.1:8443/common/oauth2/v2.0/token")
     let own = try #require(Self.behavior.endpoints(configured, forIssuer: "https://127.0.0.1:8443/t-1/v2.0"))
     #expect(own.token.absoluteString == "https://127.0.0.1:8443/t-1/oauth2/v2.0/token")
-    #expect(try Self.configured(["graph_host": "127.0.0.1:8443"]).apiBase?.absoluteString == "https://127.0.0.1:8443/v1.0")
+    #expect(
+      try Self.configured(["graph_host": "127.0.0.1:8443"]).apiBase?.absoluteString == "https://127.0.0.1:8443/v1.0")
   }
 
   @Test(arguments: ["a:b:c", "host:", ":443", "host:44x", "host/x", "host:123456"])
@@ -62,13 +65,14 @@ import TokenKit
 
   /// "Handling error codes in your application"
   /// (https://learn.microsoft.com/en-us/entra/identity-platform/reference-error-codes#handling-error-codes-in-your-application).
-  @Test(arguments: [
-    ("invalid_grant", "consent_required", "consent_required"),
-    ("interaction_required", "basic_action", "interaction_required"),
-    ("interaction_required", "additional_action", "interaction_required"),
-    ("invalid_grant", "bad_token", "invalid_grant"),
-    ("invalid_grant", nil, "invalid_grant"),
-  ] as [(String, String?, String)])
+  @Test(
+    arguments: [
+      ("invalid_grant", "consent_required", "consent_required"),
+      ("interaction_required", "basic_action", "interaction_required"),
+      ("interaction_required", "additional_action", "interaction_required"),
+      ("invalid_grant", "bad_token", "invalid_grant"),
+      ("invalid_grant", nil, "invalid_grant"),
+    ] as [(String, String?, String)])
   func suberrorsBecomeTheStandardsCodes(code: String, suberror: String?, expected: String) {
     let error = OAuthError(code: code, otherMembers: suberror.map { ["suberror": $0] } ?? [:])
     #expect(Self.behavior.normalized(error).code == expected)

@@ -79,7 +79,8 @@ import Testing
   /// The pid the agent on `socket` reports, once it answers.
   func agentPID(_ environment: [String: String]) async throws -> pid_t {
     for _ in 0..<400 {
-      let status = try await TestProcess.run(TestProcess.tokenctl, ["agent", "status", "--json"], environment: environment)
+      let status = try await TestProcess.run(
+        TestProcess.tokenctl, ["agent", "status", "--json"], environment: environment)
       if let object = try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any],
         let pid = object["pid"] as? Int
       {

@@ -115,7 +115,8 @@ import TokenStoreTesting
     // Another authority host (another cloud): refused before anything is sent.
     let before = try platform.tokenRequests().count
     try configure(extra: "")
-    try "[types.graph]\nclient_id = \"\(platform.publicClientID)\"\nauthority_host = \"127.0.0.2:\(platform.host.split(separator: ":").last!)\"\ngraph_host = \"\(platform.host)\"\n"
+    try
+      "[types.graph]\nclient_id = \"\(platform.publicClientID)\"\nauthority_host = \"127.0.0.2:\(platform.host.split(separator: ":").last!)\"\ngraph_host = \"\(platform.host)\"\n"
       .write(to: home.appendingPathComponent("config/tokenctl/config.toml"), atomically: true, encoding: .utf8)
     let moved = try await tokenctl("refresh", Self.ada)
     #expect(moved.status == 14, "\(moved.stderr)")
@@ -157,8 +158,9 @@ import TokenStoreTesting
     // The hint, run as printed.
     let again = try await tokenctl(Array(command.dropFirst()), environment: environment())
     #expect(again.status == 0, "\(again.stderr)")
-    #expect(try platform.authorizations().last.flatMap { ($0["query"] as? [String: Any])?["login_hint"] as? String }
-      == "ada@contoso.test")
+    #expect(
+      try platform.authorizations().last.flatMap { ($0["query"] as? [String: Any])?["login_hint"] as? String }
+        == "ada@contoso.test")
     #expect(try await tokenctl("token", Self.ada).status == 0)
   }
 
@@ -202,7 +204,8 @@ import TokenStoreTesting
     let doctor = try await tokenctl("doctor", "--online")
     #expect(doctor.stdout.contains("Server \(platform.host)"), "\(doctor.stdout)")
     let dead = "127.0.0.1:1"
-    try "[types.graph]\nclient_id = \"\(platform.publicClientID)\"\nauthority_host = \"\(dead)\"\ngraph_host = \"\(dead)\"\n"
+    try
+      "[types.graph]\nclient_id = \"\(platform.publicClientID)\"\nauthority_host = \"\(dead)\"\ngraph_host = \"\(dead)\"\n"
       .write(to: home.appendingPathComponent("config/tokenctl/config.toml"), atomically: true, encoding: .utf8)
     let down = try await tokenctl("doctor", "--online")
     #expect(down.status != 0)

@@ -36,7 +36,8 @@ struct MicrosoftIdentityPlatform: Sendable {
         let base = info["base_url"] as? String, let host = info["host"] as? String,
         let caFile = info["ca_file"] as? String
       {
-        return MicrosoftIdentityPlatform(baseURL: base, host: host, caFile: caFile, directory: directory, infoJSON: data)
+        return MicrosoftIdentityPlatform(
+          baseURL: base, host: host, caFile: caFile, directory: directory, infoJSON: data)
       }
       try await Task.sleep(for: .milliseconds(50))
     }

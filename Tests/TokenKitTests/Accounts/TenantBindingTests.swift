@@ -60,7 +60,9 @@ import TokenKit
     #expect(error?.message.contains("nothing was sent") == true)
     #expect(harness.transport.requestCount == 0)
     // Every path that hands a token on makes the same check.
-    #expect(throws: TokenKitError.self) { try harness.registry.requireRecordedIssuer(of: try harness.stored()!.account) }
+    #expect(throws: TokenKitError.self) {
+      try harness.registry.requireRecordedIssuer(of: try harness.stored()!.account)
+    }
   }
 
   /// A type of fixed endpoints whose token endpoint moved to another server (a host
@@ -89,7 +91,9 @@ import TokenKit
   @Test func consentForOtherScopesConcernsThoseScopesOnly() async throws {
     let harness = try Self.harness(
       tenant: "common",
-      responses: [T.oauthError("consent_required", description: "AADSTS65001: The user or administrator has not consented")])
+      responses: [
+        T.oauthError("consent_required", description: "AADSTS65001: The user or administrator has not consented")
+      ])
     try Self.seed(harness, issuer: "https://id.example/tenant-a")
     let scopes = try #require(ScopeSet(["Mail.Read"]))
     let error = await #expect(throws: TokenKitError.self) {

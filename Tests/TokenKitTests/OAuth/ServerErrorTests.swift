@@ -35,7 +35,9 @@ import TokenKit
 
   @Test func aDescriptionsFirstLineIsTheMessageAndTheRestTheServersReference() async throws {
     let (error, _) = await Self.failure([T.json(400, Self.aadsts)])
-    guard case .oauth(let oauth, _)? = error else { throw TestFailure("not an OAuth error: \(String(describing: error))") }
+    guard case .oauth(let oauth, _)? = error else {
+      throw TestFailure("not an OAuth error: \(String(describing: error))")
+    }
     #expect(
       oauth.errorDescription
         == "AADSTS70008: The provided authorization code or refresh token has expired due to inactivity. Send a new "
@@ -129,7 +131,9 @@ import TokenKit
     #expect(transport.requestCount == 1)
   }
 
-  @Test(arguments: [("5", 5), (" 7 ", 7), ("-1", nil), ("Fri, 31 Dec 1999 23:59:59 GMT", nil), ("", nil)] as [(String, Int?)])
+  @Test(
+    arguments: [("5", 5), (" 7 ", 7), ("-1", nil), ("Fri, 31 Dec 1999 23:59:59 GMT", nil), ("", nil)]
+      as [(String, Int?)])
   func retryAfterIsReadAsSeconds(header: String, seconds: Int?) {
     #expect(RetryPolicy.seconds(retryAfter: header) == seconds)
   }
