@@ -24,8 +24,9 @@ public final class PrivateSession {
 
   /// `services`: D-Bus service files (name → text) in the session's own data folder, which
   /// is XDG_DATA_DIRS in the session's environment: the bus starts those services, and
-  /// only those, on their first call.
-  public init(_ kind: Kind, services: [String: String] = [:]) throws {
+  /// only those, on their first call. `busOutput`: the file the bus daemon's standard
+  /// output and error go to, which the services it starts inherit.
+  public init(_ kind: Kind, services: [String: String] = [:], busOutput: String = "/dev/null") throws {
     directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-session-\(UUID().uuidString)")
     let home = directory.appendingPathComponent("home"), runtime = directory.appendingPathComponent("runtime")
     for folder in [home, runtime] {
@@ -73,7 +74,8 @@ public final class PrivateSession {
 
     // In the foreground, as our child, so that `stop()` can end it; on a socket path we
     // chose, so there is no output to read.
-    let bus = try TestProcess("dbus-daemon", ["--config-file=\(config.path)", "--nofork"], environment: base)
+    let bus = try TestProcess(
+      "dbus-daemon", ["--config-file=\(config.path)", "--nofork"], environment: base, stdout: busOutput, stderr: nil)
     self.bus = bus
     let deadline = Date().addingTimeInterval(10)
     while !FileManager.default.fileExists(atPath: socket.path) {

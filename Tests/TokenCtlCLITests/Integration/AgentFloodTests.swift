@@ -15,24 +15,7 @@ import Testing
     setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     var held: [Int32] = []
     for _ in 0..<count {
-      let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-      guard fd >= 0 else { break }
-      var address = sockaddr_un()
-      address.sun_family = sa_family_t(AF_UNIX)
-      withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-        let bytes = Array(path.utf8)
-        buffer.copyBytes(from: bytes)
-        buffer[bytes.count] = 0
-      }
-      let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-        }
-      }
-      guard connected == 0 else {
-        close(fd)
-        break
-      }
+      guard let fd = try? RawAgentSocket.connect(path) else { break }
       held.append(fd)
     }
     return held

@@ -35,45 +35,17 @@ import Testing
     return environment
   }
 
-  /// A session bus of our own, whose services folder activates `tokenctl agent run` as
-  /// the installed org.tokenctl.Agent.service does. Its standard output is a file the
-  /// test reads the bus's address from, and which an activated service inherits.
-  func startBus() async throws -> (daemon: TestProcess, address: String, output: String) {
-    let services = directory.url.appendingPathComponent("services")
-    try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
+  /// A session bus of our own that activates `tokenctl agent run` as the installed
+  /// org.tokenctl.Agent.service does (without systemd). The bus daemon's standard streams
+  /// go to `output`, which an activated service inherits.
+  func startBus(output: String) throws -> PrivateSession {
     let template = try String(
       contentsOfFile: AuthServer.path("Sources/tokenctl/dbus/org.tokenctl.Agent.service.in"), encoding: .utf8)
     let bindir = URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent().path
-    try template.replacingOccurrences(of: "@BINDIR@", with: bindir)
+    let service = template.replacingOccurrences(of: "@BINDIR@", with: bindir)
       .replacingOccurrences(of: "SystemdService=tokenctl-agent.service\n", with: "")
-      .write(to: services.appendingPathComponent("org.tokenctl.Agent.service"), atomically: true, encoding: .utf8)
-    let config = directory.path("session.conf")
-    try """
-    <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-     "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-    <busconfig>
-      <type>session</type>
-      <listen>unix:dir=\(directory.url.path)</listen>
-      <servicedir>\(services.path)</servicedir>
-      <policy context="default">
-        <allow send_destination="*" eavesdrop="true"/>
-        <allow eavesdrop="true"/>
-        <allow own="*"/>
-      </policy>
-    </busconfig>
-    """.write(toFile: config, atomically: true, encoding: .utf8)
-    let output = directory.path("bus.out")
-    let daemon = try TestProcess(
-      "dbus-daemon", ["--config-file=\(config)", "--nofork", "--print-address"], environment: environment,
-      stdout: output, stderr: directory.path("bus.err"))
-    for _ in 0..<200 {
-      if let text = try? String(contentsOfFile: output, encoding: .utf8), text.hasSuffix("\n") {
-        return (daemon, text.trimmingCharacters(in: .whitespacesAndNewlines), output)
-      }
-      try await Task.sleep(for: .milliseconds(25))
-    }
-    daemon.terminate()
-    throw TestFailure("dbus-daemon did not start")
+    return try PrivateSession(
+      .busWithoutSecretService, services: ["org.tokenctl.Agent.service": service], busOutput: output)
   }
 
   /// The pid the agent on `socket` reports, once it answers.
@@ -106,10 +78,10 @@ import Testing
   }
 
   @Test func anAgentTheBusStartedKeepsNoneOfItsStreamsAndLeavesWithTheBus() async throws {
-    let (daemon, address, output) = try await startBus()
-    defer { daemon.terminate() }
-    var environment = self.environment
-    environment["DBUS_SESSION_BUS_ADDRESS"] = address
+    let output = directory.path("bus.out")
+    let session = try startBus(output: output)
+    defer { session.stop() }
+    let environment = session.environment
     // The first call starts the agent (D-Bus activation); what it answers does not matter.
     _ = try await TestProcess.run(
       "gdbus",
@@ -120,11 +92,10 @@ import Testing
     let pid = try await agentPID(environment)
     for stream in 0...2 {
       let target = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(stream)")
-      #expect(target == "/dev/null", "stream \(stream) is \(target), not /dev/null (the bus's was \(output))")
+      #expect(target == "/dev/null", "stream \(stream) is \(target), not /dev/null (the bus's is \(output))")
     }
     // The session ends: its bus goes, and so does the agent.
-    kill(daemon.pid, SIGTERM)
-    _ = await daemon.exitStatus(within: 10)
+    session.stop()
     #expect(try await Self.waitUntilGone(pid), "the agent outlived its session bus")
   }
 

@@ -22,6 +22,29 @@ enum RawAgentSocket {
     }
   }
 
+  /// A new connection to the socket at `path`.
+  static func connect(_ path: String) throws -> Int32 {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { throw TestFailure("socket: \(String(cString: strerror(errno)))") }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+      let path = Array(path.utf8)
+      buffer.copyBytes(from: path)
+      buffer[path.count] = 0
+    }
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+    guard connected == 0 else {
+      close(fd)
+      throw TestFailure("connect \(path): \(String(cString: strerror(errno)))")
+    }
+    return fd
+  }
+
   /// `message` framed as the protocol frames it: a four-byte big-endian length, then the
   /// payload.
   static func frame(_ payload: [UInt8]) -> [UInt8] {
@@ -32,22 +55,8 @@ enum RawAgentSocket {
   /// Connects to `path`, sends `bytes` (as far as the agent takes them), half-closes when
   /// `halfClose`, and reads until the agent closes or `seconds` pass.
   static func exchange(path: String, bytes: [UInt8], halfClose: Bool = true, seconds: Double = 15) throws -> Reply {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { throw TestFailure("socket: \(String(cString: strerror(errno)))") }
+    let fd = try connect(path)
     defer { close(fd) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-      let path = Array(path.utf8)
-      buffer.copyBytes(from: path)
-      buffer[path.count] = 0
-    }
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
-    }
-    guard connected == 0 else { throw TestFailure("connect \(path): \(String(cString: strerror(errno)))") }
     let deadline = Date().addingTimeInterval(seconds)
     var sent = 0
     // Non-blocking sends: an agent that refuses after the length stops reading, and the
