@@ -6,6 +6,8 @@ Everything that varies per run comes from the environment, set by control.py:
   AUTH_SERVER_DB          the sqlite file (default STATE_DIR/db.sqlite3)
   AUTH_SERVER_ACCESS_TOKEN_SECONDS   access token lifetime (default 3600)
   AUTH_SERVER_DEVICE_INTERVAL        RFC 8628 polling interval (default 1)
+  AUTH_SERVER_AS_SHIPPED             1: refresh tokens behave as django-oauth-toolkit ships
+                                     them (idp.validators.TestIdPValidator.as_shipped)
 """
 import os
 import secrets

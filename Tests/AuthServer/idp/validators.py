@@ -1,3 +1,4 @@
+import os
 import threading
 
 from oauth2_provider.models import RefreshToken
@@ -43,7 +44,15 @@ class TestIdPValidator(OAuth2Validator):
     # Google and Keycloak keep them valid until they expire, and so does this server: the
     # old refresh token is unlinked from its access token before DOT revokes it. Revoking a
     # refresh token at /o/revoke_token/ (RFC 7009 §2.1) still revokes its access token.
+    # With AUTH_SERVER_AS_SHIPPED=1 neither change is made: refresh tokens and the access
+    # tokens beside them behave as DOT 3.4.1 ships them, a real server users have (rotating
+    # a refresh token deletes the access token issued beside it), for the tests of how
+    # tokenctl copes with such a server.
+    as_shipped = os.environ.get("AUTH_SERVER_AS_SHIPPED") == "1"
+
     def save_bearer_token(self, token, request, *args, **kwargs):
+        if self.as_shipped:
+            return super().save_bearer_token(token, request, *args, **kwargs)
         rotated = getattr(request, "refresh_token_instance", None)
         if request.grant_type == "refresh_token" and isinstance(rotated, RefreshToken):
             RefreshToken.objects.filter(pk=rotated.pk).update(access_token=None)
@@ -56,6 +65,8 @@ class TestIdPValidator(OAuth2Validator):
                 self._family_scopes[family] = token.get("scope", "")
 
     def get_original_scopes(self, refresh_token, request, *args, **kwargs):
+        if self.as_shipped:
+            return super().get_original_scopes(refresh_token, request, *args, **kwargs)
         family = getattr(request.refresh_token_instance, "token_family", None)
         with self._family_lock:
             scope = self._family_scopes.get(family)

@@ -43,11 +43,20 @@ struct AuthServer: Sendable {
   /// A second server whose access tokens live 4 seconds, for what happens when they expire.
   static let shortLived: Result<AuthServer, TestFailure> = start(name: "auth-short", accessTokenSeconds: 4)
 
-  private static func start(name: String, accessTokenSeconds: Int? = nil) -> Result<AuthServer, TestFailure> {
+  /// django-oauth-toolkit as it ships (AUTH_SERVER_AS_SHIPPED, Tests/AuthServer/README.md),
+  /// with 4-second access tokens: rotating a refresh token deletes the access token issued
+  /// beside it, as a real server users have does.
+  static let asShipped: Result<AuthServer, TestFailure> = start(
+    name: "auth-shipped", accessTokenSeconds: 4, asShipped: true)
+
+  private static func start(
+    name: String, accessTokenSeconds: Int? = nil, asShipped: Bool = false
+  ) -> Result<AuthServer, TestFailure> {
     let state = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-\(name)-\(getpid())")
     try? FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
     var environment = ProcessInfo.processInfo.environment
     if let accessTokenSeconds { environment["AUTH_SERVER_ACCESS_TOKEN_SECONDS"] = String(accessTokenSeconds) }
+    if asShipped { environment["AUTH_SERVER_AS_SHIPPED"] = "1" }
     do {
       let result = try TestProcess.run(
         path("Tests/Support/auth-server"), ["start", state.path, "--watch-pid", String(getpid())],
