@@ -74,7 +74,7 @@ build: deps
 
 # The hardening checks leave their figures here; Tests/Hardening/report makes the table.
 HARDENING := $(CURDIR)/.build/hardening.tsv
-HARDENING_TESTS := FaultMatrixTests|KeyringFaultTests|KeyringCommandTests|SecretHygieneTests|SignInIntegrationTests
+HARDENING_TESTS := FaultMatrixTests|KeyringFaultTests|KeyringCommandTests|SecretHygieneTests|SignInIntegrationTests|FreshnessTests
 CRASH_HARNESS := Tests/Hardening/crash-harness .build/debug/tokenctl .build/debug/git-credential-tokenctl
 
 # The whole suite runs inside a private session bus with a throw-away, unlocked keyring,
@@ -98,7 +98,7 @@ test: build check-man check-libsecret check-units auth-server-deps
 # fuzz runs per target (about 20 minutes on 2 cores).
 hardening: build auth-server-deps
 	rm -f $(HARDENING)
-	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(SWIFT) test --skip-build --filter '$(HARDENING_TESTS)'
+	TOKENCTL_SOAK=1 HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(SWIFT) test --skip-build --filter '$(HARDENING_TESTS)'
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(CRASH_HARNESS) --kills 200
 	FUZZ_SUMMARY=$(HARDENING) SWIFT=$(SWIFT) Tests/Fuzz/run --runs 1000000
 	Tests/Hardening/report $(HARDENING)
