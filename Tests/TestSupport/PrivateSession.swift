@@ -25,8 +25,12 @@ public final class PrivateSession {
   /// `services`: D-Bus service files (name → text) in the session's own data folder, which
   /// is XDG_DATA_DIRS in the session's environment: the bus starts those services, and
   /// only those, on their first call. `busOutput`: the file the bus daemon's standard
-  /// output and error go to, which the services it starts inherit.
-  public init(_ kind: Kind, services: [String: String] = [:], busOutput: String = "/dev/null") throws {
+  /// output and error go to, which the services it starts inherit. `ownAgent`: false for
+  /// a test of the agent the bus itself starts, which the session's own (under
+  /// `with-agent`) would stand in for.
+  public init(
+    _ kind: Kind, services: [String: String] = [:], busOutput: String = "/dev/null", ownAgent: Bool = true
+  ) throws {
     directory = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-session-\(UUID().uuidString)")
     let home = directory.appendingPathComponent("home"), runtime = directory.appendingPathComponent("runtime")
     for folder in [home, runtime] {
@@ -71,6 +75,12 @@ public final class PrivateSession {
     base["XDG_STATE_HOME"] = home.appendingPathComponent(".local/state").path
     base["XDG_DATA_DIRS"] = data.path
     base["NO_COLOR"] = "1"
+    // Without an agent of its own, no agent of the suite's either: the session's clients,
+    // and an agent its bus starts, use the session's own socket.
+    if !ownAgent {
+      base["TOKENCTL_AGENT_SOCKET"] = nil
+      base["TOKENCTL_AGENT"] = nil
+    }
 
     // In the foreground, as our child, so that `stop()` can end it; on a socket path we
     // chose, so there is no output to read.
@@ -96,7 +106,7 @@ public final class PrivateSession {
       // gnome-keyring-daemon --unlock returns before the daemon owns its name on the bus.
       _ = try awaitSecretService(replacing: nil)
     }
-    if ProcessInfo.processInfo.environment["TOKENCTL_TEST_AGENT"] == "1" { try startAgent() }
+    if ownAgent, ProcessInfo.processInfo.environment["TOKENCTL_TEST_AGENT"] == "1" { try startAgent() }
   }
 
   /// Starts `tokenctl agent run` on this bus and points the session's clients at it.

@@ -45,7 +45,7 @@ import Testing
     let service = template.replacingOccurrences(of: "@BINDIR@", with: bindir)
       .replacingOccurrences(of: "SystemdService=tokenctl-agent.service\n", with: "")
     return try PrivateSession(
-      .busWithoutSecretService, services: ["org.tokenctl.Agent.service": service], busOutput: output)
+      .busWithoutSecretService, services: ["org.tokenctl.Agent.service": service], busOutput: output, ownAgent: false)
   }
 
   /// The pid the agent on `socket` reports, once it answers.
