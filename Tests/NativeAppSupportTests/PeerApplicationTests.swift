@@ -11,7 +11,7 @@ import Testing
 
   /// Waits until process `pid` runs `executable` (a launcher such as unshare execs it).
   static func running(_ executable: String, pid: pid_t) async throws {
-    let deadline = Date().addingTimeInterval(10)
+    let deadline = Date().addingTimeInterval(30)
     while Date() < deadline {
       if (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) == executable { return }
       try await Task.sleep(for: .milliseconds(10))
@@ -21,7 +21,7 @@ import Testing
 
   /// The child bubblewrap started in the sandbox (bwrap waits for it outside).
   static func sandboxed(by bwrap: pid_t) async throws -> pid_t {
-    let deadline = Date().addingTimeInterval(10)
+    let deadline = Date().addingTimeInterval(30)
     while Date() < deadline {
       let children = (try? String(contentsOfFile: "/proc/\(bwrap)/task/\(bwrap)/children", encoding: .utf8)) ?? ""
       if let child = children.split(separator: " ").first.flatMap({ pid_t($0) }) {

@@ -137,7 +137,7 @@ import Testing
       [desk.session.environment["DBUS_SESSION_BUS_ADDRESS"]!, socket, "--filter", "--talk=org.tokenctl.Agent"],
       environment: desk.session.environment)
     defer { proxy.terminate() }
-    let deadline = Date().addingTimeInterval(10)
+    let deadline = Date().addingTimeInterval(AgentDBusTests.startupLimit)
     while !FileManager.default.fileExists(atPath: socket) && Date() < deadline {
       try await Task.sleep(for: .milliseconds(20))
     }
