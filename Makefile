@@ -37,7 +37,12 @@ KEYRING := Tests/Support/with-private-keyring
 # zsh and fish: the completion tests run the scripts `make install` installs in each shell
 # (bash is there already).
 # curl: the tests script the Microsoft identity platform stand-in and the stub servers with it.
-DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish curl
+# bubblewrap and xdg-dbus-proxy: the sandboxed-app tests run a desktop program as Flatpak
+# runs an app (Tests/Support/flatpak-run): in a bubblewrap sandbox with a /.flatpak-info,
+# reaching the agent through a real xdg-dbus-proxy with Flatpak's filter, so that consent
+# is tested against what it must tell apart. (flatpak itself would need a runtime from a
+# remote, and the agent looks only at these two.)
+DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish curl bubblewrap xdg-dbus-proxy
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count

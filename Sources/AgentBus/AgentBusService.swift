@@ -7,13 +7,13 @@ import Synchronization
 #endif
 
 /// What the agent answers on D-Bus: the methods of `org.tokenctl.Agent1`, for a caller
-/// already told apart (nil: one that could not be, which gets what nobody allowed).
+/// already told apart (or one that could not be, which gets what nobody allowed).
 public protocol AgentBusMethods: Sendable {
   /// `ListAccounts`: an `aa{sv}` value.
-  func listAccounts(group: String, caller: PeerApplication?) async throws(AgentBusError) -> BusValue
+  func listAccounts(group: String, caller: PeerIdentification) async throws(AgentBusError) -> BusValue
   /// `GetAccessToken`: the token and when it expires (Unix seconds, 0 for never).
   func accessToken(
-    group: String, account: String, minimumValidity: UInt32, caller: PeerApplication?
+    group: String, account: String, minimumValidity: UInt32, caller: PeerIdentification
   ) async throws(AgentBusError) -> (token: String, expiresAt: Int64)
 }
 

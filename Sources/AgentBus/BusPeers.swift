@@ -7,9 +7,13 @@ import Synchronization
 #endif
 
 /// The application behind each caller on the bus: the bus daemon gives the pid of a
-/// unique name (`GetConnectionCredentials`), /proc gives its executable
-/// (``PeerApplication/identify(pid:stillConnected:)``), and the name still having an owner
-/// afterwards proves that the pid was not recycled meanwhile.
+/// unique name (`GetConnectionCredentials`), /proc gives its executable or its Flatpak
+/// sandbox's app id (``PeerApplication/identify(pid:stillConnected:)``), and the name
+/// still having an owner afterwards proves that the pid was not recycled meanwhile.
+///
+/// The pid is the bus daemon's word, never the caller's. For a Flatpak app it is the pid
+/// of the app's xdg-dbus-proxy, which flatpak runs in a sandbox holding the app's
+/// `/.flatpak-info`: the app is told from there, as xdg-desktop-portal tells it.
 ///
 /// A unique name is never given to another connection for the life of the bus, so what
 /// was found for it holds as long as it is connected: one look per connection, not per
@@ -20,19 +24,19 @@ final class BusPeers: @unchecked Sendable {
 
   init(bus: BusConnection) { self.bus = bus }
 
-  /// The application of `sender`; nil when it cannot be told.
-  func application(of sender: String) -> PeerApplication? {
-    if let application = known.withLock({ $0[sender] }) { return application }
-    guard let pid = processID(of: sender) else { return nil }
-    guard let application = PeerApplication.identify(pid: pid, stillConnected: { hasOwner(sender) }) else {
-      return nil
-    }
+  /// The application of `sender`, or why it cannot be told.
+  func application(of sender: String) -> PeerIdentification {
+    if let application = known.withLock({ $0[sender] }) { return .success(application) }
+    guard let pid = processID(of: sender) else { return .failure(.unreadable) }
+    let identified = PeerApplication.identify(pid: pid, stillConnected: { hasOwner(sender) })
+    // Only an application is kept: a peer that could not be read may be readable later.
+    guard case .success(let application) = identified else { return identified }
     known.withLock { known in
       // A bound: callers that come and go would otherwise pile up.
       if known.count >= 512 { known.removeAll() }
       known[sender] = application
     }
-    return application
+    return identified
   }
 
   /// The connections seen so far that are still on the bus, with their applications.

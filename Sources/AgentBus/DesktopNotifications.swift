@@ -7,13 +7,28 @@ import Synchronization
 ///
 /// Only a notification server already running is used: calls carry NO_AUTO_START, so a
 /// headless machine never gets one started for us, and gets no notification.
+///
+/// An answer counts only from the server that showed the question. Any connection on
+/// the bus can emit `ActionInvoked`, and notification ids are small and sequential, so
+/// a program the user refused could otherwise answer *Allow* for the user. So each
+/// notification goes to the unique name that owned `org.freedesktop.Notifications` when
+/// it was raised (resolved with `GetNameOwner`, as xdg-desktop-portal resolves its
+/// backends), and only that name's signals answer it: the bus daemon sets every
+/// message's sender, which no client can forge.
 public final class DesktopNotifications: @unchecked Sendable {
   static let name = "org.freedesktop.Notifications"
   static let path = "/org/freedesktop/Notifications"
 
+  /// A notification on screen: the unique name of the server that showed it, and the id
+  /// that server gave it.
+  public struct Shown: Sendable, Hashable {
+    public var server: String
+    public var id: UInt32
+  }
+
   private let service: AgentBusService
-  /// What to do when the user answers notification N, or closes it (nil).
-  private let waiting = Mutex<[UInt32: @Sendable (String?) -> Void]>([:])
+  /// What to do when the user answers a notification, or closes it (nil).
+  private let waiting = Mutex<[Shown: @Sendable (String?) -> Void]>([:])
   private var subscriptions: [UInt32] = []
 
   /// Listens for the answers to our notifications, on the service's thread; call before
@@ -22,42 +37,55 @@ public final class DesktopNotifications: @unchecked Sendable {
     self.service = service
     tokenctl_g_main_context_push_thread_default(service.context)
     let data = Unmanaged.passUnretained(self).toOpaque()
+    // Every sender: the server's unique name changes when it restarts, and each signal's
+    // sender is checked against the notification's own server in `heard`.
     for signal in ["ActionInvoked", "NotificationClosed"] {
       subscriptions.append(
         tokenctl_g_dbus_connection_signal_subscribe(
           service.connection, nil, Self.name, signal, Self.path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
-          { _, _, _, _, signal, parameters, data in
+          { _, sender, _, _, signal, parameters, data in
             let notifications = Unmanaged<DesktopNotifications>.fromOpaque(data!).takeUnretainedValue()
-            notifications.heard(signal: signal.map { String(cString: $0) } ?? "", parameters: parameters!)
+            notifications.heard(
+              signal: signal.map { String(cString: $0) } ?? "", sender: sender.map { String(cString: $0) } ?? "",
+              parameters: parameters!)
           }, data, nil))
     }
     tokenctl_g_main_context_pop_thread_default(service.context)
   }
 
   /// Shows a notification with `actions` (key, label) and calls `answered` with the key
-  /// of the action the user took, or nil when the notification was closed. Returns its id;
-  /// nil when no notification server runs (and `answered` is never called).
+  /// of the action the user took, or nil when the notification was closed. Returns the
+  /// notification; nil when no notification server runs (and `answered` is never called).
   @discardableResult
   public func show(
     summary: String, body: String, actions: [(key: String, label: String)], critical: Bool = false,
     answered: @escaping @Sendable (String?) -> Void = { _ in }
-  ) -> UInt32? {
+  ) -> Shown? {
     let parameters = BusValue.tuple([
       .string("tokenctl"), .uint32(0), .string("dialog-password"), .string(summary), .string(body),
       .strings(actions.flatMap { [$0.key, $0.label] }),
       .dictionary(critical ? [("urgency", .byte(2))] : []),
       .int32(-1),
     ])
+    guard let server = owner() else { return nil }
     // Under the lock, so that an answer that comes at once finds its handler.
-    return waiting.withLock { waiting -> UInt32? in
+    return waiting.withLock { waiting -> Shown? in
       guard
         let reply = service.bus.call(
-          Self.name, Self.path, Self.name, "Notify", parameters, replyType: "(u)", autoStart: false)
+          server, Self.path, Self.name, "Notify", parameters, replyType: "(u)", autoStart: false)
       else { return nil }
-      let id = BusConnection.first(of: reply, tokenctl_g_variant_get_uint32)
-      waiting[id] = answered
-      return id
+      let shown = Shown(server: server, id: BusConnection.first(of: reply, tokenctl_g_variant_get_uint32))
+      waiting[shown] = answered
+      return shown
     }
+  }
+
+  /// The unique name of the notification server running now; nil when there is none.
+  private func owner() -> String? {
+    guard let reply = service.bus.callBus("GetNameOwner", .tuple([.string(Self.name)]), replyType: "(s)") else {
+      return nil
+    }
+    return BusConnection.first(of: reply) { String(cString: tokenctl_g_variant_get_string($0, nil)) }
   }
 
   /// What came of a question.
@@ -75,18 +103,18 @@ public final class DesktopNotifications: @unchecked Sendable {
   ) async -> Outcome? {
     let once = Once()
     return await withCheckedContinuation { (continuation: CheckedContinuation<Outcome?, Never>) in
-      let id = show(summary: summary, body: body, actions: actions) { answer in
+      let shown = show(summary: summary, body: body, actions: actions) { answer in
         if once.claim() { continuation.resume(returning: answer.map(Outcome.answered) ?? .unanswered) }
       }
-      guard let id else {
+      guard let shown else {
         if once.claim() { continuation.resume(returning: nil) }
         return
       }
       Task(executorPreference: ThreadPoolExecutor.shared) { [self] in
         try? await DeadlineTimer.shared.sleep(for: timeout)
         if once.claim() {
-          waiting.withLock { _ = $0.removeValue(forKey: id) }
-          close(id)
+          waiting.withLock { _ = $0.removeValue(forKey: shown) }
+          close(shown)
           continuation.resume(returning: .unanswered)
         }
       }
@@ -94,15 +122,17 @@ public final class DesktopNotifications: @unchecked Sendable {
   }
 
   /// Takes a notification off the screen.
-  public func close(_ id: UInt32) {
+  public func close(_ shown: Shown) {
     let reply = service.bus.call(
-      Self.name, Self.path, Self.name, "CloseNotification", .tuple([.uint32(id)]), replyType: nil, autoStart: false)
+      shown.server, Self.path, Self.name, "CloseNotification", .tuple([.uint32(shown.id)]), replyType: nil,
+      autoStart: false)
     if let reply { tokenctl_g_variant_unref(reply) }
   }
 
   /// On the service's thread: `ActionInvoked (u id, s key)` or `NotificationClosed (u id,
-  /// u reason)`. An action is followed by a close; the first of them answers.
-  private func heard(signal: String, parameters: OpaquePointer) {
+  /// u reason)` from `sender`, a unique name. An action is followed by a close; the first
+  /// of them answers, if it comes from the server that showed the notification.
+  private func heard(signal: String, sender: String, parameters: OpaquePointer) {
     guard tokenctl_g_variant_n_children(parameters) == 2 else { return }
     let first = tokenctl_g_variant_get_child_value(parameters, 0)!
     defer { tokenctl_g_variant_unref(first) }
@@ -115,7 +145,15 @@ public final class DesktopNotifications: @unchecked Sendable {
       guard String(cString: tokenctl_g_variant_get_type_string(second)) == "s" else { return }
       key = String(cString: tokenctl_g_variant_get_string(second, nil))
     }
-    guard let handler = waiting.withLock({ $0.removeValue(forKey: id) }) else { return }
+    let (handler, forged) = waiting.withLock { waiting in
+      (waiting.removeValue(forKey: Shown(server: sender, id: id)), waiting.keys.contains { $0.id == id })
+    }
+    guard let handler else {
+      // Another server's notification of the same number is no concern of ours; a signal
+      // that matches only our id is someone answering in the user's name.
+      if forged { service.log("ignored \(signal) for notification \(id) from \(sender), which did not show it") }
+      return
+    }
     // Off the bus thread: a handler may call the bus (and wait for its reply).
     Task(executorPreference: ThreadPoolExecutor.shared) { handler(key) }
   }

@@ -4,8 +4,9 @@ import TokenKit
   import Glibc
 #endif
 
-/// Applications as consent names them: the canonical path of their executable, which is
-/// what the agent reads from `/proc/PID/exe` for a peer.
+/// Programs of the host as consent names them: the canonical path of their executable,
+/// which is what the agent reads from `/proc/PID/exe` for a peer outside any sandbox.
+/// (Flatpak apps are named by their app id: ``ApplicationIdentity``.)
 ///
 /// A script is run by its interpreter, so the application of a Python script is
 /// `/usr/bin/python3.11`, and a grant to it is a grant to every Python program of the user.

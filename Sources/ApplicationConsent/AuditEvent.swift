@@ -33,7 +33,8 @@ public struct AuditEvent: Sendable, Equatable {
 
   public var time: Date
   public var kind: Kind
-  /// The canonical executable path.
+  /// The application's name (the canonical executable path, or `flatpak:APP_ID`), or the
+  /// executable of a peer that could not be told.
   public var application: String
   /// The group; `*` for a denial in every group.
   public var group: String

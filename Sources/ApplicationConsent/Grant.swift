@@ -13,7 +13,8 @@ public struct Grant: Sendable, Equatable {
     case denied
   }
 
-  /// The canonical executable path, as `/proc/PID/exe` shows it.
+  /// The application's name (``ApplicationIdentity/name``): the canonical executable
+  /// path, as `/proc/PID/exe` shows it, or `flatpak:APP_ID`.
   public var application: String
   /// The group; nil for a denial in every group.
   public var group: String?

@@ -1,3 +1,4 @@
+import NativeAppSupport
 import TokenKit
 
 #if canImport(FoundationEssentials)
@@ -82,7 +83,9 @@ struct GrantsDocument: Codable {
     var seen = Set<String>()
     for (index, entry) in document.grants.enumerated() {
       func bad(_ why: String) -> Result<[Grant], DecodeFailure> { .failure(DecodeFailure("grant \(index + 1) \(why)")) }
-      guard entry.application.hasPrefix("/") else { return bad("has no absolute application path") }
+      guard ApplicationIdentity(name: entry.application) != nil else {
+        return bad("names no application (an absolute path, or flatpak: and an app id)")
+      }
       guard entry.group.map({ !$0.isEmpty }) ?? true else { return bad("has an empty group") }
       guard seen.insert(entry.application + "\u{0}" + (entry.group ?? "\u{0}")).inserted else {
         return bad("repeats an application and group")

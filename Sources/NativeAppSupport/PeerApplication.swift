@@ -2,42 +2,98 @@
   import Glibc
 #endif
 
-/// The application behind a request: the executable of the peer's process, read from
-/// /proc/PID/exe (tokenctl-agent(1), "Consent").
+/// A peer as far as it could be told: its application, or why it could not be.
+public typealias PeerIdentification = Result<PeerApplication, UnidentifiedPeer>
+
+/// The application behind a request (tokenctl-dbus(7), "Consent"): a program of the host
+/// by the executable of the peer's process (/proc/PID/exe), or a Flatpak app by the app
+/// id of the sandbox the process runs in (/proc/PID/root/.flatpak-info).
 ///
 /// A pid alone proves nothing: the process may have exited and the pid gone to another.
-/// So the process's start time is read before and after the executable, and the caller
+/// So the process's start time is read before and after everything else, and the caller
 /// checks that its peer is still connected afterwards: a process that still holds the
 /// connection still owns its pid.
+///
+/// Which of the two a peer is, the mount namespace decides, as it decides what a path
+/// means. In ours, the path of the executable is the program's. In another, a path means
+/// what that namespace makes of it, so only a sandbox that says which app it holds is
+/// told apart: Flatpak's, whose `/.flatpak-info` the app cannot change (``FlatpakInfo``).
+/// xdg-desktop-portal tells apps the same way. A Flatpak app reaches the session bus
+/// through xdg-dbus-proxy, which flatpak runs outside the app's sandbox but in a sandbox
+/// of its own holding the same `/.flatpak-info`: so the proxy, whose pid is the one the
+/// bus knows, is told as the app. A D-Bus proxy in our own namespace has no such file,
+/// and every program behind it would be one application: it is refused, as is every
+/// other namespace (``UnidentifiedPeer``).
 public struct PeerApplication: Sendable, Hashable {
-  /// The executable's path, as the kernel names it (symlinks resolved: `python3` is
-  /// `/usr/bin/python3.11`), without the ` (deleted)` of an upgraded binary still running.
-  public var executable: String
-  /// One of tokenctl's own executables, which are always allowed.
+  /// Who it is: what grants name.
+  public var identity: ApplicationIdentity
+  /// One of tokenctl's own executables, which are always allowed; never a sandboxed app.
   public var isOwn: Bool
 
-  public init(executable: String, isOwn: Bool) {
-    self.executable = executable
+  public init(identity: ApplicationIdentity, isOwn: Bool) {
+    self.identity = identity
     self.isOwn = isOwn
   }
 
-  /// The application of process `pid`, which must run as this user; nil when it cannot
-  /// be told (gone, recycled, another user's, or its /proc entry closed to us), which
-  /// callers treat as an application nobody allowed.
+  /// The application's name: its path or `flatpak:APP_ID` (``ApplicationIdentity/name``).
+  public var name: String { identity.name }
+
+  /// The executables of D-Bus proxies, by file name: xdg-dbus-proxy, and the name flatpak
+  /// shipped it under before 1.0. Behind one, every program is the proxy.
+  public static let busProxies: Set<String> = ["xdg-dbus-proxy", "flatpak-dbus-proxy"]
+
+  /// Whether `path` is a D-Bus proxy's executable (``busProxies``).
+  public static func isBusProxy(_ path: String) -> Bool {
+    path.split(separator: "/").last.map { busProxies.contains(String($0)) } ?? false
+  }
+
+  /// The application of process `pid`, which must run as this user, or why it cannot be
+  /// told; callers treat the latter as an application nobody allowed.
   ///
   /// tokenctl's own clients are not dumpable, which closes /proc/PID/exe to other
   /// processes: they turn that off while they wait for the agent's answer (AgentConnection).
-  public static func identify(pid: Int32, stillConnected: () -> Bool) -> PeerApplication? {
-    guard pid > 0, let before = startTime(pid) else { return nil }
+  public static func identify(pid: Int32, stillConnected: () -> Bool) -> PeerIdentification {
+    guard pid > 0, let before = startTime(pid) else { return .failure(.unreadable) }
     var info = stat()
-    guard stat("/proc/\(pid)", &info) == 0, info.st_uid == getuid() else { return nil }
-    guard let target = readLink("/proc/\(pid)/exe") else { return nil }
-    var executable = stat()
-    let statted = stat("/proc/\(pid)/exe", &executable) == 0
-    guard startTime(pid) == before, stillConnected() else { return nil }
+    guard stat("/proc/\(pid)", &info) == 0, info.st_uid == getuid() else { return .failure(.unreadable) }
+    guard let target = readLink("/proc/\(pid)/exe") else { return .failure(.unreadable) }
     let path = target.hasSuffix(" (deleted)") ? String(target.dropLast(" (deleted)".count)) : target
-    let own = statted && ownExecutables.contains(FileIdentity(executable))
-    return PeerApplication(executable: path, isOwn: own)
+    guard let ours = sameMountNamespace(pid) else { return .failure(.unreadable) }
+    let found: PeerIdentification
+    if ours && isBusProxy(path) {
+      found = .failure(.busProxy(executable: path))
+    } else if ours {
+      var executable = stat()
+      let own = stat("/proc/\(pid)/exe", &executable) == 0 && ownExecutables.contains(FileIdentity(executable))
+      found = .success(PeerApplication(identity: .executable(path), isOwn: own))
+    } else {
+      guard let sandbox = sandboxAppID(pid, executable: path) else { return .failure(.unreadable) }
+      found = sandbox.map { PeerApplication(identity: .flatpak($0), isOwn: false) }
+    }
+    guard startTime(pid) == before, stillConnected() else { return .failure(.unreadable) }
+    return found
+  }
+
+  /// Whether process `pid` shares our mount namespace (the namespaces' nsfs inodes are
+  /// equal); nil when that cannot be read.
+  private static func sameMountNamespace(_ pid: Int32) -> Bool? {
+    var theirs = stat(), mine = stat()
+    guard stat("/proc/\(pid)/ns/mnt", &theirs) == 0, stat("/proc/self/ns/mnt", &mine) == 0 else { return nil }
+    return theirs.st_dev == mine.st_dev && theirs.st_ino == mine.st_ino
+  }
+
+  /// The Flatpak app whose sandbox process `pid` runs in, or why there is none; nil when
+  /// its root cannot be opened (it has gone, or is closed to us).
+  private static func sandboxAppID(_ pid: Int32, executable: String) -> Result<FlatpakAppID, UnidentifiedPeer>? {
+    // The magic link is followed on purpose: it is the process's root.
+    let root = open("/proc/\(pid)/root", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+    guard root >= 0 else { return nil }
+    defer { close(root) }
+    switch FlatpakInfo.appID(inRoot: root) {
+    case nil: return .failure(.otherMountNamespace(executable: executable))
+    case .failure(let problem): return .failure(.untrustedFlatpakInfo(executable: executable, problem))
+    case .success(let id): return .success(id)
+    }
   }
 
   /// tokenctl and the git helper beside it, by device and inode: the same file under

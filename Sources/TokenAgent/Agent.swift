@@ -182,13 +182,14 @@ public final class Agent: Sendable {
       return
     }
     // While the client waits, its /proc entry is open to us (AgentConnection).
-    let caller = AgentSocketIO.peerPID(connection).flatMap { pid in
-      PeerApplication.identify(pid: pid, stillConnected: { Self.isConnected(connection) })
-    }
+    let caller =
+      AgentSocketIO.peerPID(connection).map { pid in
+        PeerApplication.identify(pid: pid, stillConnected: { Self.isConnected(connection) })
+      } ?? .failure(.unreadable)
     // Unstructured tasks do not inherit an executor preference: name the pool.
     Task(executorPreference: ThreadPoolExecutor.shared) { [service, desktop] in
-      let answer =
-        caller?.isOwn == true ? await service.answer(request) : await desktop.answer(request, caller: caller)
+      let own = (try? caller.get())?.isOwn == true
+      let answer = own ? await service.answer(request) : await desktop.answer(request, caller: caller)
       if !DetachedThread.start({
         try? AgentSocketIO.writeMessage(answer, to: connection, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
         close(connection)

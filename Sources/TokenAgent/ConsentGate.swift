@@ -15,11 +15,12 @@ import TokenKit
 ///
 /// tokenctl's own executables always pass. Every other application needs a grant
 /// (`tokenctl allow`), or the user's *Allow* on the notification the first refused
-/// request raises. This protects against a well-behaved program asking for an account it
-/// was never given; it cannot stop a hostile program of the same user, which can read the
-/// keyring directly.
+/// request raises; a peer that cannot be told (``UnidentifiedPeer``) gets nothing. This
+/// protects against a well-behaved program asking for an account it was never given, and
+/// against a Flatpak app asking for what only another app was given; it cannot stop a
+/// hostile program of the same user outside a sandbox, which can read the keyring directly.
 public final class ConsentGate: Sendable {
-  public typealias Ask = @Sendable (_ application: String, _ group: String, _ account: String) async -> Answer
+  public typealias Ask = @Sendable (_ application: PeerApplication, _ group: String, _ account: String) async -> Answer
 
   /// The user's answer to "may this application have that account's tokens?".
   public enum Answer: Sendable {
@@ -55,20 +56,23 @@ public final class ConsentGate: Sendable {
 
   /// Whether `caller` may have the tokens of `account` in `group`; asks the user when
   /// nobody decided. A refusal is logged here; a token handed out is logged by ``handedOut``.
-  func admit(_ caller: PeerApplication?, group: String, account: Account, via: AuditEvent.Channel) async -> Bool {
-    guard let caller else {
-      record(.refused, Self.unidentified, group, account.qualifiedName, via, "unidentified")
+  func admit(_ identified: PeerIdentification, group: String, account: Account, via: AuditEvent.Channel) async -> Bool {
+    let caller: PeerApplication
+    switch identified {
+    case .failure(let peer):
+      record(.refused, peer.auditApplication, group, account.qualifiedName, via, peer.auditReason)
       return false
+    case .success(let application): caller = application
     }
     if caller.isOwn { return true }
-    let application = caller.executable
+    let application = caller.name
     switch grants.decision(application: application, group: group, account: account.key) {
     case .allowed: return true
     case .denied:
       record(.refused, application, group, account.qualifiedName, via, "denied")
       return false
     case .undecided:
-      guard await question(application, group, account) == .allowed else {
+      guard await question(caller, group, account) == .allowed else {
         record(.refused, application, group, account.qualifiedName, via, "not allowed")
         return false
       }
@@ -77,16 +81,16 @@ public final class ConsentGate: Sendable {
   }
 
   /// The accounts of `group` that `caller` may see; nil for none.
-  func visible(_ caller: PeerApplication?, group: String) -> GrantScope? {
-    guard let caller else { return nil }
+  func visible(_ caller: PeerIdentification, group: String) -> GrantScope? {
+    guard case .success(let caller) = caller else { return nil }
     if caller.isOwn { return .all }
-    return grants.visibleAccounts(application: caller.executable, group: group)
+    return grants.visibleAccounts(application: caller.name, group: group)
   }
 
   /// Whether `caller` may hear of `account` of `group` (its name in a signal): an
   /// application allowed that account, or every account of the group, and tokenctl's own.
   public func sees(_ caller: PeerApplication, group: String, _ account: AccountKey) -> Bool {
-    switch visible(caller, group: group) {
+    switch visible(.success(caller), group: group) {
     case .all?: return true
     case .accounts(let keys)?: return keys.contains(account)
     case nil: return false
@@ -96,19 +100,24 @@ public final class ConsentGate: Sendable {
   /// Logs a token handed to `caller` (not to tokenctl's own, which would drown the log).
   func handedOut(_ caller: PeerApplication, group: String, account: Account, via: AuditEvent.Channel) {
     guard !caller.isOwn else { return }
-    grants.noteUse(application: caller.executable, group: group, at: clock.now)
-    record(.token, caller.executable, group, account.qualifiedName, via, nil)
+    grants.noteUse(application: caller.name, group: group, at: clock.now)
+    record(.token, caller.name, group, account.qualifiedName, via, nil)
   }
 
-  /// Logs a refusal that needs no decision (a listing nobody allowed).
-  func refused(_ caller: PeerApplication?, group: String, via: AuditEvent.Channel, reason: String) {
-    record(.refused, caller?.executable ?? Self.unidentified, group, nil, via, reason)
+  /// Logs a refusal that needs no decision (a listing nobody allowed); for a caller that
+  /// could not be told, the reason is why not.
+  func refused(_ caller: PeerIdentification, group: String, via: AuditEvent.Channel, reason: String) {
+    switch caller {
+    case .success(let application): record(.refused, application.name, group, nil, via, reason)
+    case .failure(let peer): record(.refused, peer.auditApplication, group, nil, via, peer.auditReason)
+    }
   }
 
   /// Asks once for every caller waiting on the same question, and records the answer as
   /// a grant or a denial.
-  private func question(_ application: String, _ group: String, _ account: Account) async -> Answer {
+  private func question(_ caller: PeerApplication, _ group: String, _ account: Account) async -> Answer {
     guard let ask = ask.withLock({ $0 }) else { return .notAsked }
+    let application = caller.name
     let key = "\(application)\n\(group)\n\(account.key)"
     let task = asking.withLock { pending -> Task<Answer, Never>? in
       if let task = pending[key] { return task }
@@ -116,7 +125,7 @@ public final class ConsentGate: Sendable {
       guard backoff.withLock({ $0.mayAsk(key, at: clock.now) }) else { return nil }
       let name = account.qualifiedName
       let task = Task(executorPreference: ThreadPoolExecutor.shared) { [self] () -> Answer in
-        let answer = await ask(application, group, name)
+        let answer = await ask(caller, group, name)
         if answer != .notAsked { record(.asked, application, group, name, .notification, nil) }
         do {
           switch answer {

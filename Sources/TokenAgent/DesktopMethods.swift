@@ -22,7 +22,7 @@ public final class DesktopMethods: AgentBusMethods {
     self.gate = gate
   }
 
-  public func listAccounts(group: String, caller: PeerApplication?) async throws(AgentBusError) -> BusValue {
+  public func listAccounts(group: String, caller: PeerIdentification) async throws(AgentBusError) -> BusValue {
     let group = Self.group(group)
     guard let scope = gate.visible(caller, group: group) else {
       gate.refused(caller, group: group, via: .dbus, reason: "listing not allowed")
@@ -48,7 +48,7 @@ public final class DesktopMethods: AgentBusMethods {
   }
 
   public func accessToken(
-    group: String, account: String, minimumValidity: UInt32, caller: PeerApplication?
+    group: String, account: String, minimumValidity: UInt32, caller: PeerIdentification
   ) async throws(AgentBusError) -> (token: String, expiresAt: Int64) {
     do throws(Refusal) {
       let tokens = try await accessToken(
@@ -71,7 +71,7 @@ public final class DesktopMethods: AgentBusMethods {
 
   /// A token for `caller`, through the gate; `via` says where the request came from.
   func accessToken(
-    group: String, account name: String, minimumValidity: UInt32, caller: PeerApplication?,
+    group: String, account name: String, minimumValidity: UInt32, caller: PeerIdentification,
     via: AuditEvent.Channel
   ) async throws(Refusal) -> TokenSet {
     let group = Self.group(group)
@@ -87,7 +87,7 @@ public final class DesktopMethods: AgentBusMethods {
       throw .core(error)
     }
     let account = stored.account
-    guard await gate.admit(caller, group: group, account: account, via: via), let caller else {
+    guard await gate.admit(caller, group: group, account: account, via: via), case .success(let caller) = caller else {
       throw .denied(
         Self.denial(caller, what: account.qualifiedName, grant: "\(account.qualifiedName) --group \(group)"))
     }
@@ -103,7 +103,7 @@ public final class DesktopMethods: AgentBusMethods {
 
   /// The answer to a request on the agent's socket from an application that is not
   /// tokenctl's own: a token, through the gate, and nothing else.
-  func answer(_ request: AgentMessage, caller: PeerApplication?) async -> AgentMessage {
+  func answer(_ request: AgentMessage, caller: PeerIdentification) async -> AgentMessage {
     guard request.kind == AgentMessage.Request.token, let name = request["account"] else {
       gate.refused(caller, group: request["group"] ?? "", via: .socket, reason: "\(request.kind) is tokenctl's own")
       return AgentMessage(
@@ -135,12 +135,11 @@ public final class DesktopMethods: AgentBusMethods {
   }
 
   /// Why `caller` gets nothing, and the command that would allow it.
-  static func denial(_ caller: PeerApplication?, what: String, grant: String) -> String {
-    guard let caller else {
-      return "tokenctl could not tell which application is asking (its /proc entry is closed or it has gone), "
-        + "so it may not have \(what)"
+  static func denial(_ caller: PeerIdentification, what: String, grant: String) -> String {
+    switch caller {
+    case .failure(let peer): return peer.refusal(of: what)
+    case .success(let caller):
+      return "\(caller.name) may not have \(what). If you trust it, run: tokenctl allow \(caller.name) \(grant)"
     }
-    return
-      "\(caller.executable) may not have \(what). If you trust it, run: tokenctl allow \(caller.executable) \(grant)"
   }
 }

@@ -35,11 +35,16 @@ enum DesktopSession {
       return nil
     }
     gate.askWith { application, group, account in
-      let program = application.split(separator: "/").last.map(String.init) ?? application
+      // Named as the user knows it, and as `tokenctl allow` takes it.
+      let (program, who): (String, String)
+      switch application.identity {
+      case .executable(let path): (program, who) = (path.split(separator: "/").last.map(String.init) ?? path, path)
+      case .flatpak(let id): (program, who) = (id.rawValue, "The Flatpak app \(id) (\(application.name))")
+      }
       guard
         let answer = await notifications.ask(
           summary: "\(program) asks for a token of \(account)",
-          body: "\(application) wants the access token of \(account) (group \(group)) from tokenctl. "
+          body: "\(who) wants the access token of \(account) (group \(group)) from tokenctl. "
             + "Allow it only if you trust this program with that account.",
           actions: [("allow", "Allow"), ("deny", "Deny")], timeout: consentTimeout)
       else { return .notAsked }

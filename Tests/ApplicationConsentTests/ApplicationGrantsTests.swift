@@ -54,6 +54,17 @@ import TokenKit
     #expect(warnings.all.isEmpty)
   }
 
+  /// A Flatpak app is granted by its app id, and another app id is another application.
+  @Test func aFlatpakAppIsGrantedByItsAppID() throws {
+    try grants().allow(application: "flatpak:org.example.A", group: "default", accounts: [Self.ada], at: Self.day)
+    let fresh = grants()
+    #expect(fresh.decision(application: "flatpak:org.example.A", group: "default", account: Self.ada.key) == .allowed)
+    #expect(fresh.decision(application: "flatpak:org.example.B", group: "default", account: Self.ada.key) == .undecided)
+    #expect(try fresh.entries().map(\.application) == ["flatpak:org.example.A"])
+    #expect(try String(contentsOfFile: file, encoding: .utf8).contains(#""application" : "flatpak:org.example.A""#))
+    #expect(warnings.all.isEmpty)
+  }
+
   @Test func accountsMergeAndAllReplaces() throws {
     let grants = grants()
     try grants.allow(application: Self.python, group: "default", accounts: [Self.ada], at: Self.day)
@@ -150,6 +161,7 @@ import TokenKit
     "not json", #"{"version": 2, "grants": []}"#, #"{"version": 1}"#,
     #"{"version": 1, "grants": [{"application": "python3", "group": "default", "state": "allowed", "since": "2026-11-24T04:05:06Z"}]}"#,
     #"{"version": 1, "grants": [{"application": "/usr/bin/x", "group": "default", "state": "maybe", "since": "2026-11-24T04:05:06Z"}]}"#,
+    #"{"version": 1, "grants": [{"application": "flatpak:org.example", "group": "default", "state": "allowed", "since": "2026-11-24T04:05:06Z"}]}"#,
   ])
   func aMalformedFileIsIgnoredAndNotOverwritten(text: String) throws {
     try XDGDirectories.ensurePrivateDirectory(directories.state)

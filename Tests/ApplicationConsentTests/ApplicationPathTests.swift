@@ -1,5 +1,6 @@
 import ApplicationConsent
 import Foundation
+import NativeAppSupport
 import TestSupport
 import Testing
 import TokenKit
@@ -27,6 +28,23 @@ import TokenKit
     let environment = ["PATH": "/nonexistent::relative:\(bin):/usr/bin"]
     #expect(try ApplicationPath.resolve("tool3", environment: environment, currentDirectory: "/") == program)
     #expect(try ApplicationPath.resolve("tool3.11", environment: environment, currentDirectory: "/") == program)
+  }
+
+  /// `flatpak:APP_ID` names a Flatpak app, even where PATH has a program of that name.
+  @Test func flatpakNamesAnAppNotAProgram() throws {
+    try "#!/bin/sh\n".write(toFile: bin + "/flatpak:org.example.App", atomically: false, encoding: .utf8)
+    #expect(chmod(bin + "/flatpak:org.example.App", 0o755) == 0)
+    #expect(
+      try ApplicationArgument.resolve("flatpak:org.example.App", environment: ["PATH": bin], currentDirectory: bin)
+        == .flatpak(FlatpakAppID("org.example.App")!))
+    #expect(
+      try ApplicationArgument.resolve("tool3", environment: ["PATH": bin], currentDirectory: "/")
+        == .executable(program))
+    let error = #expect(throws: TokenKitError.self) {
+      try ApplicationArgument.resolve("flatpak:org.example", environment: ["PATH": bin], currentDirectory: "/")
+    }
+    #expect(error?.message.hasPrefix("'flatpak:org.example' names no Flatpak app") == true)
+    #expect(error?.recovery == "Give the id `flatpak list --app` shows, such as flatpak:org.example.App.")
   }
 
   @Test func aPathIsTakenRelativeToTheCurrentDirectory() throws {

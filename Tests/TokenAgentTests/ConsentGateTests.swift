@@ -34,12 +34,12 @@ import TokenKit
       clock: clock)
   }
 
-  static let app = PeerApplication(executable: "/usr/bin/some-app", isOwn: false)
+  static let app = PeerApplication(identity: .executable("/usr/bin/some-app"), isOwn: false)
   static let account = Account(
     type: "github", id: "1", name: "ada", group: "default", createdAt: .distantPast, updatedAt: .distantPast)
 
   func admit() async -> Bool {
-    await gate.admit(Self.app, group: "default", account: Self.account, via: .dbus)
+    await gate.admit(.success(Self.app), group: "default", account: Self.account, via: .dbus)
   }
 
   @Test func anUnansweredQuestionIsAskedAgainOnlyAfterAGrowingWait() async throws {

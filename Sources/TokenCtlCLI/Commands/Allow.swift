@@ -1,5 +1,6 @@
 import ApplicationConsent
 import ArgumentParser
+import NativeAppSupport
 import TokenKit
 
 extension TokenCtl {
@@ -10,16 +11,22 @@ extension TokenCtl {
       abstract: "Allow an application to get the tokens of some accounts, or of all, from the agent.",
       discussion: """
         Desktop programs ask the agent for tokens over D-Bus or its socket. The agent names \
-        each one by its executable (/proc/PID/exe) and refuses any but tokenctl's own until \
-        you allow it here. APP is a path, or a name looked up in PATH; links are resolved, \
-        so 'python3' is allowed as /usr/bin/python3.11. Accounts are kept by type and id, so \
+        each one by its executable (/proc/PID/exe), or a Flatpak app by its app id, and \
+        refuses any but tokenctl's own until you allow it here. APP is a path, or a name \
+        looked up in PATH; links are resolved, so 'python3' is allowed as \
+        /usr/bin/python3.11. A Flatpak app is flatpak:APP_ID, such as \
+        flatpak:org.example.App ('flatpak list --app' shows the ids); the agent tells it by \
+        its sandbox, whatever program runs inside. Programs behind a D-Bus proxy outside \
+        Flatpak, and in other containers, are refused and cannot be allowed: the agent \
+        cannot tell them apart. Accounts are kept by type and id, so \
         a renamed account stays allowed; naming more accounts later adds to the grant, and \
         --all (every account of the group, present and future) replaces it. A grant replaces \
         an earlier denial ('tokenctl deny').
 
         What consent protects against: a well-behaved program asking for an account it was \
-        never given, by mistake or because a script it runs asked. What it does not: a \
-        hostile program running as you can read the keyring directly, as the Secret Service \
+        never given, by mistake or because a script it runs asked, and a Flatpak app asking \
+        for an account you allowed only another app. What it does not: a hostile program \
+        running as you outside a sandbox can read the keyring directly, as the Secret Service \
         allows any program of the session to do (see tokenctl-keyring(5)), and can change \
         the grants file too. A script is run by its interpreter: allowing /usr/bin/python3.11 \
         allows every Python program you run, and a shell allows every shell script.
@@ -28,7 +35,9 @@ extension TokenCtl {
         recorded in the audit log beside it (audit.log). 'tokenctl apps' lists them.
         """)
 
-    @Argument(help: ArgumentHelp("The program: a path, or a name looked up in PATH.", valueName: "app"))
+    @Argument(
+      help: ArgumentHelp(
+        "The program: a path, or a name looked up in PATH; or flatpak:APP_ID for a Flatpak app.", valueName: "app"))
     var application: String
 
     @Argument(
@@ -53,13 +62,22 @@ extension TokenCtl {
 
     func run() throws {
       let context = CommandSession.runningContext()
-      let path = try ApplicationPath.resolve(
+      let identity = try ApplicationArgument.resolve(
         application, environment: context.environment, currentDirectory: context.currentDirectory())
       let group = try GroupOption.name(groupOption.group, in: context)
-      if ApplicationPath.ownExecutables().contains(path) {
-        context.output.write(TerminalSafe.text("\(path) is tokenctl's own and always allowed; nothing to do.") + "\n")
-        return
+      if case .executable(let path) = identity {
+        if ApplicationPath.ownExecutables().contains(path) {
+          context.output.write(TerminalSafe.text("\(path) is tokenctl's own and always allowed; nothing to do.") + "\n")
+          return
+        }
+        if PeerApplication.isBusProxy(path) {
+          throw TokenKitError(
+            .storeFailure,
+            "\(path) is a D-Bus proxy: the agent refuses it, since allowing it would allow every program behind it",
+            recovery: "Allow the Flatpak app behind it by its app id, such as flatpak:org.example.App.")
+        }
       }
+      let app = identity.name
       var granted: [GrantedAccount]?
       if !all {
         let session = try CommandSession.open(group: group, configured: false)
@@ -70,13 +88,14 @@ extension TokenCtl {
         }
       }
       let now = context.clock.now
-      try context.applicationGrants().allow(application: path, group: group, accounts: granted, at: now)
+      try context.applicationGrants().allow(application: app, group: group, accounts: granted, at: now)
       let log = context.auditLog()
       for name in granted.map({ $0.map(\.name) }) ?? [nil] {
-        log.record(AuditEvent(time: now, kind: .allowed, application: path, group: group, account: name, via: .cli))
+        log.record(AuditEvent(time: now, kind: .allowed, application: app, group: group, account: name, via: .cli))
       }
       let what = granted.map { $0.map(\.name).joined(separator: ", ") } ?? "every account"
-      context.output.write(TerminalSafe.text("Allowed \(path) to get tokens of \(what) in group \(group).") + "\n")
+      context.output.write(TerminalSafe.text("Allowed \(app) to get tokens of \(what) in group \(group).") + "\n")
+      guard case .executable(let path) = identity else { return }
       if ApplicationPath.isScript(path) {
         context.output.write(
           TerminalSafe.text(

@@ -17,9 +17,10 @@ extension TokenCtl {
       discussion: """
         One line per application and group: the accounts it may use ('all' for every \
         account of the group), whether it is allowed or denied, since when, and when the \
-        agent last handed it a token (to the minute). Applications are executables: a line \
-        for /usr/bin/python3.11 covers every Python program you run. tokenctl's own \
-        executables are always allowed and are not listed.
+        agent last handed it a token (to the minute). Applications are executables, or \
+        Flatpak apps by their app id (flatpak:APP_ID): a line for /usr/bin/python3.11 covers \
+        every Python program you run outside a sandbox, one for flatpak:org.example.App \
+        that app alone. tokenctl's own executables are always allowed and are not listed.
         """)
 
     @Flag(help: "Print JSON (with a format version) instead of a table.")

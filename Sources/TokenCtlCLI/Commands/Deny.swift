@@ -1,5 +1,6 @@
 import ApplicationConsent
 import ArgumentParser
+import NativeAppSupport
 import TokenKit
 
 extension TokenCtl {
@@ -12,14 +13,17 @@ extension TokenCtl {
         Removes what 'tokenctl allow' gave APP, in one group with --group or else in every \
         group (TOKENCTL_GROUP does not narrow it), and records the denial, so that the agent \
         refuses the application at once instead of asking you again. A later 'tokenctl \
-        allow' replaces the denial. APP is named as for 'tokenctl allow'; an application \
-        that is no longer installed can still be denied by the path 'tokenctl apps' shows.
+        allow' replaces the denial. APP is named as for 'tokenctl allow' (a program, or \
+        flatpak:APP_ID for a Flatpak app); a program that is no longer installed can still \
+        be denied by the path 'tokenctl apps' shows.
 
         tokenctl's own executables are always allowed and cannot be denied. A hostile \
         program running as you is not stopped by a denial: it can read the keyring directly.
         """)
 
-    @Argument(help: ArgumentHelp("The program: a path, or a name looked up in PATH.", valueName: "app"))
+    @Argument(
+      help: ArgumentHelp(
+        "The program: a path, or a name looked up in PATH; or flatpak:APP_ID for a Flatpak app.", valueName: "app"))
     var application: String
 
     @Option(help: ArgumentHelp("Deny it in this group only (default: in every group).", valueName: "group"))
@@ -32,29 +36,30 @@ extension TokenCtl {
     func run() throws {
       let context = CommandSession.runningContext()
       let grants = context.applicationGrants()
-      let path: String
+      let identity: ApplicationIdentity
       do {
-        path = try ApplicationPath.resolve(
+        identity = try ApplicationArgument.resolve(
           application, environment: context.environment, currentDirectory: context.currentDirectory())
       } catch let error as TokenKitError {
         // A program removed since it was allowed keeps its grants until denied by its path.
         guard application.hasPrefix("/"),
           (try? grants.entries())?.contains(where: { $0.application == application }) == true
         else { throw error }
-        path = application
+        identity = .executable(application)
       }
-      if ApplicationPath.ownExecutables().contains(path) {
+      if case .executable(let path) = identity, ApplicationPath.ownExecutables().contains(path) {
         context.output.write(
           TerminalSafe.text("\(path) is tokenctl's own and always allowed; it cannot be denied.") + "\n")
         return
       }
+      let app = identity.name
       let now = context.clock.now
-      try grants.deny(application: path, group: group, at: now)
+      try grants.deny(application: app, group: group, at: now)
       context.auditLog().record(
-        AuditEvent(time: now, kind: .denied, application: path, group: group ?? "*", via: .cli))
+        AuditEvent(time: now, kind: .denied, application: app, group: group ?? "*", via: .cli))
       let scope = group.map { "in group \($0)" } ?? "in every group"
       context.output.write(
-        TerminalSafe.text("Denied \(path) \(scope): its grants there are removed, and the agent refuses it.") + "\n")
+        TerminalSafe.text("Denied \(app) \(scope): its grants there are removed, and the agent refuses it.") + "\n")
     }
   }
 }

@@ -82,6 +82,22 @@ import Testing
       return object
     }
 
+    /// The Python program, on this session's bus, waited for off Swift's thread pool.
+    func client(_ arguments: [String], environment: [String: String]? = nil) async throws -> [String: Any] {
+      try Self.decode(
+        await TestProcess.run(
+          "/usr/bin/python3", ["Tests/Support/dbus-client"] + arguments,
+          environment: environment ?? session.environment), arguments)
+    }
+
+    /// What the Python program printed.
+    static func decode(_ result: ProcessResult, _ arguments: [String]) throws -> [String: Any] {
+      guard let object = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
+        throw TestFailure("dbus-client \(arguments): \(result.stdout) \(result.stderr)")
+      }
+      return object
+    }
+
     func gdbus(_ method: String, _ arguments: String...) throws -> ProcessResult {
       try TestProcess.run(
         "gdbus",
@@ -183,6 +199,90 @@ import Testing
     #expect(desk.auditLog.contains("allowed app=\(AuditEvent.escape(Self.python))"))
   }
 
+  /// Issue 23, item 1: an answer counts only from the notification server that showed the
+  /// question. Another connection that emits `ActionInvoked(id, "allow")`, to everyone and
+  /// to the agent alone, before the user's *Deny*, grants nothing.
+  @Test func anAnswerFromAnotherConnectionIsIgnored() async throws {
+    let desk = try Desk()
+    defer { desk.stop() }
+    let ada = try desk.seed(name: "ada")
+    let log = desk.home.appendingPathComponent("notifications.jsonl").path
+    // The user answers Deny once told to (SIGUSR1): after the forgeries below.
+    let server = try TestProcess(
+      "/usr/bin/python3", ["Tests/Support/notification-server", log, "deny", "usr1"],
+      environment: desk.session.environment)
+    defer { kill(server.pid, SIGTERM) }
+    try await Self.waitForName("org.freedesktop.Notifications", desk)
+
+    let environment = desk.session.environment
+    let asking = Task {
+      try await TestProcess.run(
+        "/usr/bin/python3", ["Tests/Support/dbus-client", "token", "", "ada", "60"], environment: environment)
+    }
+    let id = try await Self.firstNotificationID(log)
+    let agent = try await Self.owner(of: "org.tokenctl.Agent", desk)
+    for destination in [[], ["--dest", agent]] {
+      let forged = try await TestProcess.run(
+        "gdbus",
+        [
+          "emit", "--session", "--object-path", "/org/freedesktop/Notifications", "--signal",
+          "org.freedesktop.Notifications.ActionInvoked",
+        ] + destination + ["uint32 \(id)", "'allow'"], environment: desk.session.environment)
+      #expect(forged.status == 0, "gdbus emit: \(forged.stderr)")
+    }
+    // Both forgeries are on the bus before the server's answer is sent.
+    kill(server.pid, SIGUSR1)
+    let answer = try Desk.decode(try await asking.value, ["token"])
+    #expect(answer["token"] == nil && answer["error"] as? String == "org.tokenctl.Error.AccessDenied", "\(answer)")
+    #expect(try await Self.grantStates(desk) == [Self.python: "denied"])
+    let audit = desk.auditLog
+    #expect(audit.contains("denied app=\(AuditEvent.escape(Self.python)) group=default via=notification"), "\(audit)")
+    #expect(!audit.contains("allowed app="), "\(audit)")
+    #expect(!audit.contains(ada.access))
+  }
+
+  /// What `tokenctl apps --json` says of each application: allowed or denied.
+  static func grantStates(_ desk: Desk) async throws -> [String: String] {
+    let apps = try await TestProcess.run(
+      TestProcess.tokenctl, ["apps", "--json"], environment: desk.session.environment)
+    let document = try #require(try JSONSerialization.jsonObject(with: Data(apps.stdout.utf8)) as? [String: Any])
+    let entries = try #require(document["applications"] as? [[String: Any]])
+    var states: [String: String] = [:]
+    for entry in entries {
+      states[try #require(entry["application"] as? String)] = try #require(entry["state"] as? String)
+    }
+    return states
+  }
+
+  /// The unique name that owns `name` on the desk's bus.
+  static func owner(of name: String, _ desk: Desk) async throws -> String {
+    let owner = try await TestProcess.run(
+      "gdbus",
+      [
+        "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method",
+        "org.freedesktop.DBus.GetNameOwner", name,
+      ], environment: desk.session.environment)
+    // `(':1.3',)`
+    let quoted = owner.stdout.split(separator: "'")
+    guard owner.status == 0, quoted.count >= 2 else { throw TestFailure("\(name) has no owner: \(owner.stderr)") }
+    return String(quoted[1])
+  }
+
+  /// The id of the first notification in the notification server's log, once there is one.
+  static func firstNotificationID(_ log: String) async throws -> Int {
+    let deadline = Date().addingTimeInterval(startupLimit)
+    while Date() < deadline {
+      if let line = (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").first,
+        let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+        let id = object["id"] as? Int
+      {
+        return id
+      }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    throw TestFailure("no notification was shown")
+  }
+
   @Test func aRevokedGrantGivesOneNeedsSignInSignalAndOneNotification() async throws {
     let desk = try Desk(stubArguments: ["--access-token-seconds", "4"])
     defer { desk.stop() }
@@ -261,8 +361,12 @@ import Testing
     #expect(fine.stdout.contains(ada.access), "the agent still answers: \(fine.stderr)")
   }
 
+  /// How long a helper the tests start may take to show up: under `make test`, with every
+  /// suite running at once on two cores, Python with dbus and gi has taken over 10 s.
+  static let startupLimit: TimeInterval = 30
+
   static func waitForName(_ name: String, _ desk: Desk) async throws {
-    let deadline = Date().addingTimeInterval(10)
+    let deadline = Date().addingTimeInterval(startupLimit)
     while Date() < deadline {
       let owner = try await TestProcess.run(
         "gdbus",

@@ -1,0 +1,42 @@
+/// Who an application is, as consent names it (tokenctl-dbus(7), "Consent"): a program of
+/// the host by its executable, or a Flatpak app by its app id, never by what it says of
+/// itself.
+///
+/// Each has one name, which grants, the audit log, messages and `tokenctl allow` use: the
+/// executable's canonical path (`/usr/bin/python3.11`), or `flatpak:` and the app id
+/// (`flatpak:org.example.App`). A path starts with `/` and an app id has no `:`, so the
+/// two never meet.
+public enum ApplicationIdentity: Sendable, Hashable {
+  /// A program outside any sandbox: the canonical path of its executable, as
+  /// `/proc/PID/exe` shows it.
+  case executable(String)
+  /// An app in a Flatpak sandbox, by the app id of the sandbox's `/.flatpak-info`.
+  case flatpak(FlatpakAppID)
+
+  static let flatpakPrefix = "flatpak:"
+
+  /// The application's name: its path, or `flatpak:APP_ID`.
+  public var name: String {
+    switch self {
+    case .executable(let path): path
+    case .flatpak(let id): Self.flatpakPrefix + id.rawValue
+    }
+  }
+
+  /// The application `name` names; nil for a name that is neither an absolute path nor
+  /// `flatpak:` followed by a valid app id.
+  public init?(name: String) {
+    if name.hasPrefix(Self.flatpakPrefix) {
+      guard let id = FlatpakAppID(String(name.dropFirst(Self.flatpakPrefix.count))) else { return nil }
+      self = .flatpak(id)
+    } else if name.hasPrefix("/") {
+      self = .executable(name)
+    } else {
+      return nil
+    }
+  }
+
+  /// Whether `name` means a Flatpak app, valid or not: what a user typed as
+  /// `flatpak:SOMETHING` is never a program to look up in PATH.
+  public static func isFlatpakName(_ name: String) -> Bool { name.hasPrefix(flatpakPrefix) }
+}
