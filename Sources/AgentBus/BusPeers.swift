@@ -15,34 +15,56 @@ import Synchronization
 /// of the app's xdg-dbus-proxy, which flatpak runs in a sandbox holding the app's
 /// `/.flatpak-info`: the app is told from there, as xdg-desktop-portal tells it.
 ///
-/// A unique name is never given to another connection for the life of the bus, so what
-/// was found for it holds as long as it is connected: one look per connection, not per
-/// call, which keeps a persistent client's calls fast.
+/// The application is told anew on every call, never kept: a process may open a
+/// connection and then exec another program that goes on using it (tokenctl, or from
+/// tokenctl to any other), and it is then that program asking. What is kept per unique
+/// name is only what cannot change while it is connected: the pid the bus gave (a unique
+/// name is never given to another connection) and that process's start time, which
+/// `exec` keeps and a recycled pid does not have. So a call costs a few reads of /proc,
+/// not a round trip to the bus daemon.
 final class BusPeers: @unchecked Sendable {
+  /// A process by pid and start time.
+  private struct Process {
+    var pid: Int32
+    var started: UInt64
+  }
+
   private let bus: BusConnection
-  private let known = Mutex<[String: PeerApplication]>([:])
+  private let known = Mutex<[String: Process]>([:])
 
   init(bus: BusConnection) { self.bus = bus }
 
-  /// The application of `sender`, or why it cannot be told.
+  /// The application of `sender` now, or why it cannot be told.
   func application(of sender: String) -> PeerIdentification {
-    if let application = known.withLock({ $0[sender] }) { return .success(application) }
-    guard let pid = processID(of: sender) else { return .failure(.unreadable) }
-    let identified = PeerApplication.identify(pid: pid, stillConnected: { hasOwner(sender) })
-    // Only an application is kept: a peer that could not be read may be readable later.
-    guard case .success(let application) = identified else { return identified }
-    known.withLock { known in
-      // A bound: callers that come and go would otherwise pile up.
-      if known.count >= 512 { known.removeAll() }
-      known[sender] = application
+    if let process = known.withLock({ $0[sender] }) {
+      // The same process as when the name was first seen connected: it holds the name still.
+      return PeerApplication.identify(
+        pid: process.pid, stillConnected: { PeerApplication.startTime(process.pid) == process.started })
+    }
+    guard let pid = processID(of: sender), let started = PeerApplication.startTime(pid) else {
+      return .failure(.unreadable)
+    }
+    let identified = PeerApplication.identify(
+      pid: pid, stillConnected: { PeerApplication.startTime(pid) == started && hasOwner(sender) })
+    // Kept once the process was seen to hold the name (every answer but unreadable says
+    // so): a peer that could not be read may be readable later.
+    if identified != .failure(.unreadable) {
+      known.withLock { known in
+        // A bound: callers that come and go would otherwise pile up.
+        if known.count >= 512 { known.removeAll() }
+        known[sender] = Process(pid: pid, started: started)
+      }
     }
     return identified
   }
 
-  /// The connections seen so far that are still on the bus, with their applications.
+  /// The connections seen so far that are still on the bus, with their applications now.
   func connected() -> [(name: String, application: PeerApplication)] {
-    let seen = known.withLock { $0.map { (name: $0.key, application: $0.value) } }
-    return seen.filter { hasOwner($0.name) }
+    let seen = known.withLock { Array($0.keys) }
+    return seen.compactMap { name in
+      guard hasOwner(name), case .success(let application) = application(of: name) else { return nil }
+      return (name: name, application: application)
+    }
   }
 
   private func processID(of sender: String) -> Int32? {

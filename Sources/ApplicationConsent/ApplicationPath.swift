@@ -77,23 +77,6 @@ public enum ApplicationPath {
     return read(fd, &magic, 2) == 2 && magic == [UInt8(ascii: "#"), UInt8(ascii: "!")]
   }
 
-  /// tokenctl's own executables, which consent always allows: the running one and its
-  /// siblings `tokenctl` and `git-credential-tokenctl`, as canonical paths.
-  public static func ownExecutables(running: String = "/proc/self/exe") -> Set<String> {
-    guard let resolved = realpath(running, nil) else { return [] }
-    defer { free(resolved) }
-    let me = fromProcessLink(String(cString: resolved))
-    let directory = me[..<(me.lastIndex(of: "/") ?? me.startIndex)]
-    var own: Set<String> = [me]
-    for sibling in ["tokenctl", "git-credential-tokenctl"] {
-      if let path = realpath("\(directory)/\(sibling)", nil) {
-        own.insert(String(cString: path))
-        free(path)
-      }
-    }
-    return own
-  }
-
   private static func isExecutableFile(_ path: String) -> Bool {
     var info = stat()
     // stat, not lstat: a link to a program is the program.

@@ -15,11 +15,12 @@ public typealias PeerIdentification = Result<PeerApplication, UnidentifiedPeer>
 /// connection still owns its pid.
 ///
 /// Which of the two a peer is, the mount namespace decides, as it decides what a path
-/// means. In ours, the path of the executable is the program's. In another, a path means
-/// what that namespace makes of it, so only a sandbox that says which app it holds is
-/// told apart: Flatpak's, whose `/.flatpak-info` the app cannot change (``FlatpakInfo``).
-/// xdg-desktop-portal tells apps the same way. A Flatpak app reaches the session bus
-/// through xdg-dbus-proxy, which flatpak runs outside the app's sandbox but in a sandbox
+/// means. In ours, the path of the executable is the program's, when the process runs
+/// the file at that path now (``hostApplication(path:running:atPath:isOwn:)``). In
+/// another, a path means what that namespace makes of it, so only a sandbox that says
+/// which app it holds is told apart: Flatpak's, whose `/.flatpak-info` the app cannot
+/// change (``FlatpakInfo``). xdg-desktop-portal tells apps the same way. A Flatpak app
+/// reaches the session bus through xdg-dbus-proxy, which flatpak runs outside the app's sandbox but in a sandbox
 /// of its own holding the same `/.flatpak-info`: so the proxy, whose pid is the one the
 /// bus knows, is told as the app. A D-Bus proxy in our own namespace has no such file,
 /// and every program behind it would be one application: it is refused, as is every
@@ -57,21 +58,48 @@ public struct PeerApplication: Sendable, Hashable {
     var info = stat()
     guard stat("/proc/\(pid)", &info) == 0, info.st_uid == getuid() else { return .failure(.unreadable) }
     guard let target = readLink("/proc/\(pid)/exe") else { return .failure(.unreadable) }
-    let path = target.hasSuffix(" (deleted)") ? String(target.dropLast(" (deleted)".count)) : target
+    let path = withoutDeletedSuffix(target)
     guard let ours = sameMountNamespace(pid) else { return .failure(.unreadable) }
     let found: PeerIdentification
-    if ours && isBusProxy(path) {
-      found = .failure(.busProxy(executable: path))
-    } else if ours {
-      var executable = stat()
-      let own = stat("/proc/\(pid)/exe", &executable) == 0 && ownExecutables.contains(FileIdentity(executable))
-      found = .success(PeerApplication(identity: .executable(path), isOwn: own))
+    if ours {
+      // The file the process runs, wherever it is (the magic link is followed).
+      guard let running = FileID.of("/proc/\(pid)/exe") else { return .failure(.unreadable) }
+      found = hostApplication(path: path, running: running, atPath: FileID.of(path), isOwn: OwnExecutables.contains)
     } else {
       guard let sandbox = sandboxAppID(pid, executable: path) else { return .failure(.unreadable) }
       found = sandbox.map { PeerApplication(identity: .flatpak($0), isOwn: false) }
     }
     guard startTime(pid) == before, stillConnected() else { return .failure(.unreadable) }
     return found
+  }
+
+  /// The application of a process of our mount namespace whose `/proc/PID/exe` names
+  /// `path` and is the file `running`, when `atPath` is the file at `path` now; the one
+  /// rule for programs of the host.
+  ///
+  /// - tokenctl's own executables are told by file alone (``OwnExecutables``).
+  /// - Behind a D-Bus proxy every program is the proxy: refused.
+  /// - Otherwise the process is the application `path` only if it runs the file at `path`
+  ///   now. A grant names a path, and `/proc/PID/exe` names the path a file was run by in
+  ///   the process's own mount namespace, with " (deleted)" once it is gone: a program
+  ///   that mounts another file over `/usr/bin/gdbus` in a namespace of its own, or runs a
+  ///   file that was then swapped out of the path, shows the path and is not the program
+  ///   there. The mount namespace check refuses the first too; this rule holds without it.
+  ///
+  /// It is compared with the file at the path now, looked at for each request, not with
+  /// one recorded when the grant was made: a grant means "whatever the system installs
+  /// at that path", so a program upgraded in place keeps its grant, where a recorded
+  /// inode would lose every grant at every upgrade and mean nothing in a grants file
+  /// copied to another machine. The cost is that a process still running a file that was
+  /// replaced since it started (a program not restarted after an upgrade) is refused
+  /// until it is restarted: it cannot be told from a file swapped in on purpose.
+  public static func hostApplication(
+    path: String, running: FileID, atPath: FileID?, isOwn: (FileID) -> Bool
+  ) -> PeerIdentification {
+    if isOwn(running) { return .success(PeerApplication(identity: .executable(path), isOwn: true)) }
+    if isBusProxy(path) { return .failure(.busProxy(executable: path)) }
+    guard atPath == running else { return .failure(.notTheFileAtItsPath(executable: path)) }
+    return .success(PeerApplication(identity: .executable(path), isOwn: false))
   }
 
   /// Whether process `pid` shares our mount namespace (the namespaces' nsfs inodes are
@@ -96,30 +124,10 @@ public struct PeerApplication: Sendable, Hashable {
     }
   }
 
-  /// tokenctl and the git helper beside it, by device and inode: the same file under
-  /// another path (a symlink, a bind mount) is still ours.
-  private static let ownExecutables: Set<FileIdentity> = {
-    var identities: Set<FileIdentity> = []
-    guard let own = readLink("/proc/self/exe") else { return identities }
-    let folder = own.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-    for path in ["/proc/self/exe", folder + "/tokenctl", folder + "/git-credential-tokenctl"] {
-      var info = stat()
-      if stat(path, &info) == 0 { identities.insert(FileIdentity(info)) }
-    }
-    return identities
-  }()
-
-  private struct FileIdentity: Hashable {
-    var device: UInt64
-    var inode: UInt64
-    init(_ info: stat) {
-      device = UInt64(info.st_dev)
-      inode = UInt64(info.st_ino)
-    }
-  }
-
-  /// Field 22 of /proc/PID/stat: when the process started, in clock ticks since boot.
-  static func startTime(_ pid: Int32) -> UInt64? {
+  /// Field 22 of /proc/PID/stat: when the process started, in clock ticks since boot. A
+  /// pid and its start time name one process: `exec` keeps both, and a pid reused by
+  /// another process has another start time.
+  public static func startTime(_ pid: Int32) -> UInt64? {
     let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
@@ -135,7 +143,13 @@ public struct PeerApplication: Sendable, Hashable {
     return UInt64(String(decoding: fields[19], as: UTF8.self))
   }
 
-  private static func readLink(_ path: String) -> String? {
+  /// The path a `/proc/PID/exe` link names: the kernel appends " (deleted)" once the file
+  /// was removed or replaced.
+  static func withoutDeletedSuffix(_ target: String) -> String {
+    target.hasSuffix(" (deleted)") ? String(target.dropLast(" (deleted)".count)) : target
+  }
+
+  static func readLink(_ path: String) -> String? {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     let length = readlink(path, &buffer, buffer.count - 1)
     guard length > 0 else { return nil }

@@ -11,6 +11,9 @@ public enum UnidentifiedPeer: Error, Sendable, Equatable {
   /// namespace a program made itself, or a Snap sandbox, which tokenctl cannot identify):
   /// its executable's path means something else there.
   case otherMountNamespace(executable: String)
+  /// A process whose `/proc/PID/exe` names `executable` but is not the file there now:
+  /// the file was replaced since the process started, or another was mounted over it.
+  case notTheFileAtItsPath(executable: String)
   /// A process of another mount namespace whose `/.flatpak-info` Flatpak did not make.
   case untrustedFlatpakInfo(executable: String, FlatpakInfo.Problem)
 }

@@ -188,8 +188,14 @@ public final class Agent: Sendable {
       } ?? .failure(.unreadable)
     // Unstructured tasks do not inherit an executor preference: name the pool.
     Task(executorPreference: ThreadPoolExecutor.shared) { [service, desktop] in
-      let own = (try? caller.get())?.isOwn == true
-      let answer = own ? await service.answer(request) : await desktop.answer(request, caller: caller)
+      let answer: AgentMessage
+      if case .success(let application) = caller, application.isOwn {
+        answer = await service.answer(request) { group, account in
+          desktop.gate.handedOut(application, group: group, account: account, via: .socket)
+        }
+      } else {
+        answer = await desktop.answer(request, caller: caller)
+      }
       if !DetachedThread.start({
         try? AgentSocketIO.writeMessage(answer, to: connection, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
         close(connection)

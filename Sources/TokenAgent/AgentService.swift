@@ -103,13 +103,17 @@ public final class AgentService: Sendable {
 
   // MARK: Requests
 
-  /// The answer to `request`, never throwing: an error is an answer too.
-  public func answer(_ request: AgentMessage) async -> AgentMessage {
+  /// Told of each token an answer hands out: the group and the account (for the audit log).
+  public typealias HandedOut = @Sendable (_ group: String, _ account: Account) -> Void
+
+  /// The answer to `request`, never throwing: an error is an answer too. `handedOut` is
+  /// told of the token it carries, if any.
+  public func answer(_ request: AgentMessage, handedOut: HandedOut = { _, _ in }) async -> AgentMessage {
     state.withLock { $0.requests += 1 }
     do {
       switch request.kind {
-      case AgentMessage.Request.token: return try await token(request)
-      case AgentMessage.Request.credentialGet: return try await credentialGet(request)
+      case AgentMessage.Request.token: return try await token(request, handedOut: handedOut)
+      case AgentMessage.Request.credentialGet: return try await credentialGet(request, handedOut: handedOut)
       case AgentMessage.Request.list: return try list(request)
       case AgentMessage.Request.status: return status()
       default: return Self.direct("unknown request kind")
@@ -141,7 +145,7 @@ public final class AgentService: Sendable {
   }
 
   /// `tokenctl token`: as ``TokenCtl/Token`` does it, from memory.
-  private func token(_ request: AgentMessage) async throws -> AgentMessage {
+  private func token(_ request: AgentMessage, handedOut: HandedOut) async throws -> AgentMessage {
     let (world, group) = try prepare(request)
     guard let name = request["account"] else { throw DirectAnswer(reason: "no account") }
     let minValid: Int?
@@ -161,8 +165,10 @@ public final class AgentService: Sendable {
     let reference = AccountReference(parsing: name, knownTypes: Set(world.registry.ids))
     let stored = try reference.load(from: store)
     if let scopes, !scopes.isOwn(of: stored.account) {
-      return try await token(
+      let answer = try await token(
         world: world, group: group, stored: stored, scopes: scopes, minimumValidity: minValid.map(Double.init))
+      handedOut(group, stored.account)
+      return answer
     }
     var answer = AgentMessage(AgentMessage.Answer.token)
     let warnings = Warnings()
@@ -176,6 +182,7 @@ public final class AgentService: Sendable {
         world: world, group: group, stored: stored, minimumValidity: minValid.map(Double.init), warnings: warnings)
     }
     track(world: world, group: group, account: stored.account)
+    handedOut(group, stored.account)
     answer.append("access-token", tokens.accessToken)
     if let scopes { answer.append("scopes", scopes.text) }
     for warning in world.typeWarnings { answer.append("type-warning", warning) }
@@ -238,7 +245,7 @@ public final class AgentService: Sendable {
   }
 
   /// git's `get`: as ``TokenCtl/Credential`` does it, from memory.
-  private func credentialGet(_ request: AgentMessage) async throws -> AgentMessage {
+  private func credentialGet(_ request: AgentMessage, handedOut: HandedOut) async throws -> AgentMessage {
     let (world, group) = try prepare(request)
     guard let input = request["input"] else { throw DirectAnswer(reason: "no input") }
     guard let message = try? CredentialMessage.parse(Array(input.utf8)), (try? message.requireProtocolAndHost()) != nil
@@ -274,10 +281,11 @@ public final class AgentService: Sendable {
     if let answer {
       guard let text = try? answer.serialized() else { throw DirectAnswer(reason: "an answer git cannot take") }
       reply.append("answer", text)
-      if let account = answered.withLock({ $0 }) {
+      var account = answered.withLock { $0 }
+      if account == nil, case .account(let choice) = try helper.choose(for: message) { account = choice.account }
+      if let account {
         track(world: world, group: group, account: account)
-      } else if case .account(let choice) = try helper.choose(for: message) {
-        track(world: world, group: group, account: choice.account)
+        handedOut(group, account)
       }
     }
     for warning in world.typeWarnings { reply.append("type-warning", warning) }

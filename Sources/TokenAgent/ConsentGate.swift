@@ -11,7 +11,7 @@ import TokenKit
 
 /// Per-application consent (tokenctl-agent(1), "Consent"): which application may have
 /// which account's tokens, asking the user when nobody decided yet, and writing each
-/// decision, token and refusal to the audit log.
+/// decision, token and refusal to the audit log, tokens handed to tokenctl's own included.
 ///
 /// tokenctl's own executables always pass. Every other application needs a grant
 /// (`tokenctl allow`), or the user's *Allow* on the notification the first refused
@@ -97,10 +97,11 @@ public final class ConsentGate: Sendable {
     }
   }
 
-  /// Logs a token handed to `caller` (not to tokenctl's own, which would drown the log).
+  /// Logs a token handed to `caller`, tokenctl's own programs included: a program that
+  /// passes for ours must still leave a line. The log stays bounded however busy the
+  /// clients (``AuditLog`` rotates it), and a use is recorded only under a grant.
   func handedOut(_ caller: PeerApplication, group: String, account: Account, via: AuditEvent.Channel) {
-    guard !caller.isOwn else { return }
-    grants.noteUse(application: caller.name, group: group, at: clock.now)
+    if !caller.isOwn { grants.noteUse(application: caller.name, group: group, at: clock.now) }
     record(.token, caller.name, group, account.qualifiedName, via, nil)
   }
 

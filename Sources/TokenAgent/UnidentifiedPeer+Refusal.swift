@@ -10,7 +10,8 @@ extension UnidentifiedPeer {
   var auditApplication: String {
     switch self {
     case .unreadable: ConsentGate.unidentified
-    case .busProxy(let executable), .otherMountNamespace(let executable), .untrustedFlatpakInfo(let executable, _):
+    case .busProxy(let executable), .otherMountNamespace(let executable), .notTheFileAtItsPath(let executable),
+      .untrustedFlatpakInfo(let executable, _):
       executable
     }
   }
@@ -21,6 +22,7 @@ extension UnidentifiedPeer {
     case .unreadable: "unidentified"
     case .busProxy: "a D-Bus proxy outside a Flatpak sandbox"
     case .otherMountNamespace: "another mount namespace, not a Flatpak sandbox"
+    case .notTheFileAtItsPath: "not the file at its path now"
     case .untrustedFlatpakInfo(_, let problem): "untrusted /.flatpak-info: \(Self.words(problem))"
     }
   }
@@ -39,6 +41,10 @@ extension UnidentifiedPeer {
       return "\(executable) runs in another mount namespace that is not a Flatpak sandbox (a container, or a "
         + "sandbox such as Snap's), where tokenctl cannot tell which application it is, so it may not have "
         + "\(what). Run it outside that namespace, or as a Flatpak app"
+    case .notTheFileAtItsPath(let executable):
+      return "the program asking runs a file that is not \(executable) as installed now (it was replaced since the "
+        + "program started, or another file is mounted over it), so it may not have \(what). If an upgrade "
+        + "replaced it, restart the program"
     case .untrustedFlatpakInfo(let executable, let problem):
       return "\(executable) runs in a sandbox whose /.flatpak-info Flatpak did not make (\(Self.words(problem))), "
         + "so tokenctl cannot tell which app it is, and it may not have \(what)"

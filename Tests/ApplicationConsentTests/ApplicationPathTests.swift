@@ -85,9 +85,15 @@ import TokenKit
     #expect(ApplicationPath.fromProcessLink("/opt/a (deleted) b") == "/opt/a (deleted) b")
   }
 
-  @Test func ownExecutablesIncludeTheRunningOne() throws {
+  /// "Ours" is a file, whatever path reaches it, and not a path (issue 23, item 3).
+  @Test func ownExecutablesAreFilesNotPaths() throws {
     let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-    #expect(ApplicationPath.ownExecutables().contains(me))
+    #expect(OwnExecutables.contains(path: me))
+    let scratch = try TemporaryDirectory()
+    try FileManager.default.createSymbolicLink(atPath: scratch.path("link"), withDestinationPath: me)
+    #expect(OwnExecutables.contains(path: scratch.path("link")), "the same file by another path")
+    try FileManager.default.copyItem(atPath: me, toPath: scratch.path("copy"))
+    #expect(!OwnExecutables.contains(path: scratch.path("copy")), "a copy is another file")
   }
 }
 

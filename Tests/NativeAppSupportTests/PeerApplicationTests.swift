@@ -107,4 +107,55 @@ import Testing
     _ = await done.exitStatus()
     #expect(PeerApplication.identify(pid: done.pid, stillConnected: { true }) == .failure(.unreadable))
   }
+
+  /// A program of the host is the application its path names only when it runs the file
+  /// at that path now, with no namespace involved (issue 23, item 3): identities injected.
+  @Test func aProgramIsItsPathOnlyWhenItRunsTheFileThereNow() {
+    let gdbus = FileID(device: 8, inode: 100), python = FileID(device: 8, inode: 200)
+    let tokenctl = FileID(device: 8, inode: 300)
+    func told(_ path: String, running: FileID, atPath: FileID?) -> PeerIdentification {
+      PeerApplication.hostApplication(path: path, running: running, atPath: atPath, isOwn: { $0 == tokenctl })
+    }
+    #expect(
+      told("/usr/bin/gdbus", running: gdbus, atPath: gdbus)
+        == .success(PeerApplication(identity: .executable("/usr/bin/gdbus"), isOwn: false)))
+    // Python mounted over /usr/bin/gdbus, or a file swapped out of the path after it ran.
+    #expect(
+      told("/usr/bin/gdbus", running: python, atPath: gdbus)
+        == .failure(.notTheFileAtItsPath(executable: "/usr/bin/gdbus")))
+    #expect(
+      told("/usr/bin/gdbus", running: gdbus, atPath: nil)
+        == .failure(.notTheFileAtItsPath(executable: "/usr/bin/gdbus")))
+    // Ours by file, whatever the path; not ours by path.
+    #expect(
+      told("/tmp/anything", running: tokenctl, atPath: nil)
+        == .success(PeerApplication(identity: .executable("/tmp/anything"), isOwn: true)))
+    #expect(
+      told("/usr/bin/tokenctl", running: python, atPath: tokenctl)
+        == .failure(.notTheFileAtItsPath(executable: "/usr/bin/tokenctl")))
+    #expect(
+      told("/usr/bin/xdg-dbus-proxy", running: gdbus, atPath: gdbus)
+        == .failure(.busProxy(executable: "/usr/bin/xdg-dbus-proxy")))
+  }
+
+  /// The same for a real process: a copy of sleep is not sleep (another inode), and a
+  /// process still running a file replaced at its path is not what the path names now.
+  @Test func aProcessRunningAReplacedFileIsNotItsPath() async throws {
+    let scratch = try TemporaryDirectory()
+    let program = scratch.path("program")
+    // Copied by cp, not here: a descriptor open for writing in this process would be
+    // inherited by a child another test spawns meanwhile, and exec would fail (ETXTBSY).
+    #expect(try await TestProcess.run("/usr/bin/cp", [Self.sleep, program]).status == 0)
+    let process = try TestProcess(program, ["30"])
+    defer { process.terminate() }
+    try await Self.running(program, pid: process.pid)
+    #expect(
+      PeerApplication.identify(pid: process.pid, stillConnected: { true })
+        == .success(PeerApplication(identity: .executable(program), isOwn: false)))
+    #expect(try await TestProcess.run("/usr/bin/cp", [Self.sleep, program + ".new"]).status == 0)
+    #expect(rename(program + ".new", program) == 0)
+    #expect(
+      PeerApplication.identify(pid: process.pid, stillConnected: { true })
+        == .failure(.notTheFileAtItsPath(executable: program)))
+  }
 }

@@ -66,7 +66,7 @@ extension TokenCtl {
         application, environment: context.environment, currentDirectory: context.currentDirectory())
       let group = try GroupOption.name(groupOption.group, in: context)
       if case .executable(let path) = identity {
-        if ApplicationPath.ownExecutables().contains(path) {
+        if OwnExecutables.contains(path: path) {
           context.output.write(TerminalSafe.text("\(path) is tokenctl's own and always allowed; nothing to do.") + "\n")
           return
         }

@@ -47,7 +47,7 @@ extension TokenCtl {
         else { throw error }
         identity = .executable(application)
       }
-      if case .executable(let path) = identity, ApplicationPath.ownExecutables().contains(path) {
+      if case .executable(let path) = identity, OwnExecutables.contains(path: path) {
         context.output.write(
           TerminalSafe.text("\(path) is tokenctl's own and always allowed; it cannot be denied.") + "\n")
         return

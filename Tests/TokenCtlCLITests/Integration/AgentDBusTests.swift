@@ -117,6 +117,31 @@ import Testing
     }
   }
 
+  /// The application is told on every call, never kept for a connection (issue 23, item
+  /// 3): a granted program that execs another keeps its bus connection, and the other
+  /// program gets nothing on it (Tests/Support/dbus-exec-client).
+  @Test func aProgramExecedOverAGrantedProgramsConnectionIsToldAnew() async throws {
+    let desk = try Desk()
+    defer { desk.stop() }
+    let ada = try desk.seed(name: "ada")
+    #expect(try desk.session.tokenctl("allow", "/usr/bin/python3", "gitlocal:ada").status == 0)
+    let scratch = try TemporaryDirectory()
+    let other = scratch.path("another-program")
+    // Copied by cp, not here: a descriptor open for writing in this process would be
+    // inherited by a child another test spawns meanwhile, and exec would fail (ETXTBSY).
+    #expect(try await TestProcess.run("/usr/bin/cp", [Self.python, other]).status == 0)
+    let run = try await TestProcess.run(
+      "/usr/bin/python3", ["Tests/Support/dbus-exec-client", "ada", other], environment: desk.session.environment)
+    let answers = run.stdout.split(separator: "\n").map {
+      (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) ?? [:]
+    }
+    try #require(answers.count == 2, "\(run.stdout) \(run.stderr)")
+    #expect(answers[0]["token"] as? String == ada.access, "the granted program: \(answers[0])")
+    #expect(answers[1]["token"] == nil, "the program it execed got the token on its connection")
+    #expect(answers[1]["error"] as? String == "org.tokenctl.Error.AccessDenied", "\(answers[1])")
+    #expect(desk.auditLog.contains("refused app=\(AuditEvent.escape(other))"), "\(desk.auditLog)")
+  }
+
   @Test func aProgramIsRefusedThenAllowedThenDeniedAndGdbusIsRefused() async throws {
     let desk = try Desk()
     defer { desk.stop() }

@@ -218,6 +218,32 @@ import TokenStoreTesting
     #expect(!FileManager.default.fileExists(atPath: agent.socket), "SIGTERM removes the socket")
   }
 
+  /// Every token the agent hands out is in the audit log, to tokenctl's own programs too
+  /// (issue 23, item 3): the application, group, account and channel, never the token.
+  @Test func tokensHandedToTokenctlsOwnProgramsAreAudited() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let ada = try setup.seed(name: "ada", access: "agent-audit-\(UUID().uuidString)", expiresIn: 7230)
+    let agent = try await setup.startAgent()
+    let token = try await TestProcess.run(
+      TestProcess.tokenctl, ["token", "gitlocal:ada"], environment: setup.viaAgent())
+    #expect(token.status == 0 && token.stdout == ada.tokens.accessToken + "\n", "\(token.stderr)")
+    let helper = try await TestProcess.run(
+      GitCredentialTests.helper, ["get"], environment: setup.viaAgent(), stdin: "protocol=http\nhost=127.0.0.1\n\n")
+    #expect(helper.status == 0 && helper.stdout.contains(ada.tokens.accessToken), "\(helper.stderr)")
+    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+    let state = XDGDirectories(environment: setup.environment()).state
+    let audit = (try? String(contentsOfFile: state + "/audit.log", encoding: .utf8)) ?? ""
+    for program in [TestProcess.tokenctl, GitCredentialTests.helper] {
+      let path = URL(fileURLWithPath: program).resolvingSymlinksInPath().path
+      #expect(
+        audit.contains(
+          " token app=\(AuditEvent.escape(path)) group=\(AuditEvent.escape(setup.group)) account=gitlocal:ada via=socket"
+        ), "no token line for \(path): \(audit)")
+    }
+    #expect(!audit.contains(ada.tokens.accessToken) && !audit.contains(ada.tokens.refreshToken ?? "-"))
+  }
+
   // MARK: (a) The same answers as the direct path
 
   @Test func throughTheAgentEveryAnswerIsTheDirectPathsByteForByte() async throws {

@@ -1,0 +1,31 @@
+/// tokenctl's own executables, which consent always allows (tokenctl-dbus(7), "Consent"):
+/// the one running and its siblings `tokenctl` and `git-credential-tokenctl`.
+///
+/// This is the one rule for "ours", for the agent telling a peer and for `tokenctl allow`
+/// declining to grant what needs no grant: a file is ours when it is one of these files
+/// (``FileID``), whatever path reaches it. A path says nothing of the kind: another
+/// program bind-mounted over tokenctl's path, in a namespace of its own, is not tokenctl.
+///
+/// The files are looked at anew each time, never kept: a tokenctl upgraded in place
+/// beside a running agent is still ours, and the running executable is looked at through
+/// `/proc/self/exe`, which holds the file the agent runs even after it was replaced.
+public enum OwnExecutables {
+  /// The folder the running executable was started from, where its siblings are.
+  private static let folder: String? = {
+    guard let me = PeerApplication.readLink("/proc/self/exe") else { return nil }
+    let path = PeerApplication.withoutDeletedSuffix(me)
+    return String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+  }()
+
+  /// Whether `file` is one of tokenctl's own executables, as they are now.
+  public static func contains(_ file: FileID) -> Bool {
+    var paths = ["/proc/self/exe"]
+    if let folder { paths += [folder + "/tokenctl", folder + "/git-credential-tokenctl"] }
+    return paths.contains { FileID.of($0) == file }
+  }
+
+  /// Whether the file at `path` is one of tokenctl's own executables.
+  public static func contains(path: String) -> Bool {
+    FileID.of(path).map(contains) ?? false
+  }
+}
