@@ -62,8 +62,7 @@ public enum ApplicationPath {
   /// the file was removed or replaced while running, as a package upgrade does, and the
   /// program is still the one that was installed at that path.
   public static func fromProcessLink(_ target: String) -> String {
-    let suffix = " (deleted)"
-    return target.hasSuffix(suffix) ? String(target.dropLast(suffix.count)) : target
+    PeerApplication.withoutDeletedSuffix(target)
   }
 
   /// Whether `path` is a script (it starts with `#!`). The kernel runs a script's

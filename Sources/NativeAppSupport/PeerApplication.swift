@@ -145,7 +145,7 @@ public struct PeerApplication: Sendable, Hashable {
 
   /// The path a `/proc/PID/exe` link names: the kernel appends " (deleted)" once the file
   /// was removed or replaced.
-  static func withoutDeletedSuffix(_ target: String) -> String {
+  public static func withoutDeletedSuffix(_ target: String) -> String {
     target.hasSuffix(" (deleted)") ? String(target.dropLast(" (deleted)".count)) : target
   }
 
