@@ -1,4 +1,5 @@
 import TokenKit
+import NativeAppSupport
 
 #if canImport(Glibc)
   import Glibc
