@@ -1,5 +1,5 @@
-import TokenKit
 import NativeAppSupport
+import TokenKit
 
 #if canImport(Glibc)
   import Glibc
