@@ -78,6 +78,13 @@ public struct AccountTypeRegistry: Sendable {
   /// The plugin behaviour of type `id`, if its plugin supplies one.
   public func behavior(_ id: String) -> (any AccountTypeBehavior)? { behaviors[id] }
 
+  /// What `type`'s plugin advises for the server's error `error` reports, read in the
+  /// standard's terms first (``AccountTypeBehavior/advice(for:)``); nil: no advice of its own.
+  public func advice(for error: TokenKitError, type: String) -> String? {
+    guard let oauth = error.oauthError, let behavior = behavior(type) else { return nil }
+    return behavior.advice(for: behavior.normalized(oauth))
+  }
+
   /// ``ServiceConfiguration/requireRecordedIssuer(of:in:behavior:)`` for `account` with
   /// its type as registered here; an account whose type is gone passes, to fail later
   /// with its own message.

@@ -69,7 +69,8 @@ extension TokenCtl {
         context.output.write(tokens.accessToken + "\n")
         return
       }
-      // The fast path: a valid token needs no configuration, lock or network.
+      // The fast path: a valid token needs no configuration or network, and of the lock
+      // only a look at whether a refresh holds it (then the token may be about to die).
       let margin = minValid.map(Double.init) ?? stored.tokens.defaultRefreshMargin
       if stored.isServable(forAtLeast: margin, clock: context.clock, locks: context.accountLocks) {
         // Only a type whose issuer the user chooses can have it changed by config.toml, so

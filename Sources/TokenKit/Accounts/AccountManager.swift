@@ -109,9 +109,7 @@ public struct AccountManager: Sendable {
 
   /// `error` with the advice the account type's plugin has for the server's error in it.
   func advised(_ error: TokenKitError, type: String) -> TokenKitError {
-    guard let oauth = error.oauthError, let behavior = registry.behavior(type),
-      let advice = behavior.advice(for: behavior.normalized(oauth))
-    else { return error }
+    guard let advice = registry.advice(for: error, type: type) else { return error }
     return error.with(recovery: advice, remedy: nil)
   }
 

@@ -220,8 +220,7 @@ public struct TokenRefresher: Sendable {
   func explained(_ error: AuthorizationServiceError, while action: String, _ account: Account) -> TokenKitError {
     let error = normalized(error, type: account.type)
     let failure = TokenKitError(error, while: action, signingInAgainTo: account.type)
-    if case .oauth(let oauth, _) = error, let advice = registry.behavior(account.type)?.advice(for: oauth) {
-      // `oauth` is normalized already.
+    if let advice = registry.advice(for: failure, type: account.type) {
       return failure.with(recovery: advice, remedy: nil)
     }
     if failure.code == .needsSignIn { return failure.with(remedy: signInAgain(account)) }

@@ -84,6 +84,24 @@ struct AuthServer: Sendable {
     }
   }
 
+  /// Writes the user type `id` (tokenctl-types(5)) under `home`'s config: this server as
+  /// the issuer, its native client, `scopes`, and the loopback redirect it registers.
+  func writeType(id: String, displayName: String, scopes: [String], home: URL) throws {
+    let types = home.appendingPathComponent("config/tokenctl/types")
+    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
+    try """
+    id = "\(id)"
+    display_name = "\(displayName)"
+    issuer = "\(issuer)"
+    client_id = "\(nativeClientID)"
+    scopes = [\(scopes.map { "\"\($0)\"" }.joined(separator: ", "))]
+
+    [redirect]
+    host = "127.0.0.1"
+    path = "/callback"
+    """.write(to: types.appendingPathComponent("\(id).toml"), atomically: true, encoding: .utf8)
+  }
+
   /// What the server says of `token` (RFC 7662), asked as the service client: whether it
   /// is active, and its scopes.
   func introspect(_ token: String) async throws -> (active: Bool, scopes: Set<String>) {

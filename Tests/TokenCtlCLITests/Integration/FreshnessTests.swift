@@ -20,19 +20,8 @@ import TokenStoreTesting
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
     server = try AuthServer.require(AuthServer.asShipped)
     directory = try TemporaryDirectory()
-    let types = home.appendingPathComponent("config/tokenctl/types")
-    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
-    try """
-    id = "shipped"
-    display_name = "django-oauth-toolkit as it ships"
-    issuer = "\(server.issuer)"
-    client_id = "\(server.nativeClientID)"
-    scopes = ["openid", "read"]
-
-    [redirect]
-    host = "127.0.0.1"
-    path = "/callback"
-    """.write(to: types.appendingPathComponent("shipped.toml"), atomically: true, encoding: .utf8)
+    try server.writeType(
+      id: "shipped", displayName: "django-oauth-toolkit as it ships", scopes: ["openid", "read"], home: home)
   }
 
   var home: URL { directory.url.appendingPathComponent("home") }

@@ -20,19 +20,8 @@ import TokenStoreTesting
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
     server = try AuthServer.require()
     directory = try TemporaryDirectory()
-    let types = home.appendingPathComponent("config/tokenctl/types")
-    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
-    try """
-    id = "local"
-    display_name = "Local test server"
-    issuer = "\(server.issuer)"
-    client_id = "\(server.nativeClientID)"
-    scopes = ["openid", "read", "write"]
-
-    [redirect]
-    host = "127.0.0.1"
-    path = "/callback"
-    """.write(to: types.appendingPathComponent("local.toml"), atomically: true, encoding: .utf8)
+    try server.writeType(
+      id: "local", displayName: "Local test server", scopes: ["openid", "read", "write"], home: home)
   }
 
   var home: URL { directory.url.appendingPathComponent("home") }
