@@ -29,6 +29,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/done/", views.signed_in, name="signed-in"),
     path("healthz", views.healthz, name="healthz"),
+    # For the tests only: whether the server issued a token and still holds it.
+    path("_test/issued", views.issued, name="issued"),
     # A resource that demands one scope: /api/read/, /api/write/ (tokens for other scopes).
     path("api/<str:scope>/", views.resource, name="resource"),
 ]

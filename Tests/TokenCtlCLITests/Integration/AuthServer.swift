@@ -115,6 +115,17 @@ struct AuthServer: Sendable {
     return (answer?["active"] as? Bool ?? false, Set(scopes))
   }
 
+  /// Whether the server issued `token` and still holds it (not revoked, not deleted by a
+  /// rotation), with its scopes, expired or not: what a test of a 4-second token can
+  /// check without racing the machine's load (the test server's `/_test/issued`).
+  func issued(_ token: String) async throws -> (issued: Bool, scopes: Set<String>) {
+    let endpoint = try #require(URL(string: "\(baseURL)/_test/issued"))
+    let response = try await CurlHTTPTransport().send(.form(endpoint, [("token", token)]))
+    let answer = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+    let scopes = (answer?["scope"] as? String ?? "").split(separator: " ").map(String.init)
+    return (answer?["issued"] as? Bool ?? false, Set(scopes))
+  }
+
   static func require(_ server: Result<AuthServer, TestFailure> = shared) throws -> AuthServer {
     switch server {
     case .success(let server): return server

@@ -92,13 +92,13 @@ import TokenStoreTesting
     let second = token.stdout.trimmingCharacters(in: .newlines)
     #expect(second != first)
     #expect(try second == storedToken())
-    #expect(try await server.introspect(second) == (true, ["read"]))
+    #expect(try await server.issued(second) == (true, ["read"]))
 
     let refresh = try await tokenctl("refresh", account)
     #expect(refresh.status == 0, "\(refresh.stderr)")
     let third = try storedToken()
     #expect(third != second)
-    #expect(try await server.introspect(third).active)
+    #expect(try await server.issued(third).issued)
 
     let all = try await tokenctl("refresh", "--all")
     #expect(all.status == 0, "\(all.stderr)")
@@ -110,7 +110,7 @@ import TokenStoreTesting
     let request = try await tokenctl("request", account, "--allow-host", origin, "\(server.baseURL)/api/read/")
     #expect(request.status == 0, "\(request.stderr)")
     #expect(request.stdout.contains(#""scope": "read""#), "\(request.stdout)")
-    #expect(try await server.introspect(try storedToken()).active)
+    #expect(try await server.issued(try storedToken()).issued)
   }
 
   @Test func theGitHelperAndTheAgentRenewAnExpiredServiceAccount() async throws {
@@ -127,7 +127,7 @@ import TokenStoreTesting
     let renewed = try storedToken()
     #expect(renewed != first)
     #expect(fill.stdout.contains("password=\(renewed)\n"))
-    #expect(try await server.introspect(renewed).active)
+    #expect(try await server.issued(renewed).issued)
 
     // The agent keeps it fresh ahead of expiry, as it does refreshable accounts.
     let socket = directory.path("agent/agent.sock")
@@ -140,7 +140,7 @@ import TokenStoreTesting
     try await Task.sleep(for: .seconds(6))
     let ahead = try storedToken()
     #expect(ahead != held)
-    #expect(try await server.introspect(ahead).active)
+    #expect(try await server.issued(ahead).issued)
     let later = try await tokenctl("token", account, environment: client)
     #expect(later.status == 0, "\(later.stderr)")
     #expect(try later.stdout.trimmingCharacters(in: .newlines) == storedToken())
