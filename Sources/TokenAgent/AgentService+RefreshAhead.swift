@@ -62,6 +62,22 @@ extension AgentService {
     return issuedAt.addingTimeInterval(lifetime * fraction)
   }
 
+  /// How long `stored`'s access token must stay valid to be handed out, for a caller that
+  /// asked for `asked` seconds (nil: the token's own margin).
+  ///
+  /// Not only until it expires: the agent replaces the token ahead of expiry (every
+  /// account it hands out is kept fresh), and a server that rotates refresh tokens may
+  /// revoke the old access token then (django-oauth-toolkit deletes it). So a token due for
+  /// its refresh ahead within the margin is as good as expired: the caller's refresh comes
+  /// a little sooner instead, and no client holds a token the agent is about to kill.
+  func handOutValidity(_ stored: StoredAccount, world: AgentWorld, asked: Double?) -> Double {
+    let margin = asked ?? stored.tokens.defaultRefreshMargin
+    guard let expiresAt = stored.tokens.expiresAt,
+      let due = refreshDue(stored, fraction: refreshFraction(world), idleLifetime: nil)
+    else { return margin }
+    return max(margin, expiresAt.timeIntervalSince(due) + margin)
+  }
+
   /// The fraction of a lifetime after which `world`'s accounts are refreshed: config.toml's
   /// `[agent] refresh_at_percent`, else the agent's setting.
   func refreshFraction(_ world: AgentWorld) -> Double {
