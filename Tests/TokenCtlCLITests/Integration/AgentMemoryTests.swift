@@ -37,7 +37,9 @@ import TokenKit
         for (index, pattern) in patterns.enumerated() {
           // memchr for the first byte, memcmp for the rest (Glibc does not export memmem).
           pattern.withUnsafeBytes { needle in
-            guard let base = haystack.baseAddress, let bytes = needle.baseAddress, let first = needle.first else { return }
+            guard let base = haystack.baseAddress, let bytes = needle.baseAddress, let first = needle.first else {
+              return
+            }
             var offset = 0
             while read - offset >= needle.count,
               let found = memchr(base + offset, Int32(first), read - offset - needle.count + 1)
