@@ -148,8 +148,10 @@ extension AgentService {
         }
         stored = current
       } catch {
-        // A locked keyring, say: look again later, without hammering it.
+        // A locked keyring, say: look again later, without hammering it, or as soon as
+        // the keyring changes (recorded, the failure is what wakeFailing looks for).
         failures += 1
+        record(key, error: error)
         await pause(key, seconds: backoff(failures, error: error), error: "\(error)")
         continue
       }
@@ -195,17 +197,30 @@ extension AgentService {
   }
 
   /// Seconds to wait after the `failures`-th failure in a row: doubling from the first
-  /// backoff to the longest, and never less than the server's `Retry-After`.
+  /// backoff to the longest, and never less than the server's `Retry-After`. A server or
+  /// network failure waits no longer than the pause clients share (``ServerBackoff``): the
+  /// fault may clear any minute, and nothing else would tell us.
   func backoff(_ failures: Int, error: any Error) -> Double {
     let doubling = settings.firstBackoff * Double(1 << min(max(failures - 1, 0), 20))
     let asked = (error as? TokenKitError)?.retryAfter ?? 0
-    return max(min(doubling, settings.longestBackoff), asked)
+    let longest =
+      ServerBackoff.pauses(for: error) ? min(settings.longestBackoff, ServerBackoff.longest) : settings.longestBackoff
+    return max(min(doubling, longest), asked)
   }
 
+  /// Waits after a failure; cut short when the keyring changes (``wakeFailing()``): a
+  /// locked keyring that is unlocked, a keyring daemon back.
   private func pause(_ key: TrackKey, seconds: Double, error: String) async {
     setNext(key, clock.now.addingTimeInterval(seconds))
     log("could not refresh ahead (\(error.split(separator: "\n").first ?? "")); trying again in \(Int(seconds)) s")
-    try? await sleep(.milliseconds(Int64(seconds * 1000)))
+    let idleLifetime = state.withLock { $0.tracked[key]?.idleLifetime }
+    await nap(key, .milliseconds(Int64(seconds * 1000)), scheduledFor: idleLifetime)
+  }
+
+  /// Cuts short the wait of every account whose last refresh failed, to try again now.
+  func wakeFailing() {
+    let naps = state.withLock { state in state.tracked.values.filter { $0.lastError != nil }.compactMap(\.nap) }
+    for nap in naps { nap.cancel() }
   }
 
   private func setNext(_ key: TrackKey, _ date: Date) {

@@ -45,6 +45,8 @@ public final class AgentService: Sendable {
   let sleep: @Sendable (Duration) async throws -> Void
   let startedAt: Date
   private let turnstile = AccountTurnstile()
+  private let serverBackoff = ServerBackoff()
+  private let refreshSlots = RefreshSlots()
   /// Whether the keyring's changes reach us (``keyringChanged(rescan:)``): without them,
   /// nothing read from it may be kept.
   private let remembering = Atomic<Bool>(true)
@@ -350,6 +352,8 @@ public final class AgentService: Sendable {
   /// fresh (one signed in, or unlocked).
   public func keyringChanged() {
     for store in state.withLock({ Array($0.stores.values) }) { store.forget() }
+    // What failed for the keyring's sake (locked, its daemon gone) may work now.
+    wakeFailing()
     guard rescanPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
     // A thread of its own: the scan reads the keyring, which blocks, and must not hold
     // one of the few threads that answer requests.
@@ -408,11 +412,21 @@ public final class AgentService: Sendable {
       if current.isServable(forAtLeast: margin, clock: self.clock, locks: locks(world)) {
         return current.tokens
       }
+      let account = "\(group)\n\(stored.account.key)"
+      if let error = serverBackoff.current(account, now: self.clock.now) { throw error }
       let manager = try self.manager(world: world, store: store.backing, warnings: warnings)
       defer { store.forget() }
-      let tokens = try await manager.freshTokens(for: current, minimumValidity: minimumValidity)
-      state.withLock { $0.refreshes += 1 }
-      return tokens
+      do {
+        let tokens = try await refreshSlots.run {
+          try await manager.freshTokens(for: current, minimumValidity: minimumValidity)
+        }
+        serverBackoff.succeeded(account)
+        state.withLock { $0.refreshes += 1 }
+        return tokens
+      } catch let error as TokenKitError where ServerBackoff.pauses(for: error) {
+        serverBackoff.failed(account, error: error, now: self.clock.now)
+        throw error
+      }
     }
   }
 

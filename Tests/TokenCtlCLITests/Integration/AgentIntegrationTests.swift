@@ -1335,3 +1335,75 @@ extension AgentIntegrationTests {
     await Self.finish(agent, secrets: [stored.tokens.accessToken])
   }
 }
+
+/// A failing server, and many refreshes at once (issue 28, items 3 and 7).
+extension AgentIntegrationTests {
+  /// The server answers 503 with `Retry-After`: the agent's clients share one pause
+  /// instead of each sending its own requests (before: three per client call, the core's
+  /// retries included).
+  @Test func clientsOfAFailingServerShareOnePause() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let types = setup.home.appendingPathComponent("config/tokenctl/types")
+    try """
+    id = "gitlocal"
+    display_name = "Git on this machine"
+    client_id = "git"
+
+    [endpoints]
+    issuer = "\(setup.stub.baseURL)"
+    authorization = "\(setup.stub.baseURL)/authorize"
+    token = "\(setup.stub.baseURL)/fault/503-retry-after/token"
+    """.write(to: types.appendingPathComponent("gitlocal.toml"), atomically: true, encoding: .utf8)
+    try setup.seed(name: "ada", expiresIn: -10)
+    let agent = try await setup.startAgent()
+    var statuses: [Int32?] = []
+    for _ in 0..<20 {
+      let run = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
+      statuses.append(run.result?.status)
+    }
+    let stats = try setup.stub.admin("/_admin/stats")
+    let asked = (stats["requests"] as? [String: Int])?["/fault/503-retry-after/token"] ?? 0
+    #expect(Set(statuses).count == 1 && statuses.first != 0, "\(statuses)")
+    #expect(asked > 0 && asked < 20, "the server was asked \(asked) times for 20 client calls")
+    await Self.finish(agent, secrets: [])
+  }
+
+  /// Eight accounts whose tokens have expired, asked for at once while the server takes a
+  /// second to answer: the agent runs a few refreshes at a time, not eight children.
+  @Test func manyRefreshesAtOnceRunAFewAtATime() async throws {
+    let setup = try Setup(stubArguments: ["--answer-delay", "1"])
+    defer { setup.cleanUp() }
+    let names = (1...8).map { "user\($0)" }
+    for name in names { try setup.seed(name: name, expiresIn: -10) }
+    let agent = try await setup.startAgent()
+    let children = { () -> Int in
+      let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(agent.process.pid)/task")) ?? []
+      return tasks.reduce(0) { count, task in
+        let list = (try? String(contentsOfFile: "/proc/\(agent.process.pid)/task/\(task)/children", encoding: .utf8))
+        return count + (list ?? "").split(separator: " ").count
+      }
+    }
+    let clients = try names.map { name in
+      try TestProcess(
+        TestProcess.tokenctl, ["token", name], environment: setup.viaAgent(),
+        stdout: setup.directory.path("\(name).out"), stderr: setup.directory.path("\(name).err"))
+    }
+    var most = 0
+    var statuses: [Int: Int32] = [:]
+    let deadline = Date().addingTimeInterval(120)
+    while statuses.count < clients.count, Date() < deadline {
+      most = max(most, children())
+      try await Task.sleep(for: .milliseconds(20))
+      for (index, client) in clients.enumerated() where statuses[index] == nil {
+        statuses[index] = await client.exitStatus(within: 0)
+      }
+    }
+    for (index, name) in names.enumerated() {
+      let error = (try? String(contentsOfFile: setup.directory.path("\(name).err"), encoding: .utf8)) ?? ""
+      #expect(statuses[index] == 0, "\(name): \(error)")
+    }
+    #expect(most > 0 && most <= 4, "\(most) refresh children at once")
+    await Self.finish(agent, secrets: [])
+  }
+}
