@@ -10,7 +10,8 @@ import TokenKit
 /// `get` ask it first, and do the work themselves when it does not answer.
 ///
 /// Any answer but a full one (no socket, nobody listening, a connection that breaks, an
-/// answer of `direct`, a malformed one) means "do it yourself", and costs no more than a
+/// answer of `direct`, a malformed one, the agent's keyring unavailable) means "do it
+/// yourself", and costs no more than a
 /// failed `connect` when no agent runs. The agent's errors are the core's errors, reported
 /// by the same code as the direct path's.
 struct AgentClient: Sendable {
@@ -56,7 +57,10 @@ struct AgentClient: Sendable {
     }
     let typeWarnings = answer.values("type-warning")
     if answer.kind == AgentMessage.Answer.error {
-      return answer.error.map { .failed($0, typeWarnings: typeWarnings) }
+      // The agent's own way to the keyring is broken (its session bus restarted under it,
+      // say), which says nothing of this process's: it tries for itself.
+      guard let error = answer.error, error.code != .keyringUnavailable else { return nil }
+      return .failed(error, typeWarnings: typeWarnings)
     }
     guard answer.kind != AgentMessage.Answer.direct, answer.kind != "refused" else { return nil }
     return .answered(answer, typeWarnings: typeWarnings, warnings: answer.values("warning"))

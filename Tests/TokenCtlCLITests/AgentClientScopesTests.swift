@@ -89,3 +89,31 @@ import TokenKit
     #expect(agent.request?["account"] == "local:ada")
   }
 }
+
+/// An agent whose own way to the keyring broke (its session bus restarted under it) does
+/// not speak for this process's: the client takes its direct path (issue 28, item 2). Any
+/// other error of the agent is the answer, as the direct path would give it.
+@Suite struct AgentClientKeyringTests {
+  @Test func anAgentWhoseKeyringIsUnavailableLeavesTheRequestToTheClient() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("agent.sock")
+    _ = try AgentClientScopesTests.OneShotAgent.start(
+      path: path,
+      answer: AgentMessage(error: TokenKitError(.keyringUnavailable, "The connection is closed")))
+    let outcome = try AgentClientScopesTests.client(path).token(account: "local:ada", minValid: nil, group: "default")
+    #expect(outcome == nil, "the client does it itself")
+  }
+
+  @Test func anotherErrorOfTheAgentIsTheAnswer() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.path("agent.sock")
+    _ = try AgentClientScopesTests.OneShotAgent.start(
+      path: path, answer: AgentMessage(error: TokenKitError(.keyringLocked, "the keyring is locked")))
+    let outcome = try AgentClientScopesTests.client(path).token(account: "local:ada", minValid: nil, group: "default")
+    guard case .failed(let error, _) = outcome else {
+      Issue.record("not the agent's error: \(String(describing: outcome))")
+      return
+    }
+    #expect(error.code == .keyringLocked)
+  }
+}
