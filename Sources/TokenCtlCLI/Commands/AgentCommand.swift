@@ -133,8 +133,14 @@ extension TokenCtl {
         throw TokenKitError(.storeFailure, "could not start the agent")
       }
       for _ in 0..<200 {
-        if AgentStatusQuery.ask(path) != nil {
-          context.output.write("tokenctl agent: started (pid \(pid), socket \(path))\n")
+        if let status = AgentStatusQuery.ask(path) {
+          // Another start may have won the race for the socket: ours then left at once,
+          // and the agent that answers is the other's.
+          let running = status["pid"] ?? "?"
+          context.output.write(
+            running == "\(pid)"
+              ? "tokenctl agent: started (pid \(pid), socket \(path))\n"
+              : "tokenctl agent: already running (pid \(running), socket \(path)), started meanwhile\n")
           return
         }
         var status: Int32 = 0

@@ -1407,3 +1407,26 @@ extension AgentIntegrationTests {
     await Self.finish(agent, secrets: [])
   }
 }
+
+extension AgentIntegrationTests {
+  /// Two `agent start` at once (issue 28, item 8): one agent runs, and both say which,
+  /// with its pid; before, the start whose agent lost the race reported its dead pid.
+  @Test func twoStartsAtOnceBothNameTheAgentThatRuns() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let environment = setup.viaAgent()
+    async let first = BoundedRun.run(TestProcess.tokenctl, ["agent", "start"], environment: environment, seconds: 30)
+    async let second = BoundedRun.run(TestProcess.tokenctl, ["agent", "start"], environment: environment, seconds: 30)
+    let starts = try await [first, second].map { try #require($0.result) }
+    let status = try #require(
+      try await BoundedRun.run(TestProcess.tokenctl, ["agent", "status", "--json"], environment: environment).result)
+    let document = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+    let pid = try #require(document?["pid"] as? Int)
+    defer { kill(pid_t(pid), SIGTERM) }
+    for start in starts {
+      #expect(start.status == 0, "\(start)")
+      #expect(start.stdout.contains("(pid \(pid),"), "\(start.stdout) names another agent than pid \(pid)")
+    }
+    #expect(starts.filter { $0.stdout.contains("started (pid") }.count <= 1, "\(starts.map(\.stdout))")
+  }
+}
