@@ -126,8 +126,13 @@ extension AgentService {
   private func keepFresh(_ key: TrackKey) async {
     var failures = 0
     while !Task.isCancelled {
+      // After every wait: a clock stepped meanwhile leaves no watch event under some
+      // systems (and under faketime), but the wall clock has moved apart from the boot clock.
+      noticeWallClockStep()
       let world = world(for: key.context)
-      let idleLifetime = state.withLock { $0.tracked[key]?.idleLifetime }
+      let (idleLifetime, refreshNow) = state.withLock {
+        ($0.tracked[key]?.idleLifetime, $0.tracked[key]?.refreshNow == true)
+      }
       let stored: StoredAccount
       do {
         // The account's tokens are read, and dropped, before the wait: a task that held
@@ -136,7 +141,7 @@ extension AgentService {
           untrack(key, why: "nothing to refresh")
           return
         }
-        let wait = due.timeIntervalSince(clock.now)
+        let wait = refreshNow ? 0 : due.timeIntervalSince(clock.now)
         if wait > 0 {
           setNext(key, due)
           await nap(key, .milliseconds(Int64(wait * 1000) + 1), scheduledFor: idleLifetime)
@@ -162,7 +167,10 @@ extension AgentService {
         _ = try await freshTokens(
           world: world, group: key.group, stored: stored, minimumValidity: max(0, remaining) + 1, warnings: Warnings())
         failures = 0
-        state.withLock { $0.tracked[key]?.lastError = nil }
+        state.withLock {
+          $0.tracked[key]?.lastError = nil
+          $0.tracked[key]?.refreshNow = false
+        }
         log("refreshed \(stored.account.qualifiedName) ahead of expiry")
       } catch let error as TokenKitError where error.code == .needsSignIn || error.code == .noSuchAccount {
         record(key, error: error)
@@ -216,6 +224,32 @@ extension AgentService {
     let idleLifetime = state.withLock { $0.tracked[key]?.idleLifetime }
     await nap(key, .milliseconds(Int64(seconds * 1000)), scheduledFor: idleLifetime)
   }
+
+  /// The wall clock was set or jumped (``WallClockWatch``): every wait for a refresh is cut
+  /// short and computed again from the clock as it is now; after a step (not a resume from
+  /// suspend, which moves the wall and boot clocks alike) every account kept fresh is
+  /// refreshed at once, since its token's expiry was a wall-clock time on the old clock.
+  public func wallClockChanged() {
+    noticeWallClockStep()
+    let naps = state.withLock { state in state.tracked.values.compactMap(\.nap) }
+    for nap in naps { nap.cancel() }
+  }
+
+  /// Compares the wall clock with the boot clock as last seen; a difference of more than
+  /// two seconds is a step, and marks every account kept fresh for a refresh now.
+  public func noticeWallClockStep() {
+    let offset = WallClockWatch.wallMinusBoot(wall: clock.now.timeIntervalSince1970)
+    let stepped = state.withLock { state -> Double? in
+      defer { state.wallMinusBoot = offset }
+      guard let last = state.wallMinusBoot, abs(offset - last) > Self.clockStepTolerance else { return nil }
+      for key in state.tracked.keys { state.tracked[key]?.refreshNow = true }
+      return offset - last
+    }
+    if let stepped { log("the wall clock moved by \(Int(stepped.rounded())) s; refreshing every account kept fresh") }
+  }
+
+  /// NTP slews the clock by milliseconds a second; a larger difference is a step.
+  static let clockStepTolerance: Double = 2
 
   /// Cuts short the wait of every account whose last refresh failed, to try again now.
   func wakeFailing() {

@@ -63,6 +63,9 @@ public final class AgentService: Sendable {
     /// changes (a client asked for the access token of an account kept only for its
     /// refresh token). Never a refresh in flight.
     var nap: Task<Void, Never>?
+    /// The wall clock was stepped since its tokens were stored: their expiry, a wall-clock
+    /// time, may be off by as much, so the account is refreshed now, whatever it says.
+    var refreshNow = false
   }
   struct TrackKey: Sendable, Hashable {
     var context: [String: String]
@@ -80,6 +83,8 @@ public final class AgentService: Sendable {
     /// The accounts of each group as last compared (``reportChanges()``).
     var marks: [String: [AccountKey: AccountMark]] = [:]
     var observers: Observers?
+    /// The wall clock less the boot clock when last looked at (``noticeWallClockStep()``).
+    var wallMinusBoot: Double?
   }
   let state = Mutex(State())
 

@@ -2,6 +2,9 @@
 #include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
 
 // Linux calls Swift cannot reach through its Glibc module: those glibc declares only
 // under _GNU_SOURCE, which that module is built without, and variadic ones. All exist in
@@ -69,4 +72,24 @@ static inline int tokenctl_set_dumpable(void) {
 // /proc/PID/task/TID/comm show it.
 static inline int tokenctl_set_thread_name(const char *name) {
   return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
+// A descriptor that becomes readable with ECANCELED whenever the wall clock is set or
+// jumps (a step by hand or by NTP, a resume from suspend): a CLOCK_REALTIME timer armed
+// for the far future with TFD_TIMER_CANCEL_ON_SET. Returns the descriptor, or -1.
+static inline int tokenctl_wall_clock_watch(void) {
+  int fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC);
+  if (fd < 0) return -1;
+  struct itimerspec far = { .it_interval = { 0, 0 }, .it_value = { 0x7fffffff, 0 } };
+  if (timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &far, NULL) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Arms it again after it reported a change (a cancelled timer stays disarmed).
+static inline int tokenctl_wall_clock_rearm(int fd) {
+  struct itimerspec far = { .it_interval = { 0, 0 }, .it_value = { 0x7fffffff, 0 } };
+  return timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &far, NULL);
 }

@@ -87,6 +87,9 @@ extension TokenCtl {
         service.keyringUnwatched()
         log("cannot watch the keyring (\(error)); every answer reads it")
       }
+      // Refresh times are wall-clock times: a step of the clock or a resume moves them.
+      service.noticeWallClockStep()
+      WallClockWatch.start { service.wallClockChanged() }
       // What config.toml asks to keep fresh, from the start; no request needs to come first.
       // On a thread of its own, as it blocks on the keyring.
       _ = DetachedThread.start { service.keepConfiguredAccountsFresh() }
