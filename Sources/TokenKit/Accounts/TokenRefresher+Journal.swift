@@ -10,16 +10,16 @@ extension TokenRefresher {
   /// A journal that cannot be written costs nothing but its protection: the store is
   /// written all the same.
   func saveRefreshed(_ account: Account, tokens: TokenSet, replacing replaced: TokenSet) throws {
-    guard let journal = locks.journal, let rotated = tokens.refreshToken, rotated != replaced.refreshToken else {
+    guard tokens.refreshToken != nil, tokens.refreshToken != replaced.refreshToken else {
       return try store.save(account, tokens: tokens)
     }
     let entry = JournaledGrant(
       key: account.key, group: account.group, tokens: tokens, grantedScopes: account.scopes,
       updatedAt: account.updatedAt, replaces: JournaledGrant.fingerprint(of: replaced.refreshToken))
-    let journaled = (try? journal.write(entry)) != nil
-    if journaled { pauseForTests?(account.key) }
+    let journal = locks.journal.flatMap { journal in (try? journal.write(entry)).map { journal } }
+    pauseForTests?(account.key)
     try store.save(account, tokens: tokens)
-    if journaled { journal.remove(account.key, group: account.group) }
+    journal?.remove(account.key, group: account.group)
   }
 
   /// For a caller holding `key`'s lock: writes the journal's entry for the account into
