@@ -34,7 +34,7 @@ import Testing
   static let cases = Path.allCases.flatMap { path in Fault.allCases.map { Case(path: path, fault: $0) } }
 
   /// One round in `make test`, more in `make hardening`.
-  static let rounds = ProcessInfo.processInfo.environment["TOKENCTL_SOAK"] == "1" ? 8 : 1
+  static let rounds = ProcessInfo.processInfo.environment["TOKENCTL_SOAK"] == "1" ? 25 : 1
 
   @Test(arguments: cases)
   func aFaultBetweenTheAnswerAndTheKeyringLosesNoGrant(_ test: Case) async throws {
@@ -62,7 +62,8 @@ import Testing
     let journal = try #require(XDGDirectories(environment: environment).journal)
 
     func signIn() async throws -> String {
-      let login = try await TestProcess.run(TestProcess.tokenctl, ["login", "shipped", "--browser"], environment: direct)
+      let login = try await TestProcess.run(
+        TestProcess.tokenctl, ["login", "shipped", "--browser"], environment: direct)
       try #require(login.status == 0, "\(login.stderr)")
       let list = try await TestProcess.run(TestProcess.tokenctl, ["list", "--json"], environment: direct)
       let json = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any]
@@ -93,7 +94,9 @@ import Testing
       let held = try await Self.awaitFile(pause.appendingPathComponent("paused").path)
       // The answer is in the journal, private, under a name that says nothing.
       let entries = (try? FileManager.default.contentsOfDirectory(atPath: journal)) ?? []
-      let hashed = entries.allSatisfy { $0.count == 37 && $0.hasSuffix(".json") && $0.dropLast(5).allSatisfy(\.isHexDigit) }
+      let hashed = entries.allSatisfy {
+        $0.count == 37 && $0.hasSuffix(".json") && $0.dropLast(5).allSatisfy(\.isHexDigit)
+      }
       if entries.count != 1 || !hashed {
         problems.append("round \(round): journal holds \(entries)")
       }
