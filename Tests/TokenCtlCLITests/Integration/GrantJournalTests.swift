@@ -5,7 +5,7 @@ import Testing
 
 /// No grant is lost to a fault between the server's answer and the keyring's write (issue
 /// 28, point 1), against django-oauth-toolkit as it ships, which spends a refresh token
-/// the moment it answers: the keyring locked, its daemon gone, or the refreshing process
+/// the moment it answers: the keyring locked, its daemon killed, or the refreshing process
 /// killed, through the command line's refresh child and through the agent's.
 ///
 /// Each round holds the refresh at that very moment (`TOKENCTL_TEST_PAUSE`, see
@@ -17,7 +17,7 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(10))) struct GrantJournalTests {
   enum Fault: String, CaseIterable, Sendable {
     case keyringLocked = "keyring locked"
-    case keyringDaemonStopped = "keyring daemon stopped"
+    case keyringDaemonKilled = "keyring daemon killed"
     case refreshingProcessKilled = "refreshing process killed"
   }
 
@@ -106,7 +106,7 @@ import Testing
       }
       switch test.fault {
       case .keyringLocked: try session.lockLoginKeyring()
-      case .keyringDaemonStopped: try session.stopKeyring()
+      case .keyringDaemonKilled: try session.stopKeyring(signal: SIGKILL)
       case .refreshingProcessKilled:
         if let pid = pid_t(held.trimmingCharacters(in: .whitespacesAndNewlines)) { kill(pid, SIGKILL) }
       }
