@@ -23,18 +23,19 @@ extension TokenRefresher {
   }
 
   /// For a caller holding `key`'s lock: writes the journal's entry for the account into
-  /// the store, when there is one and the store still holds the refresh token it replaces;
-  /// then drops it. An entry the store already holds, or that a sign-in or a removal
-  /// overtook, is dropped unwritten. Throws the store's error, keeping the entry, when the
-  /// store cannot be read or written (a locked keyring).
+  /// the store, when there is one and the store holds the refresh token it replaces or its
+  /// own; then drops it. Its own too, because a keyring daemon that died between a write's
+  /// steps may have kept the new secret beside the old attributes. An entry that a sign-in
+  /// or a removal overtook is dropped unwritten. Throws the store's error, keeping the
+  /// entry, when the store cannot be read or written (a locked keyring).
   func replayJournal(_ key: AccountKey, group: String) throws {
     guard let journal = locks.journal, journal.contains(key, group: group) else { return }
     guard let entry = journal.read(key, group: group), let current = try store.load(key) else {
       journal.remove(key, group: group)
       return
     }
-    if current.tokens.refreshToken != entry.tokens.refreshToken,
-      JournaledGrant.fingerprint(of: current.tokens.refreshToken) == entry.replaces
+    if current.tokens.refreshToken == entry.tokens.refreshToken
+      || JournaledGrant.fingerprint(of: current.tokens.refreshToken) == entry.replaces
     {
       var account = current.account
       account.updatedAt = entry.updatedAt
