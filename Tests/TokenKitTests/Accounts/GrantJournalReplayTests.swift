@@ -108,18 +108,24 @@ import TokenStoreTesting
     #expect(world.harness.transport.requestCount == 0)
   }
 
-  @Test func signingOutRevokesTheJournalsGrantAndLeavesNoEntry() async throws {
-    let world = try World(responses: [T.tokens(access: "AT-2", refresh: "RT-2", expiresIn: 3600)])
+  /// The grant a sign-out revokes is the live one, the journal's, not the spent one the
+  /// keyring still holds; and no entry outlives the account, with or without the server.
+  @Test(arguments: [false, true])
+  func signingOutRevokesTheJournalsGrantAndLeavesNoEntry(localOnly: Bool) async throws {
+    let world = try World(responses: [
+      T.tokens(access: "AT-2", refresh: "RT-2", expiresIn: 3600), HTTPResponse(status: 200), HTTPResponse(status: 200),
+    ])
     let seeded = try world.harness.seed(left: -10)
     world.store.refusing.withLock { $0 = true }
     await #expect(throws: TokenKitError.self) { try await world.refresher.freshTokens(for: H.key) }
     world.store.refusing.withLock { $0 = false }
-    var manager = AccountManager(
+    let manager = AccountManager(
       registry: world.harness.registry, store: world.store, transport: world.harness.transport,
       clock: world.harness.clock, locks: world.locks, discoveryCache: nil, events: world.harness.events)
-    manager.refreshIsolation = nil
-    _ = try await manager.signOut(H.key, localOnly: true)
+    _ = try await manager.signOut(H.key, localOnly: localOnly)
     #expect(!world.locks.memory.contains(H.key, group: seeded.account.group))
     #expect(try world.harness.stored() == nil)
+    let revoked = world.harness.transport.requests.dropFirst().map { $0[field: "token"] }
+    #expect(revoked == (localOnly ? [] : ["RT-2", "AT-2"]))
   }
 }
