@@ -39,15 +39,34 @@ public final class AgentConnection {
   /// dumpable from before its request until the answer is there to read, and not
   /// dumpable again before it reads it: the answer, which may be a token, is never in the
   /// memory of a dumpable process. What is, meanwhile, is the request.
+  ///
+  /// The request says it reads `working` (``AgentMessage/progressField``): the first frame
+  /// must come within `firstFrameMilliseconds`, or the agent is taken for wedged (a
+  /// stopped agent's socket still queues connections); a `working` frame extends the wait
+  /// to `timeoutMilliseconds`.
   public func exchange(
-    _ request: AgentMessage, timeoutMilliseconds: Int32
+    _ request: AgentMessage, firstFrameMilliseconds: Int32 = AgentConnection.firstFrameMilliseconds,
+    timeoutMilliseconds: Int32
   ) throws(AgentProtocolError)
     -> AgentMessage
   {
+    var request = request
+    request.append(AgentMessage.progressField, "1")
     let protected = tokenctl_is_dumpable() == 0
     if protected { _ = tokenctl_set_dumpable() }
     do {
       try AgentSocketIO.writeMessage(request, to: fd, timeoutMilliseconds: 5000)
+      try AgentSocketIO.waitReadable(fd, timeoutMilliseconds: min(firstFrameMilliseconds, timeoutMilliseconds))
+    } catch {
+      if protected { _ = tokenctl_set_undumpable() }
+      throw error
+    }
+    if protected { _ = tokenctl_set_undumpable() }
+    let first = try AgentSocketIO.readMessage(
+      from: fd, limit: AgentMessage.maximumResponseSize, timeoutMilliseconds: timeoutMilliseconds)
+    guard first.kind == AgentMessage.Answer.working else { return first }
+    if protected { _ = tokenctl_set_dumpable() }
+    do {
       try AgentSocketIO.waitReadable(fd, timeoutMilliseconds: timeoutMilliseconds)
     } catch {
       if protected { _ = tokenctl_set_undumpable() }
@@ -57,4 +76,10 @@ public final class AgentConnection {
     return try AgentSocketIO.readMessage(
       from: fd, limit: AgentMessage.maximumResponseSize, timeoutMilliseconds: timeoutMilliseconds)
   }
+
+  /// How long a client waits for the agent's first frame: the agent answers from memory in
+  /// about a millisecond and says `working` after a quarter of a second
+  /// (`Agent.workingAfterMilliseconds`); three seconds leave room for a loaded machine,
+  /// and are all a wedged agent costs a client before its direct path.
+  public static let firstFrameMilliseconds: Int32 = 3000
 }

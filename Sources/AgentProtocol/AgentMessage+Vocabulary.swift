@@ -40,7 +40,14 @@ extension AgentMessage {
     /// agent. `reason` says why, for the log.
     public static let direct = "direct"
     public static let status = "status"
+    /// No fields: the answer is coming but slowly (the agent is refreshing). Sent before
+    /// the answer, only to a request with `progress` 1 (``progressField``).
+    public static let working = "working"
   }
+
+  /// The field of a request whose client reads a `working` frame before its answer: it
+  /// waits only a short while for a first frame, so that a wedged agent costs it little.
+  public static let progressField = "progress"
 
   /// The environment variables that decide which files, directories and keyring a request
   /// means. A client sends its values as `env-NAME` fields (absent: unset); the agent

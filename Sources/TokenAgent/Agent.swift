@@ -13,7 +13,7 @@ import TokenKit
 ///
 /// Threads, not the cooperative pool, do the blocking parts: one accepts, one per
 /// connection reads its request within a deadline and, once the service has answered,
-/// writes the answer within another. A slow or silent client holds only its own thread;
+/// writes the answer within another (``PendingAnswer``). A slow or silent client holds only its own thread;
 /// a bad one gets a `refused` answer and changes nothing.
 public final class Agent: Sendable {
   /// How long a client has to send its request: ours write it as soon as they connect, so
@@ -22,6 +22,10 @@ public final class Agent: Sendable {
   static let requestTimeoutMilliseconds: Int32 = 1000
   /// How long a client has to take its answer.
   static let answerTimeoutMilliseconds: Int32 = 5000
+  /// How long an answer may take before a client that understands is told `working`: an
+  /// answer from memory takes about a millisecond, one that refreshes tens or hundreds;
+  /// well below the client's wait for its first frame (`AgentConnection`).
+  static let workingAfterMilliseconds = 250
   /// Connections of one process that may wait at once for their request to be read (each
   /// holds a thread meanwhile): a client needs one, a program that asks from several
   /// threads a few; a process holding thousands of idle ones would otherwise take every
@@ -186,23 +190,26 @@ public final class Agent: Sendable {
       AgentSocketIO.peerPID(connection).map { pid in
         PeerApplication.identify(pid: pid, stillConnected: { Self.isConnected(connection) })
       } ?? .failure(.unreadable)
+    let pending = PendingAnswer()
     // Unstructured tasks do not inherit an executor preference: name the pool.
     Task(executorPreference: ThreadPoolExecutor.shared) { [service, desktop] in
-      let answer: AgentMessage
       if case .success(let application) = caller, application.isOwn {
-        answer = await service.answer(request) { group, account in
-          desktop.gate.handedOut(application, group: group, account: account, via: .socket)
-        }
+        pending.deliver(
+          await service.answer(request) { group, account in
+            desktop.gate.handedOut(application, group: group, account: account, via: .socket)
+          })
       } else {
-        answer = await desktop.answer(request, caller: caller)
-      }
-      if !DetachedThread.start({
-        try? AgentSocketIO.writeMessage(answer, to: connection, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
-        close(connection)
-      }) {
-        close(connection)
+        pending.deliver(await desktop.answer(request, caller: caller))
       }
     }
+    // This thread writes, so that no thread of the pool waits on a slow reader.
+    let answer = pending.wait(slowAfter: Self.workingAfterMilliseconds) {
+      guard request[AgentMessage.progressField] == "1" else { return }
+      let working = AgentMessage(AgentMessage.Answer.working)
+      try? AgentSocketIO.writeMessage(working, to: connection, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
+    }
+    try? AgentSocketIO.writeMessage(answer, to: connection, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
+    close(connection)
   }
 }
 

@@ -31,14 +31,8 @@ extension AgentService {
   /// then on.
   public func accessToken(group: String, stored: StoredAccount, minimumValidity: Int) async throws -> TokenSet {
     let world = ownWorld
-    let tokens: TokenSet
-    if stored.isServable(forAtLeast: Double(minimumValidity), clock: clock, locks: locks(world)) {
-      try checkRecordedIssuer(stored, world: world)
-      tokens = stored.tokens
-    } else {
-      tokens = try await freshTokens(
-        world: world, group: group, stored: stored, minimumValidity: Double(minimumValidity), warnings: Warnings())
-    }
+    let tokens = try await handOut(
+      world: world, group: group, stored: stored, asked: Double(minimumValidity), warnings: Warnings())
     track(world: world, group: group, account: stored.account)
     return tokens
   }

@@ -62,6 +62,32 @@ extension AgentService {
     return issuedAt.addingTimeInterval(lifetime * fraction)
   }
 
+  /// When `key`'s account is next due for its refresh ahead, from what the store holds
+  /// now; nil when it cannot or need not be refreshed (it is gone, say).
+  private func refreshDue(of key: TrackKey, world: AgentWorld, idleLifetime: Double?) throws -> Date? {
+    guard let stored = try store(key.group).load(key.account) else { return nil }
+    return refreshDue(stored, fraction: refreshFraction(world), idleLifetime: idleLifetime)
+  }
+
+  /// How long `stored`'s access token must stay valid to be handed out, for a caller that
+  /// asked for `asked` seconds (nil: the token's own margin).
+  ///
+  /// Not only until it expires: the agent replaces the token ahead of expiry (every
+  /// account it hands out is kept fresh), and a server that rotates refresh tokens may
+  /// revoke the old access token then (django-oauth-toolkit deletes it). So a token due for
+  /// its refresh ahead within the margin is as good as expired: the caller's refresh comes
+  /// a little sooner instead, and no client holds a token the agent is about to kill.
+  /// Not while the refresh ahead is failing (the server is down, say): nothing is about to
+  /// replace the token then, and it is handed out for as long as it is valid.
+  func handOutValidity(_ stored: StoredAccount, world: AgentWorld, group: String, asked: Double?) -> Double {
+    let margin = asked ?? stored.tokens.defaultRefreshMargin
+    let key = TrackKey(context: contextOf(world), group: group, account: stored.account.key)
+    guard state.withLock({ $0.tracked[key]?.lastError == nil }), let expiresAt = stored.tokens.expiresAt,
+      let due = refreshDue(stored, fraction: refreshFraction(world), idleLifetime: nil)
+    else { return margin }
+    return max(margin, expiresAt.timeIntervalSince(due) + margin)
+  }
+
   /// The fraction of a lifetime after which `world`'s accounts are refreshed: config.toml's
   /// `[agent] refresh_at_percent`, else the agent's setting.
   func refreshFraction(_ world: AgentWorld) -> Double {
@@ -101,26 +127,30 @@ extension AgentService {
     var failures = 0
     while !Task.isCancelled {
       let world = world(for: key.context)
-      let store = store(key.group)
-      let stored: StoredAccount?
+      let idleLifetime = state.withLock { $0.tracked[key]?.idleLifetime }
+      let stored: StoredAccount
       do {
-        stored = try store.load(key.account)
+        // The account's tokens are read, and dropped, before the wait: a task that held
+        // them for the hours it sleeps would keep a revoked token in memory.
+        guard let due = try refreshDue(of: key, world: world, idleLifetime: idleLifetime) else {
+          untrack(key, why: "nothing to refresh")
+          return
+        }
+        let wait = due.timeIntervalSince(clock.now)
+        if wait > 0 {
+          setNext(key, due)
+          await nap(key, .milliseconds(Int64(wait * 1000) + 1), scheduledFor: idleLifetime)
+          continue
+        }
+        guard let current = try store(key.group).load(key.account) else {
+          untrack(key, why: "nothing to refresh")
+          return
+        }
+        stored = current
       } catch {
         // A locked keyring, say: look again later, without hammering it.
         failures += 1
         await pause(key, seconds: backoff(failures, error: error), error: "\(error)")
-        continue
-      }
-      let idleLifetime = state.withLock { $0.tracked[key]?.idleLifetime }
-      guard let stored, let due = refreshDue(stored, fraction: refreshFraction(world), idleLifetime: idleLifetime)
-      else {
-        untrack(key, why: "nothing to refresh")
-        return
-      }
-      let wait = due.timeIntervalSince(clock.now)
-      if wait > 0 {
-        setNext(key, due)
-        await nap(key, .milliseconds(Int64(wait * 1000) + 1), scheduledFor: idleLifetime)
         continue
       }
       do {

@@ -172,15 +172,8 @@ public final class AgentService: Sendable {
     }
     var answer = AgentMessage(AgentMessage.Answer.token)
     let warnings = Warnings()
-    let margin = minValid.map(Double.init) ?? stored.tokens.defaultRefreshMargin
-    let tokens: TokenSet
-    if stored.isServable(forAtLeast: margin, clock: self.clock, locks: locks(world)) {
-      try checkRecordedIssuer(stored, world: world)
-      tokens = stored.tokens
-    } else {
-      tokens = try await freshTokens(
-        world: world, group: group, stored: stored, minimumValidity: minValid.map(Double.init), warnings: warnings)
-    }
+    let tokens = try await handOut(
+      world: world, group: group, stored: stored, asked: minValid.map(Double.init), warnings: warnings)
     track(world: world, group: group, account: stored.account)
     handedOut(group, stored.account)
     answer.append("access-token", tokens.accessToken)
@@ -376,6 +369,32 @@ public final class AgentService: Sendable {
   }
 
   // MARK: Refreshing
+
+  /// The tokens to hand out for `stored`: the stored ones while they may be
+  /// (``handOutValidity(_:world:group:asked:)``, ``StoredAccount/isServable(forAtLeast:clock:locks:)``),
+  /// else fresh ones. Every answer of the agent with an account's own token comes here.
+  func handOut(
+    world: AgentWorld, group: String, stored: StoredAccount, asked: Double?, warnings: Warnings
+  ) async throws -> TokenSet {
+    let validity = handOutValidity(stored, world: world, group: group, asked: asked)
+    if stored.isServable(forAtLeast: validity, clock: self.clock, locks: locks(world)) {
+      try checkRecordedIssuer(stored, world: world)
+      return stored.tokens
+    }
+    let margin = asked ?? stored.tokens.defaultRefreshMargin
+    do {
+      return try await freshTokens(
+        world: world, group: group, stored: stored, minimumValidity: validity, warnings: warnings)
+    } catch let error as TokenKitError where error.code == .networkFailure || error.code == .serverError {
+      // A refresh before the token's margin that found no server replaced nothing: the
+      // token is still good for what the caller asked.
+      guard validity > margin, stored.isServable(forAtLeast: margin, clock: self.clock, locks: locks(world)) else {
+        throw error
+      }
+      try checkRecordedIssuer(stored, world: world)
+      return stored.tokens
+    }
+  }
 
   /// Fresh tokens for `stored`, one refresh of an account at a time in this process: a
   /// request that waited behind another's refresh reads the account again and finds it fresh.

@@ -42,10 +42,12 @@ row ran clients: a client that fell back to the direct path would measure the wr
     one token request per round, wall time against row 3's one refresh.
 6a. Peak RSS of `git-credential-tokenctl get` (and, to report, `tokenctl token`)
     through the agent.
-8. Refresh ahead: a second stub issues 10-second access tokens; after one `tokenctl
-   token` the agent holds the account, then 200 more are spread over 60 s. None may wait
-   for a refresh (the slowest within 3x the median), and every token printed must be
-   active at the stub when asked right after (RFC 7662 introspection).
+8. Refresh ahead: a second stub issues 10-second access tokens and, as
+   django-oauth-toolkit does, revokes the earlier ones when it rotates a refresh token;
+   after one `tokenctl token` the agent holds the account, then 200 more are spread over
+   60 s. None may wait for a refresh (the slowest within 3x the median), and every token
+   printed must be active at the stub when asked right after (RFC 7662 introspection):
+   none is handed out that the agent's refresh ahead is about to kill.
 9. A new agent made to hold row 5's accounts (`tokenctl list`, then `tokenctl token`
    for each, through it): its peak RSS (VmHWM), and its CPU time (utime + stime, its
    reaped children's included, from /proc/PID/stat) over 60 idle seconds.
@@ -243,14 +245,16 @@ class Bench:
 
     # MARK: - Servers and fixtures
 
-    def start_stub(self, name="stub", access_seconds=3600):
+    def start_stub(self, name="stub", access_seconds=3600, revoke_on_rotation=False):
         """Starts a stub authorization server (--lifetime is how long the server runs);
-        returns its base URL."""
+        returns its base URL. `revoke_on_rotation`: a refresh revokes the access tokens
+        issued before it, as django-oauth-toolkit does."""
         state = self.scratch / name
         state.mkdir()
         subprocess.Popen(
             [str(ROOT / "Tests/Support/stub-oauth-server"), "--state-dir", str(state), "--lifetime", "3600",
-             "--access-token-seconds", str(access_seconds), "--watch-pid", str(os.getpid())],
+             "--access-token-seconds", str(access_seconds), "--watch-pid", str(os.getpid())]
+            + (["--revoke-on-rotation"] if revoke_on_rotation else []),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(200):
             if (state / "stub.json").exists():
@@ -282,7 +286,7 @@ class Bench:
         seconds (no [git] table: git's host stays TYPE's alone). The account is stored
         before any agent starts, as an account signed in earlier would be; its access
         token has expired by row 8, whose first request refreshes it."""
-        self.fresh_stub = self.start_stub("fresh-stub", FRESH_LIFETIME)
+        self.fresh_stub = self.start_stub("fresh-stub", FRESH_LIFETIME, revoke_on_rotation=True)
         (self.types_dir / f"{FRESH_TYPE}.toml").write_text(
             f'id = "{FRESH_TYPE}"\ndisplay_name = "Benchmark, short-lived tokens"\n'
             f'issuer = "{self.fresh_stub}"\nclient_id = "bench"\n')

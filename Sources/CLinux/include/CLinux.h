@@ -1,3 +1,4 @@
+#include <malloc.h>
 #include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -45,6 +46,14 @@ static inline int tokenctl_pipe2(int fds[2], int flags) {
 // environment or descriptors through /proc. Reset by execve, so children are unaffected.
 static inline int tokenctl_set_undumpable(void) {
   return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+// mallopt(M_PERTURB): every block malloc hands back is overwritten when freed (and filled
+// when allocated). Swift's strings and arrays, GLib's buffers and libcurl's all come from
+// malloc, so the copies a request makes of a token die with their memory instead of
+// lingering until it is reused. 0xa5 is arbitrary but nonzero (zero turns it off).
+static inline int tokenctl_wipe_freed_memory(void) {
+  return mallopt(M_PERTURB, 0xa5);
 }
 
 // PR_GET_DUMPABLE and PR_SET_DUMPABLE 1: for the moment a client is identified by the

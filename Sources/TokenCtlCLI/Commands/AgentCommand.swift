@@ -57,6 +57,8 @@ extension TokenCtl {
 
     func run() async throws {
       guard let context = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
+      // Before the first token passes through: a revoked token must leave no copy behind.
+      ProcessProtection.wipeFreedMemory()
       let environment = context.environment
       // Started by the session bus itself (its `Exec=`, no systemd): the standard streams
       // are the bus daemon's, often a terminal or the pipe of a script that captured the

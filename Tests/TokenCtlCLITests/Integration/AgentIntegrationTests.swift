@@ -1,3 +1,4 @@
+import AgentProtocol
 import ApplicationConsent
 import Crypto
 import Foundation
@@ -1283,4 +1284,54 @@ import TokenStoreTesting
 
 extension AgentIntegrationTests.Setup {
   var logText: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+}
+
+/// A client of a wedged agent, and of a busy one (issue 28, item 4): the kernel queues
+/// connections for a stopped agent, so only the answer's silence tells; a busy agent says
+/// `working` first, and its client waits for the answer.
+extension AgentIntegrationTests {
+  @Test func aStoppedAgentCostsAClientSecondsThenTheDirectPathAnswers() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let ada = try setup.seed(name: "ada", access: "agent-test-wedged-\(UUID().uuidString)", expiresIn: 3600)
+    let agent = try await setup.startAgent()
+    let first = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
+    #expect(first.result?.stdout == ada.tokens.accessToken + "\n")
+    kill(agent.process.pid, SIGSTOP)
+    // Before: the client waited 75 s for the stopped agent's answer.
+    let wedged = try await BoundedRun.run(
+      TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent(), seconds: 30)
+    kill(agent.process.pid, SIGCONT)
+    #expect(wedged.result?.status == 0, "\(wedged.result?.stderr ?? "still waiting after 30 s")")
+    #expect(wedged.result?.stdout == ada.tokens.accessToken + "\n")
+    await Self.finish(agent, secrets: [ada.tokens.accessToken])
+  }
+
+  @Test func anAnswerThatWaitsForARefreshIsAnnouncedAsWorking() async throws {
+    // Every answer of the token endpoint takes 1.5 s: the agent's refresh is slow.
+    let setup = try Setup(stubArguments: ["--answer-delay", "1.5"])
+    defer { setup.cleanUp() }
+    try setup.seed(name: "ada", expiresIn: -10)
+    try setup.allowTheTestProcess()
+    let agent = try await setup.startAgent()
+    var request = "tokenctl-agent/1 token\ngroup=\(setup.group)\naccount=ada\nprogress=1\n"
+    for (name, value) in setup.viaAgent().sorted(by: { $0.key < $1.key })
+    where AgentMessage.contextVariables.contains(name) {
+      request += "\(AgentMessage.contextField(name))=\(value)\n"
+    }
+    let frames = try RawAgentSocket.frames(path: setup.socket, bytes: RawAgentSocket.frame(Array(request.utf8)))
+    let stored = try #require(try setup.store().load(AccountKey(type: "gitlocal", id: "id-ada")))
+    #expect(
+      frames == [
+        .frame(header: "tokenctl-agent/1 working", body: ""),
+        .frame(header: "tokenctl-agent/1 token", body: "access-token=\(stored.tokens.accessToken)\n"),
+      ], "\(frames)")
+    // Without `progress` (a client that would not understand `working`): as slow, but the
+    // answer alone.
+    try setup.seed(name: "bob", expiresIn: -10)
+    let plain = request.replacingOccurrences(of: "account=ada\nprogress=1\n", with: "account=bob\n")
+    let again = try RawAgentSocket.frames(path: setup.socket, bytes: RawAgentSocket.frame(Array(plain.utf8)))
+    #expect(again.count == 1 && again.first.map { "\($0)" }?.contains("tokenctl-agent/1 token") == true, "\(again)")
+    await Self.finish(agent, secrets: [stored.tokens.accessToken])
+  }
 }

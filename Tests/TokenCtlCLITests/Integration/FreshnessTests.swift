@@ -109,6 +109,27 @@ import TokenStoreTesting
     await AgentIntegrationTests.finish(agent, secrets: [ada.tokens.accessToken, renewed.accessToken])
   }
 
+  /// The agent refreshes every account it hands out ahead of expiry (at 75 % of its
+  /// lifetime), and that refresh may revoke the token it replaces. So a token due for its
+  /// refresh ahead within its margin is not handed out: the agent refreshes first. Here a
+  /// 1,000-second token has lived 700 s: valid 300 s more, far beyond its margin (60 s),
+  /// but due for the refresh ahead in 50 s.
+  @Test func aTokenDueForItsRefreshAheadWithinItsMarginIsRefreshedFirst() async throws {
+    let setup = try AgentIntegrationTests.Setup()
+    defer { setup.cleanUp() }
+    var ada = try setup.seed(name: "ada", access: "due-ahead-\(UUID().uuidString)", expiresIn: 300)
+    ada.tokens.issuedAt = Date().addingTimeInterval(-700)
+    try setup.store().save(ada.account, tokens: ada.tokens)
+    let agent = try await setup.startAgent()
+    let run = try await TestProcess.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
+    #expect(run.status == 0, "\(run.stderr)")
+    let handedOut = run.stdout.trimmingCharacters(in: .newlines)
+    #expect(handedOut != ada.tokens.accessToken, "the agent handed out the token it is about to replace")
+    let stored = try #require(try setup.store().load(ada.account.key))
+    #expect(stored.tokens.accessToken == handedOut)
+    await AgentIntegrationTests.finish(agent, secrets: [ada.tokens.accessToken, handedOut])
+  }
+
   /// A soak against the real server, for `make hardening`: timing decides whether a token
   /// handed out just before a refresh starts is used before it ends, so on a loaded machine
   /// it measures the machine as much as tokenctl.

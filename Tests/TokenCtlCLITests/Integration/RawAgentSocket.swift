@@ -55,6 +55,27 @@ enum RawAgentSocket {
   /// Connects to `path`, sends `bytes` (as far as the agent takes them), half-closes when
   /// `halfClose`, and reads until the agent closes or `seconds` pass.
   static func exchange(path: String, bytes: [UInt8], halfClose: Bool = true, seconds: Double = 15) throws -> Reply {
+    let (received, closed) = try transfer(path: path, bytes: bytes, halfClose: halfClose, seconds: seconds)
+    return received.isEmpty && !closed ? .silent : decode(received)
+  }
+
+  /// Every frame the agent wrote before it closed, in order (`working`, then the answer).
+  static func frames(path: String, bytes: [UInt8], seconds: Double = 15) throws -> [Reply] {
+    var received = try transfer(path: path, bytes: bytes, halfClose: true, seconds: seconds).bytes[...]
+    var frames: [Reply] = []
+    while received.count >= 4 {
+      let length = received.prefix(4).reduce(0) { $0 << 8 | Int($1) }
+      guard received.count >= 4 + length else { break }
+      frames.append(decode(Array(received.prefix(4 + length))))
+      received = received.dropFirst(4 + length)
+    }
+    return frames
+  }
+
+  /// The bytes the agent wrote until it closed (`closed`) or `seconds` passed.
+  private static func transfer(
+    path: String, bytes: [UInt8], halfClose: Bool, seconds: Double
+  ) throws -> (bytes: [UInt8], closed: Bool) {
     let fd = try connect(path)
     defer { close(fd) }
     let deadline = Date().addingTimeInterval(seconds)
@@ -82,10 +103,10 @@ enum RawAgentSocket {
       var buffer = [UInt8](repeating: 0, count: 65536)
       let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
       if count < 0 && (errno == EAGAIN || errno == EINTR) { continue }
-      if count <= 0 { return decode(received) }
+      if count <= 0 { return (received, true) }
       received += buffer[0..<count]
     }
-    return received.isEmpty ? .silent : decode(received)
+    return (received, false)
   }
 
   private static func decode(_ bytes: [UInt8]) -> Reply {
