@@ -16,6 +16,7 @@ extension AccountManager {
       registry: registry, store: store, transport: transport, clock: clock,
       locks: FileAccountLocks(directories: directories), discoveryCache: FileDiscoveryCache(directories: directories))
     manager.refreshIsolation = isolation
+    manager.pauseForTests = RefreshTestPause.hook(environment: environment)
     manager.events.observe { event in
       if event.kind == .failed, let message = event.message { warn(message) }
     }

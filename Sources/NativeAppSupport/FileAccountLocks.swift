@@ -14,18 +14,24 @@ public struct FileAccountLocks: AccountLocking {
   /// The outermost directory that is tokenctl's own, which must be private down to
   /// `directory` (``XDGDirectories/ensurePrivateDirectory(_:within:)``).
   public var root: String
+  /// Where a refresh keeps a rotated grant until the keyring has it; nil for none.
+  public var journal: (any GrantJournal)?
 
-  public init(directory: String, root: String? = nil) {
+  public init(directory: String, root: String? = nil, journal: (any GrantJournal)? = nil) {
     self.directory = directory
     self.root = root ?? directory
+    self.journal = journal
   }
 
   /// The locks tokenctl takes: one file per account in `directories.runtime`'s `locks/`.
   /// Every program that refreshes accounts of tokenctl's keyring groups must take these:
   /// two programs presenting one rotating refresh token at once can cost the account its
-  /// grant, at a server that detects the reuse (RFC 9700 §4.14.2).
+  /// grant, at a server that detects the reuse (RFC 9700 §4.14.2). With them, the journal
+  /// in `directories.journal`, where there is one.
   public init(directories: XDGDirectories) {
-    self.init(directory: directories.runtime + "/locks", root: directories.runtimeRoot)
+    self.init(
+      directory: directories.runtime + "/locks", root: directories.runtimeRoot,
+      journal: directories.journal.map { FileGrantJournal(directory: $0, root: directories.runtimeRoot) })
   }
 
   /// How often a waiter tries again. Short next to a refresh's round trip (100 ms and
@@ -78,9 +84,14 @@ extension FileAccountLocks {
   /// other users of a shared /tmp-like place, nor break on odd characters in ids: a hash
   /// of group, type and id.
   public func path(for key: AccountKey, group: String) -> String {
+    "\(directory)/\(Self.fileName(for: key, group: group)).lock"
+  }
+
+  /// The name of `key`'s files in `group` (its lock, its journal entry), without an
+  /// extension: the first 16 bytes of the SHA-256 of group, type and id, in hexadecimal.
+  static func fileName(for key: AccountKey, group: String) -> String {
     let digest = SHA256.hash(data: Array("\(group)\u{0}\(key.type)\u{0}\(key.id)".utf8))
-    let name = digest.prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
-    return "\(directory)/\(name).lock"
+    return digest.prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
   }
 
   /// Whether `descriptor` is `key`'s lock file and this process holds its lock: what a

@@ -29,6 +29,12 @@ public struct XDGDirectories: Sendable, Hashable {
   /// with everything below it: `runtime` itself, or `cache` when `runtime` falls back
   /// under it.
   public var runtimeRoot: String
+  /// Where a refresh keeps a rotated grant until the keyring has it (``FileGrantJournal``):
+  /// `$XDG_RUNTIME_DIR/tokenctl/journal`. nil when `XDG_RUNTIME_DIR` is unset: the journal
+  /// holds refresh tokens, and the runtime folder is the one place that is the user's
+  /// alone, in memory (a tmpfs), and gone at logout; the cache folder that stands in for
+  /// it is on disk.
+  public var journal: String?
 
   public init(environment: [String: String]) {
     let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.passwdHome()
@@ -43,9 +49,11 @@ public struct XDGDirectories: Sendable, Hashable {
     if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
       self.runtime = runtime + "/tokenctl"
       runtimeRoot = self.runtime
+      journal = self.runtime + "/journal"
     } else {
       self.runtime = cache + "/run"
       runtimeRoot = cache
+      journal = nil
     }
   }
 

@@ -100,10 +100,14 @@ public struct StoredAccount: Sendable, Hashable {
   ///
   /// Nor while a refresh of the account is in flight anywhere (its lock is held): the
   /// token may be revoked as soon as the refresh ends, so the caller waits for it through
-  /// the refresher, which takes the lock and reads the store again.
+  /// the refresher, which takes the lock and reads the store again. Nor while the locks'
+  /// journal holds a newer grant than the store (``GrantJournal``): the server revoked
+  /// this token when it rotated the refresh token, and the refresher writes the newer one
+  /// into the store first.
   public func isServable(forAtLeast seconds: Double, clock: some WallClock, locks: some AccountLocking) -> Bool {
     !account.needsSignIn && tokens.isValid(forAtLeast: seconds, clock: clock)
       && !locks.isHeld(account.key, group: account.group)
+      && locks.journal?.contains(account.key, group: account.group) != true
   }
 }
 

@@ -144,9 +144,10 @@ public final class PrivateSession {
     _ = try awaitSecretService(replacing: previous)
   }
 
-  /// Ends gnome-keyring-daemon, leaving no Secret Service on the bus (it has no service
-  /// files to start another); returns once its name is gone.
-  public func stopKeyring() throws {
+  /// Ends gnome-keyring-daemon with `signal` (SIGKILL: it dies without a word), leaving no
+  /// Secret Service on the bus (it has no service files to start another); returns once
+  /// its name is gone.
+  public func stopKeyring(signal: Int32 = SIGTERM) throws {
     guard let owner = try secretServiceOwner() else { return }
     let result = try run(
       "gdbus",
@@ -159,7 +160,7 @@ public final class PrivateSession {
     else {
       throw TestFailure("no process ID for \(owner): \(result.stdout) \(result.stderr)")
     }
-    kill(pid, SIGTERM)
+    kill(pid, signal)
     let deadline = Date().addingTimeInterval(10)
     while try secretServiceOwner() != nil {
       guard Date() < deadline else { throw TestFailure("gnome-keyring-daemon did not leave the bus") }

@@ -13,6 +13,15 @@ public protocol AccountLocking: Sendable {
   /// to replace (servers that rotate refresh tokens often revoke the access token issued
   /// beside the old one). Never waits.
   func isHeld(_ key: AccountKey, group: String) -> Bool
+
+  /// Where a refresh that holds the lock keeps its answer until the store has it (see
+  /// ``GrantJournal``), shared by every process that takes these locks; nil for none.
+  var journal: (any GrantJournal)? { get }
+}
+
+extension AccountLocking {
+  /// No journal: a refresh whose answer the store refuses loses a rotated grant.
+  public var journal: (any GrantJournal)? { nil }
 }
 
 /// A held lock; `release()` may be called more than once.

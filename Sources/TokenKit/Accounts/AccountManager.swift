@@ -55,6 +55,8 @@ public struct AccountManager: Sendable {
   public var events: AccountEventCenter
   /// Where refreshes run once their lock is held (see ``RefreshIsolation``); nil: here.
   public var refreshIsolation: (any RefreshIsolation)?
+  /// For tests only: see ``TokenRefresher/pauseForTests``.
+  public var pauseForTests: (@Sendable (AccountKey) -> Void)?
 
   public init(
     registry: AccountTypeRegistry, store: any TokenStore, transport: any HTTPTransport,
@@ -75,6 +77,7 @@ public struct AccountManager: Sendable {
       registry: registry, store: store, transport: transport, clock: clock, locks: locks, discovery: discovery,
       events: events)
     refresher.isolation = refreshIsolation
+    refresher.pauseForTests = pauseForTests
     return refresher
   }
 
@@ -388,9 +391,17 @@ public struct AccountManager: Sendable {
       guard let listing = try store.list(AccountQuery(type: key.type, id: key.id)).first, try store.remove(key) else {
         throw TokenKitError(.noSuchAccount, "no account \(key) in group '\(store.group)'")
       }
+      // Nothing secret is left behind: a grant the keyring never got goes with the account.
+      locks.journal?.remove(key, group: store.group)
       let result = SignOut(account: listing.account, revokedAtServer: false, note: "the server was not told")
       events.publish(AccountEvent(.revoked, listing.account, message: result.note))
       return result
+    }
+    if locks.journal?.contains(key, group: store.group) == true,
+      let listed = try store.list(AccountQuery(type: key.type, id: key.id)).first
+    {
+      // The grant to revoke is the newest: one the keyring has not got yet is in the journal.
+      try await refresher.replayingJournal(of: listed.account)
     }
     guard let stored = try store.load(key) else {
       throw TokenKitError(.noSuchAccount, "no account \(key) in group '\(store.group)'")
@@ -430,6 +441,7 @@ public struct AccountManager: Sendable {
         "account type '\(account.type)' has no revocation endpoint; its tokens stay valid at the server until they expire"
     }
     try store.remove(key)
+    locks.journal?.remove(key, group: store.group)
     events.publish(AccountEvent(.revoked, account, message: result.note))
     return result
   }

@@ -12,6 +12,10 @@
 /// lock and does not share the caller's fate: killing `tokenctl token` or git's helper,
 /// or pressing Ctrl-C, stops the waiting, not the refresh. Whoever asks next waits on the
 /// lock and finds the new tokens stored.
+///
+/// The isolated process can still fail to store the answer (the keyring locked or its
+/// daemon gone meanwhile) or be killed itself: ``GrantJournal`` keeps the answer for the
+/// next holder of the lock then.
 public protocol RefreshIsolation: Sendable {
   /// Refreshes `key` of `group` elsewhere, handing on `lock` (held by the caller), and
   /// returns once the answer is stored, or throws the refresh's error. With `scopes`, gets

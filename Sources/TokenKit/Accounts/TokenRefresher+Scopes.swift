@@ -50,6 +50,7 @@ extension TokenRefresher {
   /// The exchange proper, for a caller that holds the account's lock already: the process
   /// a ``RefreshIsolation`` starts, which inherited it.
   public func exchangeHoldingLock(_ key: AccountKey, scopes: ScopeSet) async throws -> TokenSet {
+    try replayJournal(key, group: store.group)
     let current = try load(key)
     guard !current.account.needsSignIn else { throw needsSignIn(current.account) }
     return try await performExchange(current, for: scopes)
@@ -71,6 +72,7 @@ extension TokenRefresher {
     let lock = try await self.lock(account)
     defer { lock.release() }
 
+    try replayJournal(account.key, group: account.group)
     let current = try load(account.key)
     guard !current.account.needsSignIn else { throw needsSignIn(current.account) }
     // Another process may have got one while we waited: it is as good as a new one, and
@@ -153,7 +155,7 @@ extension TokenRefresher {
       var tokens = current.tokens
       tokens.refreshToken = rotated
       updated.updatedAt = now
-      try store.save(updated, tokens: tokens)
+      try saveRefreshed(updated, tokens: tokens, replacing: current.tokens)
     }
     // An ID token in the answer says nothing the account's does not, and is not kept.
     let tokens = response.tokenSet(receivedAt: now, requestedScope: scopes.scopes).withoutGrant

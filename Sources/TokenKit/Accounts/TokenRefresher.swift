@@ -22,6 +22,9 @@ public struct TokenRefresher: Sendable {
   public var isolation: (any RefreshIsolation)?
   /// How long an exchange waits for a server that asks to be asked again.
   public var retry: RetryPolicy = .standard
+  /// For tests only: called once a rotated grant is journaled and before the store is
+  /// written, where a fault costs the grant without the journal (`TOKENCTL_TEST_PAUSE`).
+  public var pauseForTests: (@Sendable (AccountKey) -> Void)?
 
   public init(
     registry: AccountTypeRegistry, store: any TokenStore, transport: any HTTPTransport,
@@ -86,7 +89,9 @@ public struct TokenRefresher: Sendable {
     defer { lock.release() }
 
     // Another process may have refreshed while we waited: its tokens are the current ones,
-    // and the refresh token we read before is now spent.
+    // and the refresh token we read before is now spent. Its answer may still be in the
+    // journal, if the store refused it.
+    try replayJournal(account.key, group: account.group)
     let current = try load(account.key)
     if current.tokens != stored.tokens {
       if current.account.needsSignIn {
@@ -121,6 +126,7 @@ public struct TokenRefresher: Sendable {
   /// The refresh proper, for a caller that holds the account's lock already: the process
   /// a ``RefreshIsolation`` starts, which inherited it.
   public func refreshHoldingLock(_ key: AccountKey) async throws -> StoredAccount {
+    try replayJournal(key, group: store.group)
     let current = try load(key)
     guard !current.account.needsSignIn else { throw needsSignIn(current.account) }
     return try await performRefresh(current)
@@ -156,7 +162,7 @@ public struct TokenRefresher: Sendable {
     if let granted = response.scope { updated.scopes = granted }
     // The server has rotated the refresh token by now: store the new set before anything
     // else can fail, or the only valid refresh token would be lost.
-    try store.save(updated, tokens: tokens)
+    try saveRefreshed(updated, tokens: tokens, replacing: current.tokens)
     if let idToken = response.idToken {
       var checked = false
       do {
