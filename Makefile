@@ -42,7 +42,9 @@ KEYRING := Tests/Support/with-private-keyring
 # reaching the agent through a real xdg-dbus-proxy with Flatpak's filter, so that consent
 # is tested against what it must tell apart. (flatpak itself would need a runtime from a
 # remote, and the agent looks only at these two.)
-DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish curl bubblewrap xdg-dbus-proxy
+# skopeo: the Docker credential helper's tests pull from a registry stand-in with the real
+# containers tools' client (Tests/Support/docker-registry-server), as Podman and Buildah do.
+DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish curl bubblewrap xdg-dbus-proxy skopeo
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count
@@ -210,16 +212,17 @@ check-units: deps
 
 # The release executables, built as `make install` builds them, checked with readelf: no
 # run path, PIE, RELRO, no executable stack (Tests/Support/check-release-binaries).
-RELEASE_BINARIES := .build/release/tokenctl .build/release/git-credential-tokenctl
+HELPERS := git-credential-tokenctl docker-credential-tokenctl
+RELEASE_BINARIES := .build/release/tokenctl $(addprefix .build/release/,$(HELPERS))
 check-release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product tokenctl
-	$(SWIFT) build $(RELEASE_FLAGS) --product git-credential-tokenctl
+	for helper in $(HELPERS); do $(SWIFT) build $(RELEASE_FLAGS) --product $$helper || exit 1; done
 	Tests/Support/check-release-binaries --startup-order $(STARTUP_ORDER) $(RELEASE_BINARIES)
 
 # The man pages include tokenctl-agent(1); the agent's units and D-Bus service file name $(BINDIR)/tokenctl.
 install: check-release
 	install -D -m 755 .build/release/tokenctl $(DESTDIR)$(BINDIR)/tokenctl
-	install -m 755 .build/release/git-credential-tokenctl $(DESTDIR)$(BINDIR)/git-credential-tokenctl
+	install -m 755 $(addprefix .build/release/,$(HELPERS)) $(DESTDIR)$(BINDIR)/
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/

@@ -1,0 +1,101 @@
+import ArgumentParser
+import GitCredentialHelper
+import NativeAppSupport
+import TokenKit
+
+extension TokenCtl {
+  /// `tokenctl docker-credential`: the Docker credential helper protocol, as
+  /// `docker-credential-tokenctl`, answered by the same host → account rule as git's.
+  struct DockerCredential: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "docker-credential",
+      abstract: "Answer Docker's, Podman's and skopeo's credential requests (docker-credential-tokenctl).",
+      discussion: """
+        Speaks the Docker credential helper protocol. 'get' reads a registry (such as \
+        registry.example.org or 127.0.0.1:5000) on standard input and prints \
+        {"ServerURL", "Username", "Secret"}: the username the account type wants and a \
+        token valid for at least a minute, from the account that serves the host, chosen \
+        as for git (tokenctl-types(5), [git.accounts] in tokenctl-config(5), \
+        TOKENCTL_ACCOUNT). For a host no account serves it prints 'credentials not found \
+        in native keychain' and exits 1, so the tool goes on without credentials. 'list' \
+        prints the hosts an account answers now. 'store' and 'erase' change nothing and \
+        say so: accounts are signed in with 'tokenctl login' and out with 'tokenctl \
+        revoke'. 'tokenctl setup-docker' names this helper in the tools' configuration.
+        """)
+
+    @Argument(
+      help: ArgumentHelp("get, list, store or erase, as the tool calls it.", valueName: "operation"),
+      completion: .list(["get", "list", "store", "erase"]))
+    var operation: String
+
+    @OptionGroup var groupOption: GroupOption
+
+    /// What the protocol's clients match to tell "no credentials" from a failure
+    /// (docker-credential-helpers, `credentials.NewErrCredentialsNotFound`).
+    static let notFound = "credentials not found in native keychain"
+    static let name = "docker-credential-tokenctl"
+
+    /// `get`'s answer (docker-credential-helpers, `credentials.Credentials`).
+    struct Credentials: Encodable {
+      var serverURL: String
+      var username: String
+      var secret: String
+
+      enum CodingKeys: String, CodingKey {
+        case serverURL = "ServerURL"
+        case username = "Username"
+        case secret = "Secret"
+      }
+    }
+
+    func run() async throws {
+      guard let running = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
+      let output = running.output
+      switch operation {
+      case "get":
+        let server = Self.serverURL(running.readInput(CredentialMessage.maximumInputLength))
+        guard let request = CredentialMessage(requestFor: server) else { throw Self.refuse(Self.notFound, output) }
+        let session = try CommandSession.open(group: groupOption.group)
+        guard let answer = try await Credential.fill(request, session: session, name: Self.name),
+          let secret = answer["password"]
+        else { throw Self.refuse(Self.notFound, output) }
+        output.write(
+          JSONOutput.compact(Credentials(serverURL: server, username: answer["username"] ?? "", secret: secret)))
+      case "list":
+        let session = try CommandSession.open(group: groupOption.group)
+        let helper = Credential.helper(session, name: Self.name)
+        var served: [String: String] = [:]
+        for host in helper.servedHosts() {
+          guard let request = CredentialMessage(requestFor: host),
+            case .account(let choice) = try helper.choose(for: request)
+          else { continue }
+          served[host] = choice.username
+        }
+        output.write(JSONOutput.compact(served))
+      case "store":
+        _ = running.readInput(CredentialMessage.maximumInputLength)
+        throw Self.refuse(
+          "tokenctl keeps no registry passwords; it answers with the tokens of accounts signed in with "
+            + "'tokenctl login' (see 'tokenctl types')", output)
+      case "erase":
+        _ = running.readInput(CredentialMessage.maximumInputLength)
+        throw Self.refuse(
+          "tokenctl keeps its accounts until they are revoked; see them with 'tokenctl list' and sign out "
+            + "with 'tokenctl revoke'", output)
+      default:
+        throw Self.refuse("unknown operation '\(TerminalSafe.text(operation))': use get, list, store or erase", output)
+      }
+    }
+
+    /// The registry as the tool wrote it, without the line break that may end it.
+    static func serverURL(_ input: [UInt8]) -> String {
+      String(decoding: input, as: UTF8.self).trimmingASCIIWhitespace()
+    }
+
+    /// Says `message` where the protocol's clients read it, on standard output, and exits 1.
+    static func refuse(_ message: String, _ output: any OutputSink) -> ExitCode {
+      output.write(message + "\n")
+      return ExitCode.failure
+    }
+  }
+}

@@ -1,0 +1,224 @@
+import Crypto
+import Foundation
+import SecretServiceStore
+import TestSupport
+import Testing
+import TokenKit
+import TokenStoreTesting
+
+/// `docker-credential-tokenctl` and `tokenctl setup-docker` with a real skopeo (Debian's)
+/// pulling from a registry stand-in (`Tests/Support/docker-registry-server`) that takes
+/// only access tokens the real authorization server says are active. The account is
+/// signed in through the browser flow, so every token skopeo sends is one tokenctl got.
+@Suite(.serialized) struct DockerCredentialTests {
+  static let skopeoPath = "/usr/bin/skopeo"
+  static let hasSkopeo = FileManager.default.isExecutableFile(atPath: skopeoPath)
+
+  let server: AuthServer
+  let group = TokenStoreConformance.freshGroup()
+  let directory: TemporaryDirectory
+  let registry: String
+  let registryState: URL
+  var store: SecretServiceTokenStore { SecretServiceTokenStore(group: group) }
+  var home: URL { directory.url.appendingPathComponent("home") }
+  /// The registry as the tools name it: host and port.
+  var host: String { String(registry.dropFirst("http://".count)) }
+  var image: String { "docker://\(host)/tools/hello:1" }
+
+  init() throws {
+    try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
+    server = try AuthServer.require()
+    directory = try TemporaryDirectory()
+    let endpoints = try GraphEndToEndTests.endpoints(server)
+    (registry, registryState) = try LoopbackService.start(
+      "Tests/Support/docker-registry-server", info: "registry.json",
+      arguments: [
+        "--introspect", try #require(endpoints["introspection"]),
+        "--introspect-client", "\(server.serviceClientID):\(server.serviceClientSecret)",
+      ])
+    try GitCredentialTests.writeGitType(
+      home: home, issuer: server.issuer, clientID: server.nativeClientID,
+      host: String(registry.dropFirst("http://".count)), scopes: ["openid", "profile", "offline_access"])
+  }
+
+  /// The git tests' environment, with the helpers built beside tokenctl first on PATH (as
+  /// `make install` puts them beside it), the scripted browser, and the tools' files under
+  /// `home`.
+  var environment: [String: String] {
+    var environment = GitCredentialTests.environment(home: home, group: group)
+    let binaries = URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent().path
+    environment["PATH"] = binaries + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+    environment["BROWSER"] = AuthServer.path("Tests/Support/scripted-browser")
+    environment["DISPLAY"] = ":0"
+    environment["SCRIPTED_BROWSER_SERVER_JSON"] = server.serverJSON
+    environment["TOKENCTL_AGENT_SOCKET"] = directory.path("no-agent.sock")
+    environment["DOCKER_CONFIG"] = nil
+    environment["REGISTRY_AUTH_FILE"] = nil
+    environment["XDG_RUNTIME_DIR"] = directory.path("runtime")
+    return environment
+  }
+
+  var helper: String {
+    URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent()
+      .appendingPathComponent("docker-credential-tokenctl").path
+  }
+
+  @discardableResult
+  func signIn(_ user: String) throws -> Account {
+    let result = try TestProcess.run(
+      TestProcess.tokenctl, ["login", "gitlocal", "--browser"],
+      environment: environment.merging(["SCRIPTED_BROWSER_USER": user]) { $1 })
+    try #require(result.status == 0, "login as \(user): \(result.stderr)")
+    return try #require(try store.list(AccountQuery(type: "gitlocal")).first { $0.account.name == user }).account
+  }
+
+  func cleanUp() {
+    for listing in (try? store.list(.all)) ?? [] { _ = try? store.remove(listing.account.key) }
+  }
+
+  func skopeo(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> ProcessResult {
+    try await TestProcess.run(Self.skopeoPath, arguments, environment: environment.merging(extra) { $1 })
+  }
+
+  /// The registry's log: one object per request.
+  func requests() -> [[String: Any]] {
+    guard let text = try? String(contentsOf: registryState.appendingPathComponent("requests.log"), encoding: .utf8)
+    else { return [] }
+    return text.split(separator: "\n").compactMap {
+      try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
+  }
+
+  /// How the registry's log names a token.
+  func fingerprint(_ token: String) -> String {
+    String(SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined().prefix(16))
+  }
+
+  func json(_ path: String) throws -> [String: Any] {
+    try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+  }
+
+  func mode(_ path: String) throws -> Int {
+    try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+  }
+
+  @Test(.enabled(if: hasSkopeo, "skopeo is not installed (make deps installs Debian's)"))
+  func setupDockerThenSkopeoInspectsAndCopiesWithTheAccountsToken() async throws {
+    defer { cleanUp() }
+    let account = try signIn("ada")
+    // A Docker config of the user's own, whose other settings must survive.
+    let dockerConfig = home.appendingPathComponent(".docker/config.json").path
+    try FileManager.default.createDirectory(
+      atPath: home.appendingPathComponent(".docker").path, withIntermediateDirectories: true)
+    try #"{"auths": {"other.example": {"auth": "b3RoZXI6c2VjcmV0"}}, "detachKeys": "ctrl-p"}"#.write(
+      toFile: dockerConfig, atomically: true, encoding: .utf8)
+
+    let setup = try await TestProcess.run(
+      TestProcess.tokenctl, ["setup-docker", "--host", host], environment: environment)
+    #expect(setup.status == 0, "\(setup.stderr)")
+    let authFile = home.appendingPathComponent("config/containers/auth.json").path
+    for path in [dockerConfig, authFile] {
+      #expect(setup.stderr.contains("\(path) names tokenctl for \(host)."), "\(setup.stderr)")
+      #expect((try json(path)["credHelpers"] as? [String: String]) == [host: "tokenctl"])
+      #expect(try mode(path) == 0o600)
+    }
+    let docker = try json(dockerConfig)
+    #expect(docker["detachKeys"] as? String == "ctrl-p")
+    #expect((docker["auths"] as? [String: Any])?["other.example"] != nil)
+
+    // Only the containers file names the helper for skopeo: Docker's is read after it.
+    let inspect = try await skopeo(["inspect", "--tls-verify=false", image])
+    #expect(inspect.status == 0, "\(inspect.stderr)")
+    #expect(inspect.stdout.contains("\"Architecture\": \"amd64\""), "\(inspect.stdout)")
+    let token = try #require(try store.load(account.key)).tokens.accessToken
+    #expect(try await server.introspect(token).active)
+    let sent = Set(requests().compactMap { $0["token_sha256"] as? String })
+    #expect(sent == [fingerprint(token)], "skopeo sent the account's token and no other")
+    #expect(requests().contains { ($0["path"] as? String) == "/token" && ($0["username"] as? String) == "oauth2" })
+    #expect(!requests().contains { ($0["status"] as? Int) == 401 && ($0["credential"] as? String) != "none" })
+
+    let copy = try await skopeo([
+      "copy", "--src-tls-verify=false", image, "dir:" + directory.path("copied"),
+    ])
+    #expect(copy.status == 0, "\(copy.stderr)")
+    #expect(FileManager.default.fileExists(atPath: directory.path("copied/manifest.json")))
+
+    // --unset takes out tokenctl's entries and nothing else.
+    let unset = try await TestProcess.run(
+      TestProcess.tokenctl, ["setup-docker", "--unset", "--host", host], environment: environment)
+    #expect(unset.status == 0, "\(unset.stderr)")
+    #expect(try json(dockerConfig)["credHelpers"] == nil)
+    #expect(try json(dockerConfig)["detachKeys"] as? String == "ctrl-p")
+  }
+
+  @Test func getAnswersWithTheAccountsTokenAndNothingForAHostNotOurs() async throws {
+    defer { cleanUp() }
+    let account = try signIn("ada")
+    var stored = try #require(try store.load(account.key))
+    let old = stored.tokens.accessToken
+    // Expired by our clock: `get` refreshes it first, as git's helper does.
+    stored.tokens.expiresAt = Date().addingTimeInterval(-60)
+    try store.save(stored.account, tokens: stored.tokens)
+
+    let get = try await TestProcess.run(helper, ["get"], environment: environment, stdin: host + "\n")
+    #expect(get.status == 0, "\(get.stderr)")
+    let answer = try #require(try JSONSerialization.jsonObject(with: Data(get.stdout.utf8)) as? [String: String])
+    let token = try #require(try store.load(account.key)).tokens.accessToken
+    #expect(token != old)
+    #expect(answer == ["ServerURL": host, "Username": "oauth2", "Secret": token])
+    #expect(try await server.introspect(token).active)
+    #expect(!get.stderr.contains(token))
+
+    // With a scheme, as Docker names some registries, it is the same host.
+    let withScheme = try await TestProcess.run(helper, ["get"], environment: environment, stdin: "https://\(host)/v1/")
+    #expect(withScheme.status == 0 && withScheme.stdout.contains(token), "\(withScheme.stderr)")
+
+    // Not ours: the words the protocol's clients match, exit 1, and nothing on stderr.
+    let other = try await TestProcess.run(helper, ["get"], environment: environment, stdin: "registry.example.org\n")
+    #expect(other.status == 1)
+    #expect(other.stdout == "credentials not found in native keychain\n")
+    #expect(other.stderr.isEmpty, "\(other.stderr)")
+
+    let list = try await TestProcess.run(helper, ["list"], environment: environment)
+    #expect(list.status == 0, "\(list.stderr)")
+    #expect(list.stdout == "{\"\(host)\":\"oauth2\"}\n")
+
+    // store and erase change nothing and say so, where the tools show it.
+    let store = try await TestProcess.run(
+      helper, ["store"], environment: environment,
+      stdin: #"{"ServerURL":"\#(host)","Username":"u","Secret":"s"}"#)
+    #expect(store.status == 1)
+    #expect(store.stdout.contains("tokenctl keeps no registry passwords"))
+    let erase = try await TestProcess.run(helper, ["erase"], environment: environment, stdin: host)
+    #expect(erase.status == 1)
+    #expect(erase.stdout.contains("'tokenctl revoke'"))
+    #expect(try self.store.load(account.key)?.tokens.accessToken == token)
+  }
+
+  @Test func withoutAnAccountGetSaysWhichLoginToRunAndTheToolGoesOnWithout() async throws {
+    let get = try await TestProcess.run(helper, ["get"], environment: environment, stdin: host + "\n")
+    #expect(get.status == 1)
+    #expect(get.stdout == "credentials not found in native keychain\n")
+    #expect(
+      get.stderr.contains("docker-credential-tokenctl: no account for \(host): run 'tokenctl login gitlocal'"),
+      "\(get.stderr)")
+  }
+
+  @Test func getThroughTheAgent() async throws {
+    defer { cleanUp() }
+    let account = try signIn("ada")
+    let socket = directory.path("agent/agent.sock")
+    let agent = try await TestAgent.start(
+      environment: environment, socket: socket, log: directory.path("agent.log"))
+    let client = TestAgent.clientEnvironment(environment, socket: socket)
+    let before = try await agent.requests()
+    let get = try await TestProcess.run(helper, ["get"], environment: client, stdin: host)
+    // The helper's request and the status request that reads the counter.
+    #expect(try await agent.requests() == before + 2, "the helper asked the agent")
+    #expect(get.status == 0, "\(get.stderr)")
+    let token = try #require(try store.load(account.key)).tokens.accessToken
+    #expect(get.stdout.contains("\"Secret\":\"\(token)\""))
+    #expect(await agent.stop() == 0)
+    #expect(!agent.log.contains(token))
+  }
+}
