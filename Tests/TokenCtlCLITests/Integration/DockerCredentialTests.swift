@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import SecretServiceStore
 import TestSupport
@@ -14,84 +13,29 @@ import TokenStoreTesting
   static let skopeoPath = "/usr/bin/skopeo"
   static let hasSkopeo = FileManager.default.isExecutableFile(atPath: skopeoPath)
 
-  let server: AuthServer
-  let group = TokenStoreConformance.freshGroup()
-  let directory: TemporaryDirectory
-  let registry: String
-  let registryState: URL
-  var store: SecretServiceTokenStore { SecretServiceTokenStore(group: group) }
-  var home: URL { directory.url.appendingPathComponent("home") }
-  /// The registry as the tools name it: host and port.
-  var host: String { String(registry.dropFirst("http://".count)) }
+  let fixture: ToolHelperFixture
+  var store: SecretServiceTokenStore { fixture.store }
+  var home: URL { fixture.home }
+  var host: String { fixture.host }
+  var directory: TemporaryDirectory { fixture.directory }
   var image: String { "docker://\(host)/tools/hello:1" }
 
   init() throws {
-    try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
-    server = try AuthServer.require()
-    directory = try TemporaryDirectory()
-    let endpoints = try GraphEndToEndTests.endpoints(server)
-    (registry, registryState) = try LoopbackService.start(
-      "Tests/Support/docker-registry-server", info: "registry.json",
-      arguments: [
-        "--introspect", try #require(endpoints["introspection"]),
-        "--introspect-client", "\(server.serviceClientID):\(server.serviceClientSecret)",
-      ])
-    try GitCredentialTests.writeGitType(
-      home: home, issuer: server.issuer, clientID: server.nativeClientID,
-      host: String(registry.dropFirst("http://".count)), scopes: ["openid", "profile", "offline_access"])
+    fixture = try ToolHelperFixture(registry: "Tests/Support/docker-registry-server")
   }
 
-  /// The git tests' environment, with the helpers built beside tokenctl first on PATH (as
-  /// `make install` puts them beside it), the scripted browser, and the tools' files under
-  /// `home`.
+  /// The fixture's environment, with no Docker or containers setting from outside.
   var environment: [String: String] {
-    var environment = GitCredentialTests.environment(home: home, group: group)
-    let binaries = URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent().path
-    environment["PATH"] = binaries + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
-    environment["BROWSER"] = AuthServer.path("Tests/Support/scripted-browser")
-    environment["DISPLAY"] = ":0"
-    environment["SCRIPTED_BROWSER_SERVER_JSON"] = server.serverJSON
-    environment["TOKENCTL_AGENT_SOCKET"] = directory.path("no-agent.sock")
+    var environment = fixture.environment
     environment["DOCKER_CONFIG"] = nil
     environment["REGISTRY_AUTH_FILE"] = nil
-    environment["XDG_RUNTIME_DIR"] = directory.path("runtime")
     return environment
   }
 
-  var helper: String {
-    URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent()
-      .appendingPathComponent("docker-credential-tokenctl").path
-  }
-
-  @discardableResult
-  func signIn(_ user: String) throws -> Account {
-    let result = try TestProcess.run(
-      TestProcess.tokenctl, ["login", "gitlocal", "--browser"],
-      environment: environment.merging(["SCRIPTED_BROWSER_USER": user]) { $1 })
-    try #require(result.status == 0, "login as \(user): \(result.stderr)")
-    return try #require(try store.list(AccountQuery(type: "gitlocal")).first { $0.account.name == user }).account
-  }
-
-  func cleanUp() {
-    for listing in (try? store.list(.all)) ?? [] { _ = try? store.remove(listing.account.key) }
-  }
+  var helper: String { ToolHelperFixture.binaries + "/docker-credential-tokenctl" }
 
   func skopeo(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> ProcessResult {
     try await TestProcess.run(Self.skopeoPath, arguments, environment: environment.merging(extra) { $1 })
-  }
-
-  /// The registry's log: one object per request.
-  func requests() -> [[String: Any]] {
-    guard let text = try? String(contentsOf: registryState.appendingPathComponent("requests.log"), encoding: .utf8)
-    else { return [] }
-    return text.split(separator: "\n").compactMap {
-      try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-    }
-  }
-
-  /// How the registry's log names a token.
-  func fingerprint(_ token: String) -> String {
-    String(SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined().prefix(16))
   }
 
   func json(_ path: String) throws -> [String: Any] {
@@ -104,8 +48,8 @@ import TokenStoreTesting
 
   @Test(.enabled(if: hasSkopeo, "skopeo is not installed (make deps installs Debian's)"))
   func setupDockerThenSkopeoInspectsAndCopiesWithTheAccountsToken() async throws {
-    defer { cleanUp() }
-    let account = try signIn("ada")
+    defer { fixture.cleanUp() }
+    let account = try fixture.signIn("ada")
     // A Docker config of the user's own, whose other settings must survive.
     let dockerConfig = home.appendingPathComponent(".docker/config.json").path
     try FileManager.default.createDirectory(
@@ -131,11 +75,11 @@ import TokenStoreTesting
     #expect(inspect.status == 0, "\(inspect.stderr)")
     #expect(inspect.stdout.contains("\"Architecture\": \"amd64\""), "\(inspect.stdout)")
     let token = try #require(try store.load(account.key)).tokens.accessToken
-    #expect(try await server.introspect(token).active)
-    let sent = Set(requests().compactMap { $0["token_sha256"] as? String })
-    #expect(sent == [fingerprint(token)], "skopeo sent the account's token and no other")
-    #expect(requests().contains { ($0["path"] as? String) == "/token" && ($0["username"] as? String) == "oauth2" })
-    #expect(!requests().contains { ($0["status"] as? Int) == 401 && ($0["credential"] as? String) != "none" })
+    #expect(try await fixture.server.introspect(token).active)
+    #expect(fixture.tokensSent() == [fixture.fingerprint(token)], "skopeo sent the account's token and no other")
+    #expect(
+      fixture.requests().contains { ($0["path"] as? String) == "/token" && ($0["username"] as? String) == "oauth2" })
+    #expect(!fixture.requests().contains { ($0["status"] as? Int) == 401 && ($0["credential"] as? String) != "none" })
 
     let copy = try await skopeo([
       "copy", "--src-tls-verify=false", image, "dir:" + directory.path("copied"),
@@ -152,13 +96,11 @@ import TokenStoreTesting
   }
 
   @Test func getAnswersWithTheAccountsTokenAndNothingForAHostNotOurs() async throws {
-    defer { cleanUp() }
-    let account = try signIn("ada")
-    var stored = try #require(try store.load(account.key))
-    let old = stored.tokens.accessToken
+    defer { fixture.cleanUp() }
+    let account = try fixture.signIn("ada")
+    let old = try fixture.token(account)
     // Expired by our clock: `get` refreshes it first, as git's helper does.
-    stored.tokens.expiresAt = Date().addingTimeInterval(-60)
-    try store.save(stored.account, tokens: stored.tokens)
+    try fixture.expire(account)
 
     let get = try await TestProcess.run(helper, ["get"], environment: environment, stdin: host + "\n")
     #expect(get.status == 0, "\(get.stderr)")
@@ -166,7 +108,7 @@ import TokenStoreTesting
     let token = try #require(try store.load(account.key)).tokens.accessToken
     #expect(token != old)
     #expect(answer == ["ServerURL": host, "Username": "oauth2", "Secret": token])
-    #expect(try await server.introspect(token).active)
+    #expect(try await fixture.server.introspect(token).active)
     #expect(!get.stderr.contains(token))
 
     // With a scheme, as Docker names some registries, it is the same host.
@@ -205,8 +147,8 @@ import TokenStoreTesting
   }
 
   @Test func getThroughTheAgent() async throws {
-    defer { cleanUp() }
-    let account = try signIn("ada")
+    defer { fixture.cleanUp() }
+    let account = try fixture.signIn("ada")
     let socket = directory.path("agent/agent.sock")
     let agent = try await TestAgent.start(
       environment: environment, socket: socket, log: directory.path("agent.log"))
