@@ -51,6 +51,7 @@ DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev l
 # instructions.
 BENCH_PACKAGES := hyperfine curl git-credential-oauth build-essential time valgrind
 
+.PHONY: keyring-backend-deps
 .PHONY: all deps bench-deps build test demo bench man check-man check-libsecret check-units lint install install-completions clean hardening fuzz fuzz-short check-release startup-order
 
 all: build
@@ -88,7 +89,7 @@ CRASH_HARNESS := Tests/Hardening/crash-harness .build/debug/tokenctl .build/debu
 # The whole suite runs inside a private session bus with a throw-away, unlocked keyring,
 # then the hardening checks in their short form (30 kills, 20,000 fuzz runs per target),
 # then the hardening table.
-test: build check-man check-libsecret check-units auth-server-deps
+test: build check-man check-libsecret check-units auth-server-deps keyring-backend-deps
 	rm -f $(HARDENING)
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(SWIFT) test --skip-build
 	# The exit tests alone (see Tests/SecretServiceStoreTests/ExitTestGate.swift).
@@ -264,6 +265,21 @@ auth-server-deps:
 	  || { echo "python3 -m venv failed (on Debian: apt-get install python3-venv)"; exit 1; }; \
 	$(PYTHON_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-input -r Tests/AuthServer/requirements.txt \
 	  && echo "$$key" > $(PYTHON_VENV)/.requirements-stamp
+
+# The Python keyring backend's test environment (Tests/TokenCtlCLITests/Integration/
+# KeyringBackendTests.swift): keyring from PyPI and Python/keyring-tokenctl, installed as a
+# user installs them, so that pip finds the backend through its entry point. Made again
+# when the backend, its pyproject.toml or the Python version change.
+KEYRING_VENV := .build-python/keyring
+keyring-backend-deps:
+	@key="$$(python3 -c 'import sys; print(sys.version)' | tr -d '\n') $$(cat Python/keyring-tokenctl/pyproject.toml Python/keyring-tokenctl/*.py | sha256sum | cut -d' ' -f1)"; \
+	if [ -x $(KEYRING_VENV)/bin/python ] && [ "$$(cat $(KEYRING_VENV)/.stamp 2>/dev/null)" = "$$key" ]; then exit 0; fi; \
+	echo "Creating $(KEYRING_VENV) with keyring and Python/keyring-tokenctl"; \
+	rm -f $(KEYRING_VENV)/.stamp; \
+	python3 -m venv --clear $(KEYRING_VENV) \
+	  || { echo "python3 -m venv failed (on Debian: apt-get install python3-venv)"; exit 1; }; \
+	$(KEYRING_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-input ./Python/keyring-tokenctl \
+	  && echo "$$key" > $(KEYRING_VENV)/.stamp
 
 clean:
 	rm -rf .build .build-fuzz
