@@ -58,7 +58,11 @@ struct ToolHelperFixture {
   static var binaries: String { URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent().path }
 
   @discardableResult
-  func signIn(_ user: String) throws -> Account {
+  func signIn(_ user: String) throws -> Account { try Self.signIn(user, environment: environment, store: store) }
+
+  /// Signs in to `gitlocal` through the scripted browser as `user`, with `environment`
+  /// (which names the browser); returns the account as `store` holds it.
+  static func signIn(_ user: String, environment: [String: String], store: any TokenStore) throws -> Account {
     let result = try TestProcess.run(
       TestProcess.tokenctl, ["login", "gitlocal", "--browser"],
       environment: environment.merging(["SCRIPTED_BROWSER_USER": user]) { $1 })
