@@ -21,7 +21,9 @@ struct ToolHelperFixture {
   var store: SecretServiceTokenStore { SecretServiceTokenStore(group: group) }
   var home: URL { directory.url.appendingPathComponent("home") }
   /// The registry as the tools name it: host and port.
-  var host: String { String(registry.dropFirst("http://".count)) }
+  var host: String { Self.host(of: registry) }
+
+  static func host(of url: String) -> String { String(url.split(separator: "://").last ?? "") }
 
   /// Starts `script` (publishing `registry.json`) against the shared authorization server.
   init(registry script: String) throws {
@@ -37,7 +39,7 @@ struct ToolHelperFixture {
       ])
     try GitCredentialTests.writeGitType(
       home: home, issuer: server.issuer, clientID: server.nativeClientID,
-      host: String(registry.dropFirst("http://".count)), scopes: ["openid", "profile", "offline_access"])
+      host: Self.host(of: registry), scopes: ["openid", "profile", "offline_access"])
   }
 
   /// The git tests' environment, with tokenctl's executables first on PATH (as `make
