@@ -37,7 +37,8 @@ public struct TokenCtl: ParsableCommand {
     version: "tokenctl \(version)",
     subcommands: [
       Types.self, Login.self, List.self, Token.self, Refresh.self, Revoke.self, Request.self, Graph.self,
-      Credential.self, SetupGit.self, DockerCredential.self, SetupDocker.self, CargoCredential.self, KubeCredential.self, AgentCommand.self,
+      Credential.self, SetupGit.self, DockerCredential.self, SetupDocker.self, CargoCredential.self,
+      KubeCredential.self, AgentCommand.self,
       Allow.self, Deny.self,
       Apps.self, Unregister.self,
       Doctor.self,
