@@ -5,9 +5,10 @@ extension CredentialMessage {
   ///
   /// `url` is `scheme://host[:port][/path]`, or `host[:port][/path]` alone, which is how
   /// Docker's credential helpers are asked (`registry.example.org`, `127.0.0.1:5000`): a
-  /// URL without a scheme is `defaultScheme`'s. Nil for anything else: no host, a user
-  /// name (`user@host`), a query, a fragment, whitespace or a control character, none of
-  /// which a tool names a server with, and none of which may reach a rule.
+  /// URL without a scheme is `defaultScheme`'s. A user name (`https://ada@host/`) becomes
+  /// `username`, which chooses among the host's accounts as in a git remote. Nil for
+  /// anything else: no host, a password in the URL, a query, a fragment, whitespace or a
+  /// control character, none of which names a server, and none of which may reach a rule.
   public init?(requestFor url: String, defaultScheme: String = "https") {
     guard !url.isEmpty, !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f }) else {
       return nil
@@ -22,9 +23,18 @@ extension CredentialMessage {
       }
     }
     let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-    let host = rest[..<slash].lowercased()
+    var authority = rest[..<slash]
+    var username: Substring?
+    if let at = authority.lastIndex(of: "@") {
+      username = authority[..<at]
+      authority = authority[authority.index(after: at)...]
+    }
+    let host = authority.lowercased()
     guard !host.isEmpty, !host.contains("@"), !rest.contains("?"), !rest.contains("#") else { return nil }
+    // A password has no place in a URL a tool names a server with.
+    if let username { guard !username.isEmpty, !username.contains(":") else { return nil } }
     self.init([Attribute("protocol", scheme), Attribute("host", host)])
+    if let username { self["username"] = String(username) }
     let path = rest[slash...].drop { $0 == "/" }
     if !path.isEmpty { self["path"] = String(path) }
   }

@@ -136,7 +136,8 @@ enum AgentFastPath {
       }
       switch name {
       case "token":
-        guard let account else { return nil }
+        // A URL names no account the agent knows: the direct path chooses one for it.
+        guard let account, !account.contains("://") else { return nil }
         self = .token(account: account, minValid: minValid, group: group)
       case "credential":
         guard operation == "get" else { return nil }

@@ -31,7 +31,12 @@ import Testing
       ("", nil),
       ("https://", nil),
       ("https:///path", nil),
-      ("ada@registry.example.org", nil),
+      ("ada@registry.example.org", CredentialRequest(scheme: "https", host: "registry.example.org", username: "ada")),
+      (
+        "https://Ada@Git.example.org/a.git",
+        CredentialRequest(scheme: "https", host: "git.example.org", path: "a.git", username: "Ada")
+      ),
+      ("https://@git.example.org/", nil),
       ("https://ada:secret@registry.example.org/", nil),
       ("registry.example.org/?q=1", nil),
       ("registry.example.org/#top", nil),

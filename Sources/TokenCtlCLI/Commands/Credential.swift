@@ -76,6 +76,28 @@ extension TokenCtl {
         })
     }
 
+    /// The account that answers for `url` by the one host → account rule, as TYPE:NAME,
+    /// for a command given a URL where it takes an account (`token`); what stops one from
+    /// answering is the core's error, the same words as the helpers'.
+    static func account(forURL url: String, session: CommandSession) throws -> String {
+      guard let request = CredentialMessage(requestFor: url) else {
+        throw TokenKitError(
+          .noSuchAccount, "'\(TerminalSafe.text(url))' is not a URL with a host",
+          recovery: "Give a URL such as https://git.example.org/, or an account: 'tokenctl list' shows them.")
+      }
+      let session = try session.configured()
+      switch try helper(session, name: "tokenctl").choose(for: request) {
+      case .account(let choice): return choice.account.qualifiedName
+      case .notOurs:
+        throw TokenKitError(
+          .noSuchAccount, "no account type serves \(request["host"] ?? url)",
+          recovery: "List the host in a type's [git] hosts (tokenctl-types(5)); 'tokenctl types' lists the types.")
+      case .declined(let reason):
+        if case .ambiguous = reason { throw TokenKitError(.ambiguousAccount, reason.warning) }
+        throw TokenKitError(.noSuchAccount, reason.warning)
+      }
+    }
+
     /// The answer to a `get` request (git's, or one a helper for another tool made of its
     /// server's URL): from the agent when it runs, else from the keyring here, with the
     /// account's lock and refresh rules either way; nil when no account may answer.
