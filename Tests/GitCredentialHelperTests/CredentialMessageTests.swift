@@ -48,7 +48,9 @@ import Testing
     #expect(message.values("capability") == ["authtype"])
     #expect(try Self.parse("url=pypi.example.org\n")["protocol"] == "https")
     #expect(try Self.parse("url=https://pypi.example.org\npath=x\n")["path"] == "x")
-    #expect(throws: CredentialMessageError.invalidURL()) { try Self.parse("url=https://ada:secret@pypi.example.org/\n") }
+    #expect(throws: CredentialMessageError.invalidURL()) {
+      try Self.parse("url=https://ada:secret@pypi.example.org/\n")
+    }
   }
 
   @Test func theLastOfARepeatedKeyWins() throws {
