@@ -1,14 +1,15 @@
 import ArgumentParser
 import GitCredentialHelper
-import NativeAppSupport
 import TokenKit
 
 extension TokenCtl {
   /// `tokenctl docker-credential`: the Docker credential helper protocol, as
   /// `docker-credential-tokenctl`, answered by the same host → account rule as git's.
   struct DockerCredential: AsyncParsableCommand {
+    static let commandName = "docker-credential"
+
     static let configuration = CommandConfiguration(
-      commandName: "docker-credential",
+      commandName: commandName,
       abstract: "Answer Docker's, Podman's and skopeo's credential requests (docker-credential-tokenctl).",
       discussion: """
         Speaks the Docker credential helper protocol. 'get' reads a registry (such as \
@@ -56,11 +57,9 @@ extension TokenCtl {
         let server = Self.serverURL(running.readInput(CredentialMessage.maximumInputLength))
         guard let request = CredentialMessage(requestFor: server) else { throw Self.refuse(Self.notFound, output) }
         let session = try CommandSession.open(group: groupOption.group)
-        guard let answer = try await Credential.fill(request, session: session, name: Self.name),
-          let secret = answer["password"]
-        else { throw Self.refuse(Self.notFound, output) }
-        output.write(
-          JSONOutput.compact(Credentials(serverURL: server, username: answer["username"] ?? "", secret: secret)))
+        let answer = try await Credential.fill(request, session: session, name: Self.name)
+        let status = Self.write(answer, server: server, output: output)
+        if status != 0 { throw ExitCode(status) }
       case "list":
         let session = try CommandSession.open(group: groupOption.group)
         let helper = Credential.helper(session, name: Self.name)
@@ -87,9 +86,25 @@ extension TokenCtl {
       }
     }
 
-    /// The registry as the tool wrote it, without the line break that may end it.
+    /// Writes `get`'s answer from the helper's (nil: none) and returns the exit status: the
+    /// credentials, or the words that tell the tool there are none.
+    static func write(_ answer: CredentialMessage?, server: String, output: any OutputSink) -> Int32 {
+      guard let answer, let secret = answer["password"] else {
+        output.write(notFound + "\n")
+        return ExitCode.failure.rawValue
+      }
+      output.write(
+        JSONOutput.compact(Credentials(serverURL: server, username: answer["username"] ?? "", secret: secret)))
+      return ExitCode.success.rawValue
+    }
+
+    /// The registry as the tool wrote it, without the line break that may end it. On bytes:
+    /// this runs on the agent's fast path, where grapheme breaking would page in tables.
     static func serverURL(_ input: [UInt8]) -> String {
-      String(decoding: input, as: UTF8.self).trimmingASCIIWhitespace()
+      let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0a || $0 == 0x0d }
+      guard let first = input.firstIndex(where: { !isSpace($0) }), let last = input.lastIndex(where: { !isSpace($0) })
+      else { return "" }
+      return String(decoding: input[first...last], as: UTF8.self)
     }
 
     /// Says `message` where the protocol's clients read it, on standard output, and exits 1.

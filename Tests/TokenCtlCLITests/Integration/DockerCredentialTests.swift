@@ -160,6 +160,11 @@ import TokenStoreTesting
     #expect(get.status == 0, "\(get.stderr)")
     let token = try #require(try store.load(account.key)).tokens.accessToken
     #expect(get.stdout.contains("\"Secret\":\"\(token)\""))
+    // A host not ours, through the agent too: the words the tools match, and exit 1.
+    let other = try await TestProcess.run(helper, ["get"], environment: client, stdin: "registry.example.org")
+    #expect(other.status == 1)
+    #expect(other.stdout == "credentials not found in native keychain\n")
+    #expect(other.stderr.isEmpty, "\(other.stderr)")
     #expect(await agent.stop() == 0)
     #expect(!agent.log.contains(token))
   }
