@@ -25,7 +25,7 @@ extension TokenCtl {
         credential-provider = "tokenctl" in cargo's configuration: cargo runs \
         'tokenctl --cargo-plugin', which is this command, and speaks JSON lines on \
         standard input and output. 'get' answers with "Bearer TOKEN" from the account that serves the \
-        registry's index URL, chosen as for git (tokenctl-types(5), [git.accounts] in \
+        registry's index URL, chosen as for git (tokenctl-types(5), [credentials.accounts] in \
         tokenctl-config(5), TOKENCTL_ACCOUNT), valid for at least a minute, and with its \
         expiry, so that cargo asks again only when it has expired. For a registry no type \
         serves it answers url-not-supported, and cargo tries its next provider. 'cargo \

@@ -91,7 +91,8 @@ extension TokenCtl {
       case .notOurs:
         throw TokenKitError(
           .noSuchAccount, "no account type serves \(request["host"] ?? url)",
-          recovery: "List the host in a type's [git] hosts (tokenctl-types(5)); 'tokenctl types' lists the types.")
+          recovery:
+            "List the host in a type's [credentials] hosts (tokenctl-types(5)); 'tokenctl types' lists the types.")
       case .declined(let reason):
         if case .ambiguous = reason { throw TokenKitError(.ambiguousAccount, reason.warning) }
         throw TokenKitError(.noSuchAccount, reason.warning)

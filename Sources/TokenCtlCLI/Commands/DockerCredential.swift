@@ -16,7 +16,7 @@ extension TokenCtl {
         registry.example.org or 127.0.0.1:5000) on standard input and prints \
         {"ServerURL", "Username", "Secret"}: the username the account type wants and a \
         token valid for at least a minute, from the account that serves the host, chosen \
-        as for git (tokenctl-types(5), [git.accounts] in tokenctl-config(5), \
+        as for git (tokenctl-types(5), [credentials.accounts] in tokenctl-config(5), \
         TOKENCTL_ACCOUNT). For a host no account serves it prints 'credentials not found \
         in native keychain' and exits 1, so the tool goes on without credentials. 'list' \
         prints the hosts an account answers now. 'store' and 'erase' change nothing and \

@@ -19,7 +19,7 @@ extension TokenCtl {
         A Kubernetes exec credential plugin (client.authentication.k8s.io/v1 or v1beta1). \
         Prints an ExecCredential with the token and its expirationTimestamp, so that kubectl \
         runs it again only once the token has expired, for the account that serves the API \
-        server, chosen as for git (tokenctl-types(5), [git.accounts] in tokenctl-config(5), \
+        server, chosen as for git (tokenctl-types(5), [credentials.accounts] in tokenctl-config(5), \
         TOKENCTL_ACCOUNT, which the exec section's env may set). The server is the one \
         kubectl names in KUBERNETES_EXEC_INFO when the exec section says \
         provideClusterInfo: true, else --server. In a kubeconfig's user:

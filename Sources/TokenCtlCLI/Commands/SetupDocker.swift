@@ -58,7 +58,7 @@ extension TokenCtl {
       let served = Set(Credential.helper(session, name: "tokenctl setup-docker").servedHosts())
       for host in chosen where !served.contains(host) {
         context.warnings.add(
-          "no account type serves \(host), so the helper will not answer for it: add it to a type's [git] hosts "
+          "no account type serves \(host), so the helper will not answer for it: add it to a type's [credentials] hosts "
             + "(tokenctl-types(5)); 'tokenctl types' lists the types")
       }
       for path in Self.files(environment: context.environment) {
