@@ -8,9 +8,9 @@ import TokenStoreTesting
 
 /// What the tests of the helpers for tools other than git share: a registry stand-in from
 /// `Tests/Support` that checks every token at the real authorization server, a user type
-/// `gitlocal` whose `[git] hosts` names that registry, a home of the test's own, and
-/// accounts signed in through the browser flow, so every token a tool sends is one
-/// tokenctl got.
+/// `gitlocal` whose `[credentials] hosts` (the hosts table's general name) names that
+/// registry, a home of the test's own, and accounts signed in through the browser flow,
+/// so every token a tool sends is one tokenctl got.
 struct ToolHelperFixture {
   let server: AuthServer
   let group = TokenStoreConformance.freshGroup()
@@ -39,7 +39,7 @@ struct ToolHelperFixture {
       ])
     try GitCredentialTests.writeGitType(
       home: home, issuer: server.issuer, clientID: server.nativeClientID,
-      host: Self.host(of: registry), scopes: ["openid", "profile", "offline_access"])
+      host: Self.host(of: registry), scopes: ["openid", "profile", "offline_access"], table: "credentials")
   }
 
   /// The git tests' environment, with tokenctl's executables first on PATH (as `make
