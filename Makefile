@@ -268,7 +268,8 @@ auth-server-deps:
 
 # The Python keyring backend's test environment (Tests/TokenCtlCLITests/Integration/
 # KeyringBackendTests.swift): keyring from PyPI and Python/keyring-tokenctl, installed as a
-# user installs them, so that pip finds the backend through its entry point. Made again
+# user installs them, so that pip finds the backend through its entry point, and uv, which
+# asks keyring's command line. Made again
 # when the backend, its pyproject.toml or the Python version change.
 KEYRING_VENV := .build-python/keyring
 keyring-backend-deps:
@@ -278,7 +279,7 @@ keyring-backend-deps:
 	rm -f $(KEYRING_VENV)/.stamp; \
 	python3 -m venv --clear $(KEYRING_VENV) \
 	  || { echo "python3 -m venv failed (on Debian: apt-get install python3-venv)"; exit 1; }; \
-	$(KEYRING_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-input ./Python/keyring-tokenctl \
+	$(KEYRING_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-input ./Python/keyring-tokenctl uv \
 	  && echo "$$key" > $(KEYRING_VENV)/.stamp
 
 clean:

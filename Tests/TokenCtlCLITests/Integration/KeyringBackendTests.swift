@@ -50,6 +50,36 @@ import TokenKit
     #expect(!install.stdout.contains(token) && !install.stderr.contains(token))
   }
 
+  static let uvPath = AuthServer.path(".build-python/keyring/bin/uv")
+  static let hasUV = FileManager.default.isExecutableFile(atPath: uvPath)
+
+  /// uv asks keyring's command line (`--keyring-provider subprocess`), which it finds on
+  /// PATH, and only for an index URL that names the username (the type's, here `oauth2`).
+  @Test(.enabled(if: hasUV, "no uv in .build-python/keyring: run make keyring-backend-deps"))
+  func uvInstallsFromAnIndexThatRequiresAuthenticationWithTheAccountsToken() async throws {
+    defer { fixture.cleanUp() }
+    let account = try fixture.signIn("ada")
+    var environment = fixture.environment
+    let bin = URL(fileURLWithPath: Self.pythonPath).deletingLastPathComponent().path
+    environment["PATH"] = bin + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+    environment["UV_NO_CONFIG"] = "1"
+    environment["UV_CACHE_DIR"] = fixture.directory.path("uv-cache")
+    environment["UV_PYTHON_DOWNLOADS"] = "never"
+    let target = fixture.directory.path("site")
+    let install = try await TestProcess.run(
+      Self.uvPath,
+      [
+        "pip", "install", "--keyring-provider", "subprocess", "--index-url",
+        index.replacingOccurrences(of: "http://", with: "http://oauth2@"), "--python", Self.pythonPath,
+        "--target", target, "hello-tokenctl",
+      ], environment: environment)
+    #expect(install.status == 0, "\(install.stdout)\n\(install.stderr)\n\(fixture.requests())")
+    #expect(FileManager.default.fileExists(atPath: target + "/hello_tokenctl/__init__.py"))
+    let token = try fixture.token(account)
+    #expect(fixture.tokensSent() == [fixture.fingerprint(token)], "uv sent the account's token and no other")
+    #expect(!install.stdout.contains(token) && !install.stderr.contains(token))
+  }
+
   @Test(.enabled(if: hasEnvironment, "no .build-python/keyring: run make keyring-backend-deps"))
   func keyringAnswersForServedHostsOnlyAndIsReadOnly() async throws {
     defer { fixture.cleanUp() }
