@@ -42,13 +42,16 @@ KEYRING := Tests/Support/with-private-keyring
 # reaching the agent through a real xdg-dbus-proxy with Flatpak's filter, so that consent
 # is tested against what it must tell apart. (flatpak itself would need a runtime from a
 # remote, and the agent looks only at these two.)
-DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish curl bubblewrap xdg-dbus-proxy
+# skopeo: the Docker credential helper's tests pull from a registry stand-in with the real
+# containers tools' client (Tests/Support/docker-registry-server), as Podman and Buildah do.
+DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish curl bubblewrap xdg-dbus-proxy skopeo
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count
 # instructions.
 BENCH_PACKAGES := hyperfine curl git-credential-oauth build-essential time valgrind
 
+.PHONY: keyring-backend-deps
 .PHONY: all deps bench-deps build test demo bench man check-man check-libsecret check-units lint install install-completions clean hardening fuzz fuzz-short check-release startup-order
 
 all: build
@@ -86,7 +89,7 @@ CRASH_HARNESS := Tests/Hardening/crash-harness .build/debug/tokenctl .build/debu
 # The whole suite runs inside a private session bus with a throw-away, unlocked keyring,
 # then the hardening checks in their short form (30 kills, 20,000 fuzz runs per target),
 # then the hardening table.
-test: build check-man check-libsecret check-units auth-server-deps
+test: build check-man check-libsecret check-units auth-server-deps keyring-backend-deps
 	rm -f $(HARDENING)
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(SWIFT) test --skip-build
 	# The exit tests alone (see Tests/SecretServiceStoreTests/ExitTestGate.swift).
@@ -210,16 +213,17 @@ check-units: deps
 
 # The release executables, built as `make install` builds them, checked with readelf: no
 # run path, PIE, RELRO, no executable stack (Tests/Support/check-release-binaries).
-RELEASE_BINARIES := .build/release/tokenctl .build/release/git-credential-tokenctl
+HELPERS := git-credential-tokenctl docker-credential-tokenctl
+RELEASE_BINARIES := .build/release/tokenctl $(addprefix .build/release/,$(HELPERS))
 check-release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product tokenctl
-	$(SWIFT) build $(RELEASE_FLAGS) --product git-credential-tokenctl
+	for helper in $(HELPERS); do $(SWIFT) build $(RELEASE_FLAGS) --product $$helper || exit 1; done
 	Tests/Support/check-release-binaries --startup-order $(STARTUP_ORDER) $(RELEASE_BINARIES)
 
 # The man pages include tokenctl-agent(1); the agent's units and D-Bus service file name $(BINDIR)/tokenctl.
 install: check-release
 	install -D -m 755 .build/release/tokenctl $(DESTDIR)$(BINDIR)/tokenctl
-	install -m 755 .build/release/git-credential-tokenctl $(DESTDIR)$(BINDIR)/git-credential-tokenctl
+	install -m 755 $(addprefix .build/release/,$(HELPERS)) $(DESTDIR)$(BINDIR)/
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
@@ -261,6 +265,22 @@ auth-server-deps:
 	  || { echo "python3 -m venv failed (on Debian: apt-get install python3-venv)"; exit 1; }; \
 	$(PYTHON_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-input -r Tests/AuthServer/requirements.txt \
 	  && echo "$$key" > $(PYTHON_VENV)/.requirements-stamp
+
+# The Python keyring backend's test environment (Tests/TokenCtlCLITests/Integration/
+# KeyringBackendTests.swift): keyring from PyPI and Python/keyring-tokenctl, installed as a
+# user installs them, so that pip finds the backend through its entry point, and uv, which
+# asks keyring's command line. Made again
+# when the backend, its pyproject.toml or the Python version change.
+KEYRING_VENV := .build-python/keyring
+keyring-backend-deps:
+	@key="$$(python3 -c 'import sys; print(sys.version)' | tr -d '\n') $$(cat Python/keyring-tokenctl/pyproject.toml Python/keyring-tokenctl/*.py | sha256sum | cut -d' ' -f1)"; \
+	if [ -x $(KEYRING_VENV)/bin/python ] && [ "$$(cat $(KEYRING_VENV)/.stamp 2>/dev/null)" = "$$key" ]; then exit 0; fi; \
+	echo "Creating $(KEYRING_VENV) with keyring and Python/keyring-tokenctl"; \
+	rm -f $(KEYRING_VENV)/.stamp; \
+	python3 -m venv --clear $(KEYRING_VENV) \
+	  || { echo "python3 -m venv failed (on Debian: apt-get install python3-venv)"; exit 1; }; \
+	$(KEYRING_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-input ./Python/keyring-tokenctl uv \
+	  && echo "$$key" > $(KEYRING_VENV)/.stamp
 
 clean:
 	rm -rf .build .build-fuzz

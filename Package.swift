@@ -19,6 +19,7 @@ let package = Package(
   products: [
     .executable(name: "tokenctl", targets: ["tokenctl"]),
     .executable(name: "git-credential-tokenctl", targets: ["git-credential-tokenctl"]),
+    .executable(name: "docker-credential-tokenctl", targets: ["docker-credential-tokenctl"]),
     // What an app needs to sign in and keep accounts as tokenctl does, and share them with it
     // (Examples/README.md): the core, the keyring store, the native-app support, and each
     // account type. One product per account type, named as its target, so that an app
@@ -143,6 +144,9 @@ let package = Package(
     .executableTarget(name: "tokenctl", dependencies: ["TokenCtlCLI"], exclude: ["systemd", "dbus", "startup.order"]),
     // What git runs for `credential.helper=tokenctl`: `tokenctl credential` under git's name.
     .executableTarget(name: "git-credential-tokenctl", dependencies: ["TokenCtlCLI"]),
+    // What Docker, Podman and skopeo run for `credHelpers` naming `tokenctl`:
+    // `tokenctl docker-credential` under the name they look for (`tokenctl setup-docker`).
+    .executableTarget(name: "docker-credential-tokenctl", dependencies: ["TokenCtlCLI"]),
 
     // The walkthrough's app written against the library, as an app outside this package
     // would write it (Examples/README.md). Declared here, as swift-argument-parser declares

@@ -91,6 +91,7 @@ public struct Configuration: Sendable, Hashable {
       throw TokenKitError(.notConfigured, error.message)
     }
     self.init()
+    var credentialsTable: String?
     for key in table.keys {
       guard let entry = table.entry(key) else { continue }
       switch key {
@@ -117,11 +118,18 @@ public struct Configuration: Sendable, Hashable {
           }
           self.types[id] = try Self.settings(settings, id: id, path: path)
         }
-      case "git":
-        guard let git = entry.value.table else {
-          throw Self.problem(path, entry.valuePosition, "expected a table [git] for git, found \(entry.value.kind)")
+      case "credentials", "git":
+        // One table under two names (DescriptorFile.credentialsTables): in one file, one.
+        guard credentialsTable == nil else {
+          throw Self.problem(
+            path, entry.keyPosition, "[credentials] and [git] are one table under two names: keep [credentials]")
         }
-        gitAccounts = try Self.gitAccounts(git, path: path)
+        credentialsTable = key
+        guard let git = entry.value.table else {
+          throw Self.problem(
+            path, entry.valuePosition, "expected a table [\(key)] for \(key), found \(entry.value.kind)")
+        }
+        gitAccounts = try Self.gitAccounts(git, name: key, path: path)
       case "agent":
         guard let table = entry.value.table else {
           throw Self.problem(path, entry.valuePosition, "expected a table [agent] for agent, found \(entry.value.kind)")
@@ -129,7 +137,7 @@ public struct Configuration: Sendable, Hashable {
         agent = try Self.agentSettings(table, path: path)
       default:
         throw Self.unknownKey(
-          key, at: entry.keyPosition, in: nil, expected: ["hook", "types", "git", "agent"], path: path)
+          key, at: entry.keyPosition, in: nil, expected: ["hook", "types", "credentials", "git", "agent"], path: path)
       }
     }
   }
@@ -212,29 +220,29 @@ public struct Configuration: Sendable, Hashable {
     return settings
   }
 
-  /// The `[git.accounts]` rules of a `[git]` table.
-  private static func gitAccounts(_ git: TOMLTable, path: String) throws -> [String: String] {
+  /// The `[NAME.accounts]` rules of a `[credentials]` or `[git]` table (`name`).
+  private static func gitAccounts(_ git: TOMLTable, name: String, path: String) throws -> [String: String] {
     var rules: [String: String] = [:]
     for key in git.keys {
       guard let entry = git.entry(key) else { continue }
       guard key == "accounts" else {
-        throw unknownKey(key, at: entry.keyPosition, in: "[git]", expected: ["accounts"], path: path)
+        throw unknownKey(key, at: entry.keyPosition, in: "[\(name)]", expected: ["accounts"], path: path)
       }
       guard let accounts = entry.value.table else {
-        throw problem(path, entry.valuePosition, "expected a table [git.accounts], found \(entry.value.kind)")
+        throw problem(path, entry.valuePosition, "expected a table [\(name).accounts], found \(entry.value.kind)")
       }
       for prefix in accounts.keys {
         guard let rule = accounts.entry(prefix) else { continue }
         guard GitRemotePrefix(prefix) != nil else {
           throw problem(
             path, rule.keyPosition,
-            "'\(TOMLTable.displayKey(prefix))' in [git.accounts] is not an http or https URL with a host, "
+            "'\(TOMLTable.displayKey(prefix))' in [\(name).accounts] is not an http or https URL with a host, "
               + "such as \"https://github.com/acme/\"")
         }
         guard let account = rule.value.string, !account.isEmpty else {
           throw problem(
             path, rule.valuePosition,
-            "expected an account such as \"github:ada\" for '\(TOMLTable.displayKey(prefix))' in [git.accounts]")
+            "expected an account such as \"github:ada\" for '\(TOMLTable.displayKey(prefix))' in [\(name).accounts]")
         }
         rules[prefix] = account
       }

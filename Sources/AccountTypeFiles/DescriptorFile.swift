@@ -25,7 +25,7 @@ public enum DescriptorFile {
   /// The top-level keys, in the order tokenctl-types(5) lists them.
   public static let keys = [
     "id", "display_name", "issuer", "endpoints", "scopes", "client_id", "client_secret",
-    "token_endpoint_auth_method", "redirect", "authorization_parameters", "api_base", "git",
+    "token_endpoint_auth_method", "redirect", "authorization_parameters", "api_base", "credentials", "git",
     "device_grant_error_aliases", "refresh_token_idle_lifetime", "registration", "registration_metadata",
   ]
   static let endpointKeys = [
@@ -37,6 +37,10 @@ public enum DescriptorFile {
     "redirect_uris", "token_endpoint_auth_method", "grant_types", "response_types", "client_name", "application_type",
   ]
   static let gitKeys = ["hosts", "username", "bearer"]
+  /// The names of the table of the hosts a type's tokens are for, whatever the tool asks
+  /// (git, Docker, cargo, kubectl, Python's keyring): `[credentials]`, and `[git]`, its name
+  /// from when git was its only reader, which every file written then still uses.
+  public static let credentialsTables = ["credentials", "git"]
 
   /// Authorization request parameters that tokenctl sets itself (RFC 6749 §4.1.1, RFC 7636
   /// §4.3, OpenID Connect Core §3.1.2.1). Letting a file set them would let it undo PKCE,
@@ -344,9 +348,16 @@ public enum DescriptorFile {
     }
 
     private mutating func gitIntegration(_ table: TOMLTable) -> GitIntegration? {
-      guard let entry = table.entry("git"), let git = subtable("git", entry) else { return nil }
+      let named = DescriptorFile.credentialsTables.filter { table.entry($0) != nil }
+      if named.count > 1 {
+        report(
+          "[credentials] and [git] are one table under two names: keep [credentials]",
+          at: table.entry("git")?.keyPosition)
+      }
+      guard let name = named.first, let entry = table.entry(name), let git = subtable(name, entry) else { return nil }
+      let header = "[\(name)]"
       for key in git.keys where !DescriptorFile.gitKeys.contains(key) {
-        unknownKey(key, at: git.entry(key)?.keyPosition, in: "[git]", expected: DescriptorFile.gitKeys)
+        unknownKey(key, at: git.entry(key)?.keyPosition, in: header, expected: DescriptorFile.gitKeys)
       }
       var hosts: [String] = []
       if let hostsEntry = git.entry("hosts") {
@@ -365,11 +376,11 @@ public enum DescriptorFile {
           report("expected an array of strings for hosts, found \(hostsEntry.value.kind)", at: hostsEntry.valuePosition)
         }
       } else {
-        report("missing key 'hosts' in [git]", at: entry.keyPosition)
+        report("missing key 'hosts' in \(header)", at: entry.keyPosition)
       }
       var username = GitUsername.accountName
       if git.entry("username") == nil {
-        report("missing key 'username' in [git]: a fixed name, or \"account-name\"", at: entry.keyPosition)
+        report("missing key 'username' in \(header): a fixed name, or \"account-name\"", at: entry.keyPosition)
       } else if let name = string("username", in: git) {
         username = name == "account-name" ? .accountName : .literal(name)
       }

@@ -7,10 +7,10 @@ import TokenKit
 
 /// Small private files replaced whole: a reader sees the old file or the new one, never
 /// half of one, and a crash or power loss leaves one of the two.
-enum AtomicFile {
+public enum AtomicFile {
   /// Writes `bytes` to a 0600 temporary file beside `path`, flushes it to disk, renames it
   /// over `path` and flushes the directory, so that the rename itself survives a crash.
-  static func write(_ bytes: [UInt8], to path: String) throws {
+  public static func write(_ bytes: [UInt8], to path: String) throws {
     let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
     // Unique per writer, also between threads of one process; a leftover one after a crash
     // is harmless and readable by nobody else.
@@ -52,7 +52,7 @@ enum AtomicFile {
   }
 
   /// The bytes of the open file `fd`, or nil when it holds more than `limit`.
-  static func readAll(_ fd: Int32, limit: Int, path: String) throws -> [UInt8]? {
+  public static func readAll(_ fd: Int32, limit: Int, path: String) throws -> [UInt8]? {
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 16 * 1024)
     while true {

@@ -19,6 +19,14 @@ public struct CredentialChoice: Sendable, Hashable {
     self.stored = stored
   }
 
+  /// The username the host wants with the token.
+  public var username: String {
+    switch git.username {
+    case .literal(let name): return name
+    case .accountName: return account.name
+    }
+  }
+
   /// The answer to `request` with `tokens`: a bearer token when both git and the type can
   /// use one (git announces `capability[]=authtype`), else the username the type wants
   /// and the token as password; with the token's expiry, so git does not reuse it later.
@@ -29,10 +37,7 @@ public struct CredentialChoice: Sendable, Hashable {
       answer["authtype"] = "Bearer"
       answer["credential"] = tokens.accessToken
     } else {
-      switch git.username {
-      case .literal(let name): answer["username"] = name
-      case .accountName: answer["username"] = account.name
-      }
+      answer["username"] = username
       answer["password"] = tokens.accessToken
     }
     if let expiry = tokens.expiresAt {

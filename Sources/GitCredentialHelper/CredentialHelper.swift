@@ -100,6 +100,14 @@ public struct CredentialHelper: Sendable {
     return chooser.select(among: try candidates(of: serving.typesToRead), serving: serving, for: request)
   }
 
+  /// Whether some type serves the request's host (and protocol), whether or not an account
+  /// may answer now: what tells a tool "not mine, ask the next helper" from "mine, but no
+  /// account" where its protocol has the two answers (cargo's).
+  public func serves(_ message: CredentialMessage) throws -> Bool {
+    guard let request = CredentialRequest(message) else { return false }
+    return try !servingTypes(request).types.isEmpty
+  }
+
   /// The types that serve the request's host. The accounts of types that list no hosts
   /// say which hosts they serve, so they are listed, one keyring search per such type,
   /// only for hosts that no type lists.

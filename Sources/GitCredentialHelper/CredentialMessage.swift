@@ -1,6 +1,7 @@
 /// One message of git's credential helper protocol (git-credential(1), "INPUT/OUTPUT
 /// FORMAT"): `key=value` lines up to a blank line or the end of input, with `key[]`
-/// lines building arrays.
+/// lines building arrays. A `url` line is read as the `protocol`, `host` and `path` it
+/// stands for, as git reads it.
 ///
 /// Every attribute is kept in its original order, unknown ones included, so that a
 /// helper can carry through what a newer git sends. Parsing is strict: git itself never
@@ -71,7 +72,16 @@ public struct CredentialMessage: Sendable, Hashable {
       guard let key = String(validating: line[..<equals], as: UTF8.self),
         let value = String(validating: line[(equals + 1)...], as: UTF8.self)
       else { throw .invalidUTF8(line: lineNumber) }
-      attributes.append(Attribute(key, value))
+      if key == "url" {
+        // Read as the attributes it stands for (git-credential(1), "url"), replacing any
+        // read before it, as git reads it: what lets a tool that has only a URL ask
+        // (tokenctl's Python keyring backend), with the one URL rule of every helper.
+        guard let parts = CredentialMessage(requestFor: value) else { throw .invalidURL(line: lineNumber) }
+        attributes.removeAll { ["protocol", "host", "path", "username", "password"].contains($0.key) }
+        attributes += parts.attributes
+      } else {
+        attributes.append(Attribute(key, value))
+      }
       start = end + 1
     }
     return CredentialMessage(attributes)

@@ -7,6 +7,7 @@ public struct CredentialMessageError: Error, Sendable, Hashable, CustomStringCon
     case nulByte, carriageReturn, lineTooLong, inputTooLong, missingEquals, emptyKey, invalidUTF8
     case missingAttribute(String)
     case unsafeValue
+    case invalidURL
   }
 
   private let code: Code
@@ -30,6 +31,7 @@ public struct CredentialMessageError: Error, Sendable, Hashable, CustomStringCon
   public static func invalidUTF8(line: Int? = nil) -> Self { Self(.invalidUTF8, line: line) }
   public static func missingAttribute(_ name: String) -> Self { Self(.missingAttribute(name), key: name) }
   public static func unsafeValue(key: String? = nil) -> Self { Self(.unsafeValue, key: key) }
+  public static func invalidURL(line: Int? = nil) -> Self { Self(.invalidURL, line: line, key: "url") }
 
   public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
   public func hash(into hasher: inout Hasher) { hasher.combine(code) }
@@ -46,6 +48,7 @@ public struct CredentialMessageError: Error, Sendable, Hashable, CustomStringCon
     case .invalidUTF8: return at + "a line that is not UTF-8"
     case .missingAttribute(let name): return "no '\(name)' attribute"
     case .unsafeValue: return "attribute '\(key ?? "")' holds a line break or a NUL and cannot be sent"
+    case .invalidURL: return at + "a 'url' that is not scheme://host[:port][/path] or host[:port][/path]"
     }
   }
 }

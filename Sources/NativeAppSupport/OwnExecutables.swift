@@ -1,5 +1,5 @@
 /// tokenctl's own executables, which consent always allows (tokenctl-dbus(7), "Consent"):
-/// the one running and its siblings `tokenctl` and `git-credential-tokenctl`.
+/// the one running and its siblings (``siblings``).
 ///
 /// This is the one rule for "ours", for the agent telling a peer and for `tokenctl allow`
 /// declining to grant what needs no grant: a file is ours when it is one of these files
@@ -17,10 +17,14 @@ public enum OwnExecutables {
     return String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
   }()
 
+  /// The names of the executables `make install` puts beside each other: tokenctl and the
+  /// helpers that are tokenctl under a tool's name.
+  public static let siblings = ["tokenctl", "git-credential-tokenctl", "docker-credential-tokenctl"]
+
   /// Whether `file` is one of tokenctl's own executables, as they are now.
   public static func contains(_ file: FileID) -> Bool {
     var paths = ["/proc/self/exe"]
-    if let folder { paths += [folder + "/tokenctl", folder + "/git-credential-tokenctl"] }
+    if let folder { paths += siblings.map { folder + "/" + $0 } }
     return paths.contains { FileID.of($0) == file }
   }
 

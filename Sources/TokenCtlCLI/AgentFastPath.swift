@@ -7,7 +7,7 @@ import TokenKit
   import Glibc
 #endif
 
-/// The agent's answer to `token` and git's `get`, before anything else starts: no
+/// The agent's answer to `token`, git's `get` and Docker's `get`, before anything else starts: no
 /// environment table, no registry, no parser, no keyring library. This is what makes a
 /// client of the agent start and end in a few milliseconds and a few MiB.
 ///
@@ -68,6 +68,25 @@ enum AgentFastPath {
       case nil:
         return .direct(input: input)
       }
+    case .dockerGet:
+      let input = StandardInput.readMessage(limit: CredentialMessage.maximumInputLength)
+      let server = TokenCtl.DockerCredential.serverURL(input)
+      guard let request = CredentialMessage(requestFor: server), let text = try? request.serialized() else {
+        // Refused before any lookup, as the direct path refuses it.
+        return .direct(input: input)
+      }
+      switch client.credential(input: Array(text.utf8), account: environment["TOKENCTL_ACCOUNT"], group: group) {
+      case .answered(let answer, let typeWarnings, let warnings):
+        warn(typeWarnings, output)
+        let message = answer["answer"].flatMap { try? CredentialMessage.parse(Array($0.utf8)) }
+        let status = TokenCtl.DockerCredential.write(message, server: server, output: output)
+        warn(warnings, output)
+        return .done(status)
+      case .failed(let error, let typeWarnings):
+        return .done(report(error, typeWarnings: typeWarnings, output))
+      case nil:
+        return .direct(input: input)
+      }
     }
   }
 
@@ -93,10 +112,12 @@ enum AgentFastPath {
   enum Command {
     case token(account: String, minValid: Int?, group: String?)
     case credentialGet(group: String?)
+    /// `docker-credential get`: Docker's helper, asked as git's with the registry's URL.
+    case dockerGet(group: String?)
 
     var group: String? {
       switch self {
-      case .token(_, _, let group), .credentialGet(let group): group
+      case .token(_, _, let group), .credentialGet(let group), .dockerGet(let group): group
       }
     }
 
@@ -136,11 +157,15 @@ enum AgentFastPath {
       }
       switch name {
       case "token":
-        guard let account else { return nil }
+        // A URL names no account the agent knows: the direct path chooses one for it.
+        guard let account, !account.contains("://") else { return nil }
         self = .token(account: account, minValid: minValid, group: group)
       case "credential":
         guard operation == "get" else { return nil }
         self = .credentialGet(group: group)
+      case TokenCtl.DockerCredential.commandName:
+        guard operation == "get" else { return nil }
+        self = .dockerGet(group: group)
       default: return nil
       }
     }

@@ -17,6 +17,16 @@ enum JSONOutput {
     return String(decoding: data, as: UTF8.self) + "\n"
   }
 
+  /// A document on one line, for a tool's protocol rather than a person (Docker's
+  /// credential helpers, cargo's credential providers): keys sorted, so it is reproducible.
+  static func compact(_ document: some Encodable) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    // Documents of strings and numbers only; encoding cannot fail.
+    let data = try! encoder.encode(document)
+    return String(decoding: data, as: UTF8.self) + "\n"
+  }
+
   /// A timestamp as RFC 3339 UTC text.
   static func timestamp(_ date: Date) -> String {
     date.formatted(.iso8601)

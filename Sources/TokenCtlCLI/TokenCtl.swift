@@ -37,7 +37,10 @@ public struct TokenCtl: ParsableCommand {
     version: "tokenctl \(version)",
     subcommands: [
       Types.self, Login.self, List.self, Token.self, Refresh.self, Revoke.self, Request.self, Graph.self,
-      Credential.self, SetupGit.self, AgentCommand.self, Allow.self, Deny.self, Apps.self, Unregister.self,
+      Credential.self, SetupGit.self, DockerCredential.self, SetupDocker.self, CargoCredential.self,
+      KubeCredential.self, AgentCommand.self,
+      Allow.self, Deny.self,
+      Apps.self, Unregister.self,
       Doctor.self,
       RefreshWorker.self,
     ]
@@ -91,6 +94,10 @@ public struct TokenCtl: ParsableCommand {
       arguments = arguments.enumerated().filter { $0.element != "--verbose" || $0.offset >= options }.map(\.element)
       context.environment["TOKENCTL_LOG"] = "debug"
     }
+    // Cargo runs an external credential provider as `PROGRAM --cargo-plugin`, whatever
+    // else its `credential-provider` says (the rest comes in each request's `args`): that
+    // is the provider's command line, and no other command takes the flag.
+    if arguments.first == CargoCredential.pluginFlag { arguments.insert(CargoCredential.commandName, at: 0) }
     if context.isDebugging { context = context.debugging() }
     let shortcut = shortcuts ? Shortcut(arguments) : nil
     var command: (any ParsableCommand)?

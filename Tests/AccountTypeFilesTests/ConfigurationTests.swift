@@ -380,4 +380,22 @@ import TokenKit
       try registry.descriptor("oidc").endpoints == .discovered(issuer: URL(string: "https://accounts.example.com")!))
     #expect(try registry.descriptor("graph").clientID == "app")
   }
+
+  /// `[credentials.accounts]` is the general name of `[git.accounts]`: the same rules, for
+  /// every tool's helper. One file uses one of the two.
+  @Test func accountRulesHaveTheirGeneralNameAndTheirGitName() throws {
+    for name in ["credentials", "git"] {
+      let configuration = try Self.parse("[\(name).accounts]\n\"https://registry.example.org/\" = \"corp:ada\"\n")
+      #expect(configuration.gitAccounts == ["https://registry.example.org/": "corp:ada"])
+    }
+    #expect(throws: TokenKitError.self) {
+      try Self.parse("[credentials.accounts]\n\"https://a.example/\" = \"corp:ada\"\n[git]\n")
+    }
+    do {
+      _ = try Self.parse("[credentials.accounts]\n\"ftp://a.example/\" = \"corp:ada\"\n")
+      Issue.record("an ftp prefix was taken")
+    } catch let error as TokenKitError {
+      #expect(error.message.contains("in [credentials.accounts] is not an http or https URL"), "\(error.message)")
+    }
+  }
 }

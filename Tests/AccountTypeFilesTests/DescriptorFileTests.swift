@@ -90,6 +90,17 @@ import TokenKit
     #expect(descriptor.defaultScopes.isEmpty)
   }
 
+  /// `[credentials]` is the table of the hosts a type's tokens are for, whatever the tool;
+  /// `[git]`, its earlier name, says the same.
+  @Test(arguments: ["credentials", "git"])
+  func theHostsTableHasItsGeneralNameAndItsGitName(name: String) throws {
+    let descriptor = try parse(
+      Self.base + "[\(name)]\nhosts = [\"Registry.example.org:5000\", \"git.example.org\"]\nusername = \"oauth2\"\n")
+    #expect(
+      descriptor.git
+        == GitIntegration(hosts: ["registry.example.org:5000", "git.example.org"], username: .literal("oauth2")))
+  }
+
   /// A file and the exact problems it must be reported with.
   struct Invalid: Sendable, CustomTestStringConvertible {
     var name: String
@@ -185,6 +196,14 @@ import TokenKit
     Invalid(
       "a git table without username", base + "[git]\nhosts = [\"git.example.org\"]\n",
       "corp.toml:3:2: missing key 'username' in [git]: a fixed name, or \"account-name\""),
+    Invalid(
+      "a credentials table without hosts", base + "[credentials]\nusername = \"oauth2\"\n",
+      "corp.toml:3:2: missing key 'hosts' in [credentials]"),
+    Invalid(
+      "both names of the hosts table",
+      base
+        + "[credentials]\nhosts = [\"a.example\"]\nusername = \"u\"\n[git]\nhosts = [\"b.example\"]\nusername = \"u\"\n",
+      "corp.toml:6:2: [credentials] and [git] are one table under two names: keep [credentials]"),
     Invalid(
       "an unknown device-grant error", base + "[device_grant_error_aliases]\ndeclined = \"nope\"\n",
       "corp.toml:4:12: declined in [device_grant_error_aliases] must name an RFC 8628 §3.5 error: access_denied, authorization_pending, expired_token, slow_down"

@@ -37,6 +37,22 @@ import Testing
     #expect(message.values("missing") == [])
   }
 
+  /// `url` is read as the attributes it stands for, replacing those before it and not
+  /// those after, as git reads it; one that is no URL is refused.
+  @Test func aURLIsReadAsItsParts() throws {
+    let message = try Self.parse("host=old\nusername=ada\nurl=http://127.0.0.1:8080/simple/\ncapability[]=authtype\n")
+    #expect(message["protocol"] == "http")
+    #expect(message["host"] == "127.0.0.1:8080")
+    #expect(message["path"] == "simple/")
+    #expect(message["username"] == nil)
+    #expect(message.values("capability") == ["authtype"])
+    #expect(try Self.parse("url=pypi.example.org\n")["protocol"] == "https")
+    #expect(try Self.parse("url=https://pypi.example.org\npath=x\n")["path"] == "x")
+    #expect(throws: CredentialMessageError.invalidURL()) {
+      try Self.parse("url=https://ada:secret@pypi.example.org/\n")
+    }
+  }
+
   @Test func theLastOfARepeatedKeyWins() throws {
     #expect(try Self.parse("host=a\nhost=b\n")["host"] == "b")
   }

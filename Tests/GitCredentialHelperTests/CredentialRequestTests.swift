@@ -18,4 +18,33 @@ import Testing
   func aRequestIsReadFromItsMessage(text: String, expected: CredentialRequest?) throws {
     #expect(CredentialRequest(try CredentialMessage.parse(Array(text.utf8))) == expected)
   }
+
+  /// The request a tool other than git makes of its server's URL: Docker's registry names,
+  /// cargo's index URLs (without `sparse+`), and what may never reach a rule.
+  @Test(
+    arguments: [
+      ("registry.example.org", CredentialRequest(scheme: "https", host: "registry.example.org")),
+      ("127.0.0.1:5000", CredentialRequest(scheme: "https", host: "127.0.0.1:5000")),
+      ("https://Index.Docker.io/v1/", CredentialRequest(scheme: "https", host: "index.docker.io", path: "v1/")),
+      ("http://127.0.0.1:8080/index/", CredentialRequest(scheme: "http", host: "127.0.0.1:8080", path: "index/")),
+      ("[::1]:5000/a", CredentialRequest(scheme: "https", host: "[::1]:5000", path: "a")),
+      ("", nil),
+      ("https://", nil),
+      ("https:///path", nil),
+      ("ada@registry.example.org", CredentialRequest(scheme: "https", host: "registry.example.org", username: "ada")),
+      (
+        "https://Ada@Git.example.org/a.git",
+        CredentialRequest(scheme: "https", host: "git.example.org", path: "a.git", username: "Ada")
+      ),
+      ("https://@git.example.org/", nil),
+      ("https://ada:secret@registry.example.org/", nil),
+      ("registry.example.org/?q=1", nil),
+      ("registry.example.org/#top", nil),
+      ("registry.example.org\nhost=evil.example", nil),
+      ("registry .example.org", nil),
+      ("ht tp://registry.example.org", nil),
+    ] as [(String, CredentialRequest?)])
+  func aToolsServerURLMakesTheRequestGitWouldSend(url: String, expected: CredentialRequest?) {
+    #expect(CredentialMessage(requestFor: url).flatMap(CredentialRequest.init) == expected)
+  }
 }

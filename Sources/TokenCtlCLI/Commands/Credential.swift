@@ -54,8 +54,17 @@ extension TokenCtl {
         throw ExitCode.failure
       }
       let session = try CommandSession.open(group: group)
+      if operation == "erase" { return try helper(session, name: "tokenctl credential").erase(request) }
+      let answer = try await fill(
+        request, session: session, name: "tokenctl credential", signIn: GitSignInOffer(session: session))
+      if let answer { session.context.output.write(try answer.serialized()) }
+    }
+
+    /// The helper that answers for `session`'s group, telling the user on standard error,
+    /// after `name`, why a request of ours got no answer.
+    static func helper(_ session: CommandSession, name: String) -> CredentialHelper {
       let context = session.context
-      let helper = CredentialHelper(
+      return CredentialHelper(
         registry: session.registry, store: session.store,
         environment: context.environment, rules: session.configuration?.gitAccounts ?? [:], clock: context.clock,
         locks: context.accountLocks,
@@ -63,21 +72,54 @@ extension TokenCtl {
           // Names come from the keyring and the request; keep their control characters off
           // the terminal, but not our own line breaks.
           let lines = decline.warning.split(separator: "\n").map { TerminalSafe.text(String($0)) }
-          output.writeError("tokenctl credential: " + lines.joined(separator: "\n") + "\n")
+          output.writeError("\(name): " + lines.joined(separator: "\n") + "\n")
         })
-      if operation == "erase" { return try helper.erase(request) }
+    }
+
+    /// The account that answers for `url` by the one host → account rule, as TYPE:NAME,
+    /// for a command given a URL where it takes an account (`token`); what stops one from
+    /// answering is the core's error, the same words as the helpers'.
+    static func account(forURL url: String, session: CommandSession) throws -> String {
+      guard let request = CredentialMessage(requestFor: url) else {
+        throw TokenKitError(
+          .noSuchAccount, "'\(TerminalSafe.text(url))' is not a URL with a host",
+          recovery: "Give a URL such as https://git.example.org/, or an account: 'tokenctl list' shows them.")
+      }
+      let session = try session.configured()
+      switch try helper(session, name: "tokenctl").choose(for: request) {
+      case .account(let choice): return choice.account.qualifiedName
+      case .notOurs:
+        throw TokenKitError(
+          .noSuchAccount, "no account type serves \(request["host"] ?? url)",
+          recovery:
+            "List the host in a type's [credentials] hosts (tokenctl-types(5)); 'tokenctl types' lists the types.")
+      case .declined(let reason):
+        if case .ambiguous = reason { throw TokenKitError(.ambiguousAccount, reason.warning) }
+        throw TokenKitError(.noSuchAccount, reason.warning)
+      }
+    }
+
+    /// The answer to a `get` request (git's, or one a helper for another tool made of its
+    /// server's URL): from the agent when it runs, else from the keyring here, with the
+    /// account's lock and refresh rules either way; nil when no account may answer.
+    /// `signIn`, when given, may sign an account in for a host a type serves.
+    static func fill(
+      _ request: CredentialMessage, session: CommandSession, name: String, signIn: GitSignInOffer? = nil
+    ) async throws -> CredentialMessage? {
+      let context = session.context
+      let helper = helper(session, name: name)
       switch context.agent?.credential(
-        input: input, account: context.environment["TOKENCTL_ACCOUNT"], group: session.store.group)
+        input: Array(try request.serialized().utf8), account: context.environment["TOKENCTL_ACCOUNT"],
+        group: session.store.group)
       {
       case .answered(let answer, _, let warnings):
-        if let text = answer["answer"] { context.output.write(text) }
         for warning in warnings { context.warnings.add(warning) }
-        return
+        guard let text = answer["answer"], !text.isEmpty else { return nil }
+        return try CredentialMessage.parse(Array(text.utf8))
       case .failed(let error, _): throw error
       case nil: break
       }
-      let offer = GitSignInOffer(session: session)
-      let answer = try await helper.get(
+      return try await helper.get(
         request,
         freshTokens: { key, stored in
           let manager = session.manager
@@ -85,8 +127,7 @@ extension TokenCtl {
           if let stored { return try await manager.freshTokens(for: stored, minimumValidity: validity) }
           return try await manager.freshTokens(for: key, minimumValidity: validity)
         },
-        signIn: { try await offer(types: $0, host: $1) })
-      if let answer { context.output.write(try answer.serialized()) }
+        signIn: signIn.map { offer in { try await offer(types: $0, host: $1) } })
     }
   }
 }

@@ -35,14 +35,7 @@ extension TokenCtl {
       case global, local
     }
 
-    func validate() throws {
-      for host in hosts {
-        // The host becomes part of a git configuration key and a URL: no scheme, no path.
-        guard !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || ".-:[]".contains($0) }) else {
-          throw ValidationError("'\(host)' is not a host name (give it without https:// or a path).")
-        }
-      }
-    }
+    func validate() throws { try HostArgument.validate(hosts) }
 
     func run() throws {
       let session = try CommandSession.open(group: groupOption.group)

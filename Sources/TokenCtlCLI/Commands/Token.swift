@@ -25,7 +25,9 @@ extension TokenCtl {
         """)
 
     @Argument(
-      help: ArgumentHelp("The account: TYPE:NAME, or a NAME that is unique.", valueName: "account"),
+      help: ArgumentHelp(
+        "The account: TYPE:NAME, a NAME that is unique, or a URL (the account its host's helper answers with).",
+        valueName: "account"),
       completion: ShellCompletion.accounts)
     var account: String
 
@@ -49,7 +51,13 @@ extension TokenCtl {
     /// The command's work, on its parsed values. `TokenCtl.main` calls it directly, without
     /// parsing, for the plain `token ACCOUNT` (see ``TokenCtl/Shortcut``).
     static func printToken(account: String, minValid: Int?, scopes: ScopeSet? = nil, group: String?) async throws {
-      let session = try CommandSession.open(group: group, configured: false)
+      var session = try CommandSession.open(group: group, configured: false)
+      var account = account
+      if account.contains("://") {
+        // A URL: the account the helpers would answer it with, by the same rule.
+        session = try session.configured()
+        account = try Credential.account(forURL: account, session: session)
+      }
       let context = session.context
       let store = session.store
       switch context.agent?.token(account: account, minValid: minValid, scopes: scopes, group: store.group) {

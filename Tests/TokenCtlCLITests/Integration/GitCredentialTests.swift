@@ -74,9 +74,10 @@ import TokenStoreTesting
   }
 
   /// Writes the user type `gitlocal` (tokenctl-types(5)) under `home`'s config: the
-  /// issuer's tokens serve git at `host`, with `oauth2` as the username.
+  /// issuer's tokens serve git at `host`, with `oauth2` as the username, in the hosts table
+  /// under the name `table` (`git`, or its general name `credentials`).
   static func writeGitType(
-    home: URL, issuer: String, clientID: String, host: String, scopes: [String] = []
+    home: URL, issuer: String, clientID: String, host: String, scopes: [String] = [], table: String = "git"
   ) throws {
     let types = home.appendingPathComponent("config/tokenctl/types")
     try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
@@ -87,7 +88,7 @@ import TokenStoreTesting
     issuer = "\(issuer)"
     client_id = "\(clientID)"
     \(scopeLine)
-    [git]
+    [\(table)]
     hosts = ["\(host)"]
     username = "oauth2"
     """.write(to: types.appendingPathComponent("gitlocal.toml"), atomically: true, encoding: .utf8)

@@ -85,11 +85,7 @@ import TokenStoreTesting
   /// Signs in through the scripted browser as `user`; returns the account.
   @discardableResult
   func signIn(_ user: String) throws -> Account {
-    let result = try TestProcess.run(
-      TestProcess.tokenctl, ["login", "gitlocal", "--browser"],
-      environment: environment.merging(["SCRIPTED_BROWSER_USER": user]) { $1 })
-    try #require(result.status == 0, "login as \(user): \(result.stderr)")
-    return try #require(try store.list(AccountQuery(type: "gitlocal")).first { $0.account.name == user }).account
+    try ToolHelperFixture.signIn(user, environment: environment, store: store)
   }
 
   /// Revokes a token at the authorization server (RFC 7009), as a user would on its page.

@@ -1,0 +1,61 @@
+extension CredentialMessage {
+  /// The `get` request for `url` that a tool other than git makes: `protocol`, `host`
+  /// (with any port) and `path`, as git would send them for that remote, so that every
+  /// tool is answered by the one host → account rule (``CredentialAccountChooser``).
+  ///
+  /// `url` is `scheme://host[:port][/path]`, or `host[:port][/path]` alone, which is how
+  /// Docker's credential helpers are asked (`registry.example.org`, `127.0.0.1:5000`): a
+  /// URL without a scheme is `defaultScheme`'s. A user name (`https://ada@host/`) becomes
+  /// `username`, which chooses among the host's accounts as in a git remote. Nil for
+  /// anything else: no host, a password in the URL, a query, a fragment, whitespace or a
+  /// control character, none of which names a server, and none of which may reach a rule.
+  ///
+  /// Case is left as written: ``CredentialRequest`` folds scheme and host when it reads
+  /// them. The work is on bytes, since the agent's clients run this on their fast path
+  /// (Docker's `get`), where Unicode tables and string searchers would cost a page-in each.
+  public init?(requestFor url: String, defaultScheme: String = "https") {
+    let bytes = Array(url.utf8)
+    guard !bytes.isEmpty, !bytes.contains(where: { $0 <= 0x20 || $0 == 0x7f }),
+      !bytes.contains(UInt8(ascii: "?")), !bytes.contains(UInt8(ascii: "#"))
+    else { return nil }
+    var scheme = defaultScheme
+    var start = 0
+    if let separator = Self.schemeSeparator(in: bytes) {
+      let name = bytes[..<separator]
+      let isSchemeByte: (UInt8) -> Bool = {
+        (0x61...0x7a).contains($0 | 0x20) || (0x30...0x39).contains($0) || $0 == 0x2b || $0 == 0x2d || $0 == 0x2e
+      }
+      guard !name.isEmpty, name.allSatisfy(isSchemeByte) else { return nil }
+      scheme = String(decoding: name, as: UTF8.self)
+      start = separator + 3
+    }
+    let slash = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+    var hostStart = start
+    var username: ArraySlice<UInt8>?
+    if let at = bytes[start..<slash].lastIndex(of: UInt8(ascii: "@")) {
+      username = bytes[start..<at]
+      hostStart = at + 1
+    }
+    let host = bytes[hostStart..<slash]
+    guard !host.isEmpty else { return nil }
+    // A password has no place in a URL a tool names a server with.
+    if let username { guard !username.isEmpty, !username.contains(UInt8(ascii: ":")) else { return nil } }
+    self.init([Attribute("protocol", scheme), Attribute("host", String(decoding: host, as: UTF8.self))])
+    if let username { self["username"] = String(decoding: username, as: UTF8.self) }
+    let path = bytes[slash...].drop { $0 == UInt8(ascii: "/") }
+    if !path.isEmpty { self["path"] = String(decoding: path, as: UTF8.self) }
+  }
+
+  /// Where `://` first is, when it comes before any `/`: a scheme's end.
+  private static func schemeSeparator(in bytes: [UInt8]) -> Int? {
+    var index = 0
+    while index + 2 < bytes.count, bytes[index] != UInt8(ascii: "/") {
+      if bytes[index] == UInt8(ascii: ":"), bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/")
+      {
+        return index
+      }
+      index += 1
+    }
+    return nil
+  }
+}
