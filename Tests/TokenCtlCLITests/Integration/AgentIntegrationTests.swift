@@ -1430,3 +1430,23 @@ extension AgentIntegrationTests {
     #expect(starts.filter { $0.stdout.contains("started (pid") }.count <= 1, "\(starts.map(\.stdout))")
   }
 }
+
+extension AgentIntegrationTests {
+  /// An account the server declared in need of a new sign-in gets exit 5 and no token, on
+  /// both paths, whatever its stored token's expiry says (issue 25, first use, item 2).
+  @Test func anAccountThatNeedsSignInGetsNoTokenOnEitherPath() async throws {
+    let setup = try Setup()
+    defer { setup.cleanUp() }
+    let lapsed = try setup.seed(
+      name: "lapsed", access: "agent-test-lapsed-\(UUID().uuidString)", expiresIn: 3600, needsSignIn: true)
+    let agent = try await setup.startAgent()
+    for environment in [setup.direct(), setup.viaAgent()] {
+      let run = try #require(
+        try await BoundedRun.run(TestProcess.tokenctl, ["token", "lapsed"], environment: environment).result)
+      #expect(run.status == 5, "\(run)")
+      #expect(run.stdout.isEmpty)
+      #expect(run.stderr.contains("tokenctl login"), "\(run.stderr)")
+    }
+    await Self.finish(agent, secrets: [lapsed.tokens.accessToken])
+  }
+}
