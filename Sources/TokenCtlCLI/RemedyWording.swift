@@ -38,12 +38,15 @@ enum RemedyWording {
     case .signInAnotherWay(let device):
       return device
         ? "Use --device if the type supports the device grant." : "Sign in with the browser, or with --paste over SSH."
+    case .nameOneAccount(let candidates):
+      // Quoted where a shell would split or expand them (ids are the provider's: `|`, `$`).
+      return "Name one as TYPE:ACCOUNT-ID: \(candidates.map(ShellWord.quoted).joined(separator: ", "))."
     case .listAccounts(nil):
       return "It may have been signed out. Run `tokenctl list` to see the accounts."
     case .listAccounts(let group?):
-      return "Run `tokenctl list --group \(group)` to see the accounts there."
+      return "Run `tokenctl list --group \(ShellWord.quoted(group))` to see the accounts there."
     case .forgetLocally(let account):
-      return "Try again later, or run `tokenctl revoke --local \(account)` to forget it here only."
+      return "Try again later, or run `tokenctl revoke --local \(ShellWord.quoted(account))` to forget it here only."
     case .removeUnreadableAccount:
       return "Remove the account with `tokenctl revoke` (which reads no token) and sign in again."
     case .configure(let type, "client_id"):

@@ -47,7 +47,7 @@ public struct AccountReference: Sendable, Hashable, CustomStringConvertible {
           .ambiguousAccount,
           "'\(self)' matches \(found.count) accounts in group '\(store.group)':\n"
             + names.sorted().joined(separator: "\n"),
-          recovery: "Name one as TYPE:ACCOUNT-ID, as listed above."
+          remedy: .nameOneAccount(candidates: found.map { "\($0.account.type):\($0.account.id)" }.sorted())
         )
       }
     }

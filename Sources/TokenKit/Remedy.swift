@@ -54,6 +54,9 @@ extension TokenKitError {
     /// The server refused a token for `asked` from an account of `type`: ask only for
     /// scopes of `granted`, what the sign-in granted, or sign in again asking for both.
     case requestGrantedScopes(type: String, granted: [String], asked: [String])
+    /// A name matched several accounts: name one of `candidates` (`TYPE:ACCOUNT-ID`)
+    /// instead. Ids are the provider's, and may hold any character.
+    case nameOneAccount(candidates: [String])
 
     /// The remedy in plain words, naming no front end's commands.
     public var advice: String {
@@ -92,6 +95,8 @@ extension TokenKitError {
           + "then set its client id for the account type '\(type)'."
       case .forgetRegistration(let issuer):
         "Forget the client registered at \(issuer) on this computer; the next sign-in registers again."
+      case .nameOneAccount:
+        "Name one as TYPE:ACCOUNT-ID, as listed above."
       case .requestGrantedScopes(_, let granted, _):
         "Ask only for scopes the sign-in granted (\(granted.joined(separator: " "))), or sign in again asking for "
           + "the others too."

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenCtlCLI
 import TokenKit
@@ -157,6 +158,25 @@ import TokenStoreTesting
       result.stderr
         == "tokenctl: the access token of graph:ada has expired and there is no refresh token\nhint: Run `tokenctl login graph` to get a new one.\n"
     )
+  }
+
+  /// The names an ambiguity offers are the provider's ids, which may hold anything a shell
+  /// splits or expands: the hint quotes them, and each runs as printed (issue 25, first use,
+  /// item 5: `oidc:127.0.0.1:9450/o|1` was offered bare).
+  @Test func anAmbiguityOffersNamesThatSurviveTheShell() async throws {
+    try seed("oidc", "127.0.0.1:9450/o|1", "ada", expiresIn: 60, access: "ACCESS-1")
+    try seed("oidc", "$HOME 2", "ada", expiresIn: 60, access: "ACCESS-2")
+    let ambiguous = try await run("token", "ada")
+    #expect(ambiguous.status == 3)
+    let hint = try #require(ambiguous.stderr.split(separator: "\n").first { $0.hasPrefix("hint: ") })
+    #expect(hint == "hint: Name one as TYPE:ACCOUNT-ID: 'oidc:$HOME 2', 'oidc:127.0.0.1:9450/o|1'.", "\(hint)")
+    // Each offered word, through a shell, is the name that selects its account.
+    let words = hint.dropFirst("hint: Name one as TYPE:ACCOUNT-ID: ".count).dropLast().components(separatedBy: ", ")
+    for (word, access) in zip(words, ["ACCESS-2", "ACCESS-1"]) {
+      let shell = try await TestProcess.run("/bin/sh", ["-c", "printf %s \(word)"], environment: [:])
+      let token = try await run("token", shell.stdout)
+      #expect(token.stdout == access + "\n", "\(word) → \(shell.stdout): \(token.stderr)")
+    }
   }
 
   @Test func accountErrorsHaveTheirExitCodes() async throws {
