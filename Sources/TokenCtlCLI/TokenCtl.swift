@@ -54,7 +54,7 @@ public struct TokenCtl: ParsableCommand {
         ("TOKENCTL_GROUP", "The group when --group is not given (else '\(Account.defaultGroup)')."),
         ("TOKENCTL_CONFIG", "The configuration file (else $XDG_CONFIG_HOME/tokenctl/config.toml)."),
         ("BROWSER", "Browsers to open sign-in pages with, ':'-separated; else xdg-open."),
-        ("DISPLAY, WAYLAND_DISPLAY", "When neither is set, login uses the device grant where it can."),
+        ("DISPLAY, WAYLAND_DISPLAY", "When neither is set, nor BROWSER, login uses the device grant where it can."),
         ("XDG_CACHE_HOME", "Discovery documents are cached under tokenctl/discovery (a day)."),
         ("XDG_RUNTIME_DIR", "Refresh lock files go under tokenctl/locks (else the cache directory)."),
         ("XDG_STATE_HOME", "Applications' grants and the audit log go under tokenctl (allow, deny, apps)."),

@@ -24,8 +24,8 @@ extension TokenCtl {
         prints the address and reads the address the browser ended on (or the code) from \
         the terminal.
 
-        With --device (the default when neither DISPLAY nor WAYLAND_DISPLAY is set and \
-        the type supports it) tokenctl shows a code to enter on another device (RFC 8628).
+        With --device (the default when none of DISPLAY, WAYLAND_DISPLAY and BROWSER is set \
+        and the type supports it) tokenctl shows a code to enter on another device (RFC 8628).
 
         With --client-credentials a confidential client signs in as itself (RFC 6749 §4.4).
 
@@ -146,8 +146,12 @@ extension TokenCtl {
     ) async throws -> Method {
       if let method { return method }
       if case .manualPaste = descriptor.redirect { return .paste }
-      let display = [context.environment["DISPLAY"], context.environment["WAYLAND_DISPLAY"]]
-        .contains { !($0 ?? "").isEmpty }
+      // A display, or a browser the user named (BROWSER, a text browser in an SSH session,
+      // say, or a script that hands the address on): the browser, as xdg-open would.
+      let display = [
+        context.environment["DISPLAY"], context.environment["WAYLAND_DISPLAY"], context.environment["BROWSER"],
+      ]
+      .contains { !($0 ?? "").isEmpty }
       if display { return .browser }
       var options = options
       // Only the endpoints are looked at here; a client yet to be registered has no id.

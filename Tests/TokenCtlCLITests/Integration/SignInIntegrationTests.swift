@@ -100,6 +100,17 @@ import TokenStoreTesting
     #expect(Set(try store.list(AccountQuery(type: "local")).map(\.account.name)) == ["ada", "grace"])
   }
 
+  /// No display, but BROWSER names a browser (issue 25, first use, item 3): the sign-in
+  /// uses it, as xdg-open would, instead of the device grant.
+  @Test func withoutADisplayBrowserIsStillTheBrowser() async throws {
+    let server = try AuthServer.require()
+    let run = try await tokenctl(
+      ["login", "local"], server: server, browser: ["DISPLAY": "", "WAYLAND_DISPLAY": ""],
+      sleep: { _ in throw TestFailure("the device grant polled: BROWSER was ignored") })
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(run.stderr.contains("Opened your browser with"), "\(run.stderr)")
+  }
+
   @Test func anExpiredTokenIsRefreshedAndTheRotatedTokenStored() async throws {
     let server = try AuthServer.require()
     #expect(try await tokenctl(["login", "local"], server: server).status == 0)
