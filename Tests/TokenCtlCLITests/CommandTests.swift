@@ -106,7 +106,12 @@ import TokenStoreTesting
     #expect(work.stdout.contains("work-ada") && !work.stdout.contains("grace"))
     #expect(try await run("list", environment: ["TOKENCTL_GROUP": "work"]).stdout.contains("valid (no expiry)"))
     let empty = try await run("list", "--group", "nobody")
-    #expect(empty.status == 0 && empty.stdout.isEmpty && empty.stderr == "No accounts in group 'nobody'.\n")
+    #expect(
+      empty.status == 0 && empty.stdout.isEmpty
+        && empty.stderr
+          == "No accounts in group 'nobody'.\n"
+          + "hint: Run `tokenctl types` to see the account types, then `tokenctl login` with one of them.\n"
+    )
   }
 
   @Test func listJSONCarriesAFormatVersionAndNoTokens() async throws {
@@ -216,6 +221,10 @@ import TokenStoreTesting
     #expect(result.stderr.contains("Removed graph:ada from group 'default'"))
     #expect(try store().list(.all).map(\.account.name) == ["grace"])
     #expect(try await run("revoke", "graph:ada").status == 2)
+    // `logout` is another name of it.
+    let logout = try await run("logout", "graph:grace")
+    #expect(logout.status == 0, "\(logout.stderr)")
+    #expect(try store().list(.all).isEmpty)
   }
 
   @Test func typesListsTheBuiltInTypesWithTheirEndpoints() async throws {

@@ -34,7 +34,9 @@ extension TokenCtl {
         return
       }
       guard !listings.isEmpty else {
-        context.output.writeError("No accounts in group '\(store.group)'.\n")
+        context.output.writeError(
+          "No accounts in group '\(store.group)'.\n"
+            + "hint: Run `tokenctl types` to see the account types, then `tokenctl login` with one of them.\n")
         return
       }
       let style = Style(context: context)

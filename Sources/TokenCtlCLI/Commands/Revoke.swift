@@ -6,14 +6,15 @@ extension TokenCtl {
   struct Revoke: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
       commandName: "revoke",
-      abstract: "Revoke an account's tokens at the server, then remove the account.",
+      abstract: "Revoke an account's tokens at the server, then remove the account (also: logout).",
       discussion: """
         When the account type has a revocation endpoint (RFC 7009), the refresh token and \
         the access token are revoked there first; if that fails the account is kept and \
         the exit status is 15. Types without an endpoint are removed locally, and tokenctl \
         says so: their tokens stay valid at the server until they expire. --local skips \
         the server entirely.
-        """)
+        """,
+      aliases: ["logout"])
 
     @Argument(
       help: ArgumentHelp("The account: TYPE:NAME, or a NAME that is unique.", valueName: "account"),
