@@ -11,9 +11,14 @@ public protocol OutputSink: Sendable {
   func write(bytes: [UInt8])
   /// Whether results go to a terminal, which decides styling.
   var isTerminal: Bool { get }
+  /// Whether messages go to a terminal, which decides whether a progress line may be
+  /// rewritten in place (`\r` and an erase): never into a file or a pipe.
+  var errorIsTerminal: Bool { get }
 }
 
 extension OutputSink {
+  /// A sink whose two streams go to the same place.
+  public var errorIsTerminal: Bool { isTerminal }
   /// Sinks that keep text (tests) take the bytes as UTF-8, invalid sequences replaced.
   public func write(bytes: [UInt8]) { write(String(decoding: bytes, as: UTF8.self)) }
 }
@@ -25,6 +30,7 @@ public struct StandardOutput: OutputSink {
   public func writeError(_ text: String) { Self.write(Array(text.utf8), to: STDERR_FILENO) }
   public func write(bytes: [UInt8]) { Self.write(bytes, to: STDOUT_FILENO) }
   public var isTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+  public var errorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
   private static func write(_ bytes: [UInt8], to descriptor: Int32) {
     var bytes = bytes[...]

@@ -5,7 +5,11 @@ import TokenCtlCLI
 final class CapturedOutput: OutputSink {
   private let streams = Mutex<(out: String, err: String)>(("", ""))
   let isTerminal: Bool
-  init(isTerminal: Bool = false) { self.isTerminal = isTerminal }
+  let errorIsTerminal: Bool
+  init(isTerminal: Bool = false, errorIsTerminal: Bool? = nil) {
+    self.isTerminal = isTerminal
+    self.errorIsTerminal = errorIsTerminal ?? isTerminal
+  }
 
   func write(_ text: String) { streams.withLock { $0.out += text } }
   func writeError(_ text: String) { streams.withLock { $0.err += text } }

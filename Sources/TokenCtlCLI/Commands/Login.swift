@@ -233,7 +233,9 @@ extension TokenCtl {
               + "The browser then shows an error page or a code: that is expected.\n")
         }
       case .device:
-        let terminal = output.isTerminal
+        // The progress line is rewritten in place on a terminal only: the messages' own,
+        // not the results' (`tokenctl login 2>log` on a terminal writes no control codes).
+        let terminal = output.errorIsTerminal
         let shown = SendableFlag()
         return .device(
           present: { authorization, secondsLeft in

@@ -256,6 +256,24 @@ import TokenStoreTesting
     }
   }
 
+  /// Results on a terminal, messages into a file (`tokenctl login --device 2>log`): the
+  /// progress line is not rewritten in place, so the file gets no control codes (issue 25,
+  /// first use, item 7).
+  @Test func theDeviceProgressWritesNoControlCodesIntoARedirectedStandardError() async throws {
+    let server = try AuthServer.require()
+    let output = CapturedOutput(isTerminal: true, errorIsTerminal: false)
+    let polls = SendableFlag()
+    let run = try await tokenctl(
+      ["login", "local-device", "--device"], server: server,
+      sleep: { _ in
+        // The second wait ends the sign-in: nobody answers on another device here.
+        if polls.testAndSet() { throw TestFailure("no answer") }
+      }, output: output)
+    #expect(run.status != 0)
+    #expect(output.stderr.contains("To sign in, open"), "\(output.stderr)")
+    #expect(!output.stderr.contains("\u{1B}") && !output.stderr.contains("\r"), "\(output.stderr.debugDescription)")
+  }
+
   @Test func aConfidentialClientSignsInAsItself() async throws {
     let server = try AuthServer.require()
     let run = try await tokenctl(["login", "local-service", "--client-credentials"], server: server)
