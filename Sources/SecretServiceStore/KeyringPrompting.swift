@@ -11,8 +11,17 @@
 public struct KeyringPrompting: Sendable {
   /// Called with the provider's name just before the store waits on a prompt.
   public var notice: @Sendable (_ provider: String) -> Void
+  /// How long the store waits for the user's answer before it dismisses the prompt and
+  /// reports the keyring locked. A provider may also never answer: KeePassXC 2.7.4, asked
+  /// to unlock a database whose unlock dialog the user just cancelled, shows nothing and
+  /// never completes the prompt.
+  public var timeout: Duration
 
-  public init(notice: @escaping @Sendable (_ provider: String) -> Void) {
+  /// Two minutes: time to find the dialog, switch to it and type a password.
+  public static let defaultTimeout = Duration.seconds(120)
+
+  public init(timeout: Duration = defaultTimeout, notice: @escaping @Sendable (_ provider: String) -> Void) {
+    self.timeout = timeout
     self.notice = notice
   }
 

@@ -38,6 +38,11 @@ public enum KeyringSchema {
     public static let grant = "grant"
   }
 
+  /// The attributes an item may lack, and so may have to clear on an update.
+  static let optionalAttributes = [
+    Attribute.expires, Attribute.issuer, Attribute.clientID, Attribute.authority, Attribute.grant,
+  ]
+
   /// The `state` attribute's value for an account whose refresh token was rejected.
   public static let needsSignInState = "needs-sign-in"
 

@@ -56,6 +56,18 @@ enum SecretServiceError {
       recovery: "Run the command again and allow it when \(provider.name) asks. " + unlockRemedy(provider, collections))
   }
 
+  /// Nobody answered the provider's prompt in time, or the provider never completed it.
+  static func unanswered(_ collections: [String], provider: SecretServiceProvider?, after timeout: Duration)
+    -> TokenKitError
+  {
+    let provider = provider ?? .gnomeKeyring
+    let names = collections.map(provider.naming).joined(separator: " and ")
+    return TokenKitError(
+      .keyringLocked,
+      "\(names) stayed locked: \(provider.name)'s prompt got no answer within \(timeout.components.seconds) s",
+      recovery: unlockRemedy(provider, collections))
+  }
+
   private static func unlockRemedy(_ provider: SecretServiceProvider, _ collections: [String]) -> String {
     let first = collections.first ?? ""
     switch provider {

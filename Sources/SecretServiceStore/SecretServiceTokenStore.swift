@@ -135,11 +135,13 @@ public struct SecretServiceTokenStore: TokenStore {
       try requireUnlocked(service, existing)
       if let item = newestPerAccount(existing).first {
         // KeePassXC merges the attributes SetAttributes sends into those the item has, so
-        // one left out (no expiry any more) would keep its old value: every attribute the
-        // item has and this write lacks goes as an explicit empty value, which reads back
-        // as absent (KeyringSchema.listing).
+        // one left out (no expiry any more) would keep its old value: each of our optional
+        // attributes the item has and this write lacks goes as an explicit empty value,
+        // which reads back as absent (KeyringSchema.listing). Only ours: KeePassXC adds
+        // its entry's fields (Uuid, Path, Title…) and refuses to have them changed.
+        let kept = self.attributes(of: item)
         let complete = attributes.merging(
-          self.attributes(of: item).keys.filter { attributes[$0] == nil }.map { ($0, "") }
+          KeyringSchema.optionalAttributes.filter { attributes[$0] == nil && kept[$0] != nil }.map { ($0, "") }
         ) { new, _ in new }
         let table = GLibBridge.hashTable(complete)
         defer { tokenctl_g_hash_table_unref(table) }

@@ -1,6 +1,10 @@
 import CLibSecret
 import TokenKit
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// `Unlock` and its prompt, run over the bus by the store rather than by libsecret.
 ///
 /// libsecret calls a prompt's `Prompt` method with GDBus's default timeout, 25 s, and
@@ -44,13 +48,29 @@ enum SecretServiceUnlock {
     }
     defer { tokenctl_g_dbus_connection_signal_unsubscribe(connection, subscription) }
     prompting.notice(provider?.name ?? "your keyring")
+    let deadline = ContinuousClock.now + prompting.timeout
+    let milliseconds = prompting.timeout.components.seconds * 1000
     // The window id is empty: a command line has no window for the dialog to sit over.
     let answered = try call(
       connection, busName, prompt, "org.freedesktop.Secret.Prompt", "Prompt",
-      tokenctl_g_variant_new_tuple([tokenctl_g_variant_new_string("")], 1), replyType: "()", timeout: Int32.max)
+      tokenctl_g_variant_new_tuple([tokenctl_g_variant_new_string("")], 1), replyType: "()",
+      timeout: Int32(clamping: milliseconds))
     tokenctl_g_variant_unref(answered)
     let context = tokenctl_g_main_context_get_thread_default()
-    while outcome.dismissed == nil { _ = tokenctl_g_main_context_iteration(context, 1) }
+    // Polled, so that the deadline holds when no signal comes at all.
+    while outcome.dismissed == nil {
+      if tokenctl_g_main_context_iteration(context, 0) != 0 { continue }
+      if ContinuousClock.now >= deadline {
+        if let dismissed = try? call(
+          connection, busName, prompt, "org.freedesktop.Secret.Prompt", "Dismiss", nil, replyType: "()",
+          timeout: 5000)
+        {
+          tokenctl_g_variant_unref(dismissed)
+        }
+        throw SecretServiceError.unanswered(names, provider: provider, after: prompting.timeout)
+      }
+      usleep(50_000)
+    }
     if outcome.dismissed == true { throw SecretServiceError.refused(names, provider: provider) }
   }
 

@@ -18,7 +18,7 @@ import TokenStoreTesting
   /// A store that may unlock and prompt, as the command line's is in a desktop session;
   /// the notices it gives are counted.
   static func store(group: String, notices: NoticeCount? = nil) -> SecretServiceTokenStore {
-    SecretServiceTokenStore(group: group, prompting: KeyringPrompting { _ in notices?.add() })
+    SecretServiceTokenStore(group: group, prompting: KeyringPrompting(timeout: .seconds(15)) { _ in notices?.add() })
   }
 
   final class NoticeCount: @unchecked Sendable {
@@ -36,7 +36,8 @@ import TokenStoreTesting
 
   static func collections(_ arguments: [String]) throws -> String {
     let result = try TestProcess.run(
-      FileManager.default.currentDirectoryPath + "/Tests/Support/keyring-collections", arguments)
+      FileManager.default.currentDirectoryPath + "/Tests/Support/keyring-collections", arguments,
+      mergingStandardError: true)
     try #require(result.status == 0, "keyring-collections \(arguments) failed: \(result.stdout)")
     return result.stdout
   }
@@ -73,13 +74,13 @@ import TokenStoreTesting
   func anAccountInALockedSecondDatabaseIsLockedNotMissing() throws {
     let group = TokenStoreConformance.freshGroup()
     _ = try Self.collections(["unlock"])
+    // The account goes to "Other" as the default collection, and stays there: KeePassXC
+    // 2.7.4 refuses to give the alias back to "Passwords" (InvalidObjectPath), so the
+    // other tests here do not depend on which database is the default.
     _ = try Self.collections(["alias", "default", "Other"])
     let store = Self.store(group: group)
     let saved = SecretServiceTokenStoreTests.sample(group: group)
-    do {
-      defer { _ = try? Self.collections(["alias", "default", "Passwords"]) }
-      try store.save(saved.account, tokens: saved.tokens)
-    }
+    try store.save(saved.account, tokens: saved.tokens)
     defer {
       _ = try? Self.collections(["unlock"])
       _ = try? store.remove(saved.account.key)
@@ -109,7 +110,7 @@ import TokenStoreTesting
       _ = try? Self.collections(["unlock"])
       _ = try? store.remove(saved.account.key)
     }
-    _ = try Self.collections(["lock", "Passwords"])
+    _ = try Self.collections(["lock"])
     try Self.answerPrompts("deny")
     let error = try #require(throws: TokenKitError.self) { try store.load(saved.account.key) }
     #expect(error.code == .keyringLocked)
