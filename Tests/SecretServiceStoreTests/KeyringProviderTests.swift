@@ -98,22 +98,23 @@ import TokenStoreTesting
     #expect(notices.value >= 1)
   }
 
-  /// A prompt dismissed is "locked" (exit 7), not "no account" and not a hang.
-  @Test(.enabled(if: provider == "keepassxc"))
+  /// A prompt dismissed is "locked" (exit 7), not "no account" and not a hang. Run alone
+  /// (`--filter KeyringProviderTests/aDismissedPromptIsLocked`): after its cancelled
+  /// unlock dialog, KeePassXC 2.7.4 completes no later prompt of the session, so every
+  /// test after it would wait out the deadline.
+  @Test(.enabled(if: provider == "keepassxc" && ProcessInfo.processInfo.environment["TOKENCTL_TEST_DISMISS"] == "1"))
   func aDismissedPromptIsLocked() throws {
     let group = TokenStoreConformance.freshGroup()
     let store = Self.store(group: group)
     let saved = SecretServiceTokenStoreTests.sample(group: group)
     try store.save(saved.account, tokens: saved.tokens)
-    defer {
-      try? Self.answerPrompts("allow")
-      _ = try? Self.collections(["unlock"])
-      _ = try? store.remove(saved.account.key)
-    }
+    defer { try? Self.answerPrompts("allow") }
     _ = try Self.collections(["lock"])
     try Self.answerPrompts("deny")
+    let started = ContinuousClock.now
     let error = try #require(throws: TokenKitError.self) { try store.load(saved.account.key) }
     #expect(error.code == .keyringLocked)
+    #expect(ContinuousClock.now - started < .seconds(60))
   }
 
   /// KWallet keeps the content type an item was stored with, and `secret-tool lookup`
