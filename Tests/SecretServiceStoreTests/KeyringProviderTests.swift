@@ -117,6 +117,15 @@ import TokenStoreTesting
     #expect(ContinuousClock.now - started < .seconds(60))
   }
 
+  /// `doctor` spoke of gnome-keyring whoever provided the Secret Service: the diagnosis
+  /// names the program that owns org.freedesktop.secrets, from its process.
+  @Test func theDiagnosisNamesTheProvider() {
+    let expected: [String: SecretServiceProvider] = [
+      "gnome-keyring": .gnomeKeyring, "keepassxc": .keePassXC, "kwallet": .kWallet,
+    ]
+    #expect(SecretServiceDiagnosis.run().program == expected[Self.provider])
+  }
+
   /// KWallet keeps the content type an item was stored with, and `secret-tool lookup`
   /// (libsecret's text reader) refused `application/json` there: the secret is text.
   @Test func secretToolLooksTheTokensUp() throws {
