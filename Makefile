@@ -104,7 +104,7 @@ test: build check-man check-libsecret check-units auth-server-deps
 	$(KEYRING) Tests/Support/with-agent $(SWIFT) test --skip-build --filter 'TokenCtlCLITests\.|GitCredentialHelperTests\.' \
 	  --skip 'AgentIntegrationTests|KeyringChangeMonitorTests|KeyringDaemonRestartTests|SecretServiceStoreMemoryTests'
 	# The keyring store against KeePassXC as it ships (Tests/Support/with-secret-service).
-	Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build --filter 'KeyringProviderTests'
+	Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build --filter 'KeyringProviderTests|KeyringProviderCommandTests'
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(CRASH_HARNESS) --kills 30
 	FUZZ_SUMMARY=$(HARDENING) SWIFT=$(SWIFT) Tests/Fuzz/run --runs 20000
 	Tests/Hardening/report $(HARDENING)
@@ -115,7 +115,7 @@ test: build check-man check-libsecret check-units auth-server-deps
 # exact items: KeePassXC adds its entry's fields as attributes); then
 # KeePassXC's dismissed prompt, alone, since KeePassXC completes no prompt after it.
 PROVIDERS := gnome-keyring keepassxc kwallet
-PROVIDER_TESTS := KeyringProviderTests
+PROVIDER_TESTS := KeyringProviderTests|KeyringProviderCommandTests
 test-providers: build
 	for provider in $(PROVIDERS); do \
 	  echo "== $$provider"; \
