@@ -57,7 +57,9 @@ enum SecretServiceError {
   }
 
   /// Nobody answered the provider's prompt in time, or the provider never completed it.
-  static func unanswered(_ collections: [String], provider: SecretServiceProvider?, after timeout: Duration)
+  static func unanswered(
+    _ collections: [String], provider: SecretServiceProvider?, after timeout: Duration
+  )
     -> TokenKitError
   {
     let provider = provider ?? .gnomeKeyring
