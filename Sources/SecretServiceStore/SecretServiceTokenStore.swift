@@ -112,6 +112,12 @@ public struct SecretServiceTokenStore: TokenStore {
       what: "the tokens of \(account.key) for \(scopes)")
   }
 
+  /// The default collection, where a new account goes, is there and unlocked (unlocking
+  /// it where `prompting` allows).
+  public func checkWritable() throws {
+    try withService { service in try requireUnlocked(service, []) }
+  }
+
   /// Stores `json` as the secret of the item `key` identifies, replacing it in place when
   /// there is one; `what` names it in errors. Items of every schema of ours (accounts,
   /// tokens for other scopes, registered clients) are written here.
