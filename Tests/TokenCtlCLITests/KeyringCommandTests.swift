@@ -59,7 +59,9 @@ import TokenStoreTesting
     environment["DISPLAY"] = nil
     environment["WAYLAND_DISPLAY"] = nil
     let login = try TestProcess.run(
-      TestProcess.tokenctl, ["login", "graph", "--client-id", "11111111-2222-3333-4444-555555555555", "--timeout", "3"], environment: environment)
+      TestProcess.tokenctl,
+      ["login", "graph", "--client-id", "11111111-2222-3333-4444-555555555555", "--timeout", "3"],
+      environment: environment)
     #expect(login.status == 7, "\(login.stderr)")
     #expect(login.stderr.contains("is locked"), "\(login.stderr)")
     #expect(!FileManager.default.fileExists(atPath: marker.path))
