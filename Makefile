@@ -104,7 +104,8 @@ test: build check-man check-libsecret check-units auth-server-deps
 	$(KEYRING) Tests/Support/with-agent $(SWIFT) test --skip-build --filter 'TokenCtlCLITests\.|GitCredentialHelperTests\.' \
 	  --skip 'AgentIntegrationTests|KeyringChangeMonitorTests|KeyringDaemonRestartTests|SecretServiceStoreMemoryTests'
 	# The keyring store against KeePassXC as it ships (Tests/Support/with-secret-service).
-	Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build --filter 'KeyringProviderTests|KeyringProviderCommandTests'
+	# --no-parallel: KeePassXC refuses to lock a database while another test's dialog is up.
+	Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build --no-parallel --filter '$(PROVIDER_TESTS)'
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(CRASH_HARNESS) --kills 30
 	FUZZ_SUMMARY=$(HARDENING) SWIFT=$(SWIFT) Tests/Fuzz/run --runs 20000
 	Tests/Hardening/report $(HARDENING)
@@ -119,7 +120,8 @@ PROVIDER_TESTS := KeyringProviderTests|KeyringProviderCommandTests
 test-providers: build
 	for provider in $(PROVIDERS); do \
 	  echo "== $$provider"; \
-	  Tests/Support/with-secret-service $$provider $(SWIFT) test --skip-build --filter '$(PROVIDER_TESTS)' || exit 1; \
+	  Tests/Support/with-secret-service $$provider $(SWIFT) test --skip-build --no-parallel --filter '$(PROVIDER_TESTS)' \
+	    || exit 1; \
 	done
 	TOKENCTL_TEST_DISMISS=1 Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build \
 	  --filter 'KeyringProviderTests/aDismissedPromptIsLocked'
