@@ -112,7 +112,8 @@ test: build check-man check-libsecret check-units auth-server-deps
 
 # The Secret Service providers tokenctl supports, each started headless with its defaults
 # by Tests/Support/with-secret-service (gnome-keyring, KeePassXC 2.7, kwalletd5), running
-# the store's provider suite against each (SecretServiceTokenStoreTests pins gnome-keyring's
+# the store's provider suite and the tokenctl binary against each, directly and through an
+# agent (SecretServiceTokenStoreTests pins gnome-keyring's
 # exact items: KeePassXC adds its entry's fields as attributes); then
 # KeePassXC's dismissed prompt, alone, since KeePassXC completes no prompt after it.
 PROVIDERS := gnome-keyring keepassxc kwallet
@@ -122,6 +123,8 @@ test-providers: build
 	  echo "== $$provider"; \
 	  Tests/Support/with-secret-service $$provider $(SWIFT) test --skip-build --no-parallel --filter '$(PROVIDER_TESTS)' \
 	    || exit 1; \
+	  Tests/Support/with-secret-service $$provider Tests/Support/with-agent $(SWIFT) test --skip-build --no-parallel \
+	    --filter 'KeyringProviderCommandTests' || exit 1; \
 	done
 	TOKENCTL_TEST_DISMISS=1 Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build \
 	  --filter 'KeyringProviderTests/aDismissedPromptIsLocked'
