@@ -113,9 +113,9 @@ test: build check-man check-libsecret check-units auth-server-deps
 # The Secret Service providers tokenctl supports, each started headless with its defaults
 # by Tests/Support/with-secret-service (gnome-keyring, KeePassXC 2.7, kwalletd5), running
 # the store's provider suite and the tokenctl binary against each, directly and through an
-# agent (SecretServiceTokenStoreTests pins gnome-keyring's
-# exact items: KeePassXC adds its entry's fields as attributes); then
-# KeePassXC's dismissed prompt, alone, since KeePassXC completes no prompt after it.
+# agent (SecretServiceTokenStoreTests pins gnome-keyring's exact items: KeePassXC adds its
+# entry's fields as attributes); then a KeePassXC dialog answered after 30 s (past GDBus's
+# 25 s), and KeePassXC's dismissed prompt, alone, since KeePassXC completes no prompt after it.
 PROVIDERS := gnome-keyring keepassxc kwallet
 PROVIDER_TESTS := KeyringProviderTests|KeyringProviderCommandTests
 test-providers: build
@@ -126,6 +126,8 @@ test-providers: build
 	  Tests/Support/with-secret-service $$provider Tests/Support/with-agent $(SWIFT) test --skip-build --no-parallel \
 	    --filter 'KeyringProviderCommandTests' || exit 1; \
 	done
+	TOKENCTL_TEST_SLOW_PROMPT=1 Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build \
+	  --filter 'KeyringProviderCommandTests/aPromptAnsweredAfterThirtySecondsIsWaitedFor'
 	TOKENCTL_TEST_DISMISS=1 Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build \
 	  --filter 'KeyringProviderTests/aDismissedPromptIsLocked'
 

@@ -66,4 +66,28 @@ import TokenStoreTesting
     #expect(token.stderr.contains("KeePassXC"), "\(token.stderr)")
     #expect(!token.stderr.contains("gnome-keyring-daemon --unlock"), "\(token.stderr)")
   }
+
+  /// A user who takes longer than GDBus's default timeout (25 s) to answer KeePassXC's
+  /// dialog got exit 1 "Timeout was reached": tokenctl now waits on the prompt itself.
+  /// Slow (30 s), so only in `make test-providers` (TOKENCTL_TEST_SLOW_PROMPT=1).
+  @Test(
+    .enabled(
+      if: provider == "keepassxc" && !throughAgent
+        && ProcessInfo.processInfo.environment["TOKENCTL_TEST_SLOW_PROMPT"] == "1"))
+  func aPromptAnsweredAfterThirtySecondsIsWaitedFor() async throws {
+    let (store, key, access, environment) = try Self.seeded()
+    defer { _ = try? store.remove(key) }
+    let answers = try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_PROMPT_ANSWER"])
+    try Data("leave\n".utf8).write(to: URL(fileURLWithPath: answers))
+    defer { try? Data("allow\n".utf8).write(to: URL(fileURLWithPath: answers)) }
+    let answerLate = Task {
+      try await Task.sleep(for: .seconds(30))
+      try Data("allow\n".utf8).write(to: URL(fileURLWithPath: answers))
+    }
+    let started = ContinuousClock.now
+    let token = try await TestProcess.run(TestProcess.tokenctl, ["token", "ada@contoso.com"], environment: environment)
+    _ = try await answerLate.value
+    #expect(token.status == 0 && token.stdout == access + "\n", "\(token.stderr)")
+    #expect(ContinuousClock.now - started > .seconds(29))
+  }
 }
