@@ -313,32 +313,44 @@ public struct SecretServiceTokenStore: TokenStore {
     return items
   }
 
-  /// The paths of the unlocked and of the locked items that match `attributes`.
+  /// The paths of the unlocked and of the locked items that match `attributes`: the
+  /// service's `SearchItems`, called here rather than through libsecret for its timeout.
+  /// KeePassXC holds the call while it asks for a locked database's password ("unlock
+  /// before search", on by default), and GDBus's default of 25 s ended a slow answer in
+  /// "Timeout was reached"; where a prompt may be shown, the search waits as long as a
+  /// prompt would.
   private func searchPaths(
     _ service: OpaquePointer, _ attributes: [String: String]
   ) throws -> (unlocked: [String], locked: [String]) {
-    let table = GLibBridge.hashTable(attributes)
-    defer { tokenctl_g_hash_table_unref(table) }
-    var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
-    var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
-    defer {
-      tokenctl_g_strfreev(unlocked)
-      tokenctl_g_strfreev(locked)
+    let entries = attributes.sorted { $0.key < $1.key }.map { key, value in
+      tokenctl_g_variant_new_dict_entry(tokenctl_g_variant_new_string(key), tokenctl_g_variant_new_string(value))
     }
-    _ = try GLibBridge.call("searching the keyring") {
-      tokenctl_secret_service_search_for_dbus_paths_sync(service, nil, table, nil, &unlocked, &locked, $0)
+    let dictionary = entries.withUnsafeBufferPointer { buffer in
+      "{ss}".withCString { tokenctl_g_variant_new_array(OpaquePointer($0), buffer.baseAddress, buffer.count) }
     }
-    return (Self.strings(unlocked), Self.strings(locked))
-  }
-
-  private static func strings(_ array: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
-    var strings: [String] = []
-    var next = array
-    while let string = next?.pointee {
-      strings.append(String(cString: string))
-      next = next?.successor()
+    let timeout = prompting.map { Int32(clamping: $0.timeout.components.seconds * 1000) } ?? -1
+    let connection = tokenctl_g_dbus_proxy_get_connection(service)
+    let busName = tokenctl_g_dbus_proxy_get_name(service)
+    let reply = try GLibBridge.call("searching the keyring") { error in
+      let reply = "(aoao)".withCString { replyType in
+        tokenctl_g_dbus_connection_call_sync(
+          connection, busName, "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "SearchItems",
+          tokenctl_g_variant_new_tuple([dictionary], 1), OpaquePointer(replyType), G_DBUS_CALL_FLAGS_NONE, timeout,
+          nil, error)
+      }
+      if let failure = error.pointee { _ = tokenctl_g_dbus_error_strip_remote_error(failure) }
+      return reply
     }
-    return strings
+    guard let reply = reply ?? nil else {
+      throw TokenKitError(.storeFailure, "the Secret Service failed while searching the keyring: no reply")
+    }
+    defer { tokenctl_g_variant_unref(reply) }
+    func paths(_ index: Int) -> [String] {
+      let array = tokenctl_g_variant_get_child_value(reply, index)!
+      defer { tokenctl_g_variant_unref(array) }
+      return (0..<tokenctl_g_variant_n_children(array)).map { Self.string(array, $0) }
+    }
+    return (paths(0), paths(1))
   }
 
   private func provider(_ service: OpaquePointer) -> SecretServiceProvider? {

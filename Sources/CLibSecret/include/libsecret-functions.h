@@ -18,10 +18,6 @@
     (service, schema, attributes, flags, cancellable, callback, user_data))                                      \
   F(GList *, secret_service_search_finish, (SecretService *service, GAsyncResult *result, GError **error),       \
     (service, result, error))                                                                                    \
-  F(gboolean, secret_service_search_for_dbus_paths_sync,                                                         \
-    (SecretService *self, const SecretSchema *schema, GHashTable *attributes, GCancellable *cancellable,         \
-     gchar ***unlocked, gchar ***locked, GError **error),                                                        \
-    (self, schema, attributes, cancellable, unlocked, locked, error))                                            \
   V(secret_item_new_for_dbus_path,                                                                               \
     (SecretService *service, const gchar *item_path, SecretItemFlags flags, GCancellable *cancellable,           \
      GAsyncReadyCallback callback, gpointer user_data),                                                          \
