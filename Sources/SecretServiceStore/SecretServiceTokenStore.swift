@@ -1,6 +1,10 @@
 import CLibSecret
 import TokenKit
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// A `TokenStore` in the Secret Service (the GNOME keyring), through libsecret.
 ///
 /// Each account is one item in the default collection (the login keyring), with the
@@ -305,6 +309,13 @@ public struct SecretServiceTokenStore: TokenStore {
         guard unlocking else { throw SecretServiceError.locked(names, provider: provider(service)) }
         try SecretServiceUnlock.unlock(
           lockedCollections.map(\.path), names: names, service: service, prompting: prompting)
+        // KeePassXC completes the prompt before the database's items are searchable:
+        // give a just-unlocked database a second.
+        for _ in 0..<Self.searchesAfterUnlock {
+          let found = try find(service, attributes, withSecrets: withSecrets, unlocking: false)
+          if !found.isEmpty { return found }
+          usleep(200_000)
+        }
         return try find(service, attributes, withSecrets: withSecrets, unlocking: false)
       }
       let collection = try defaultCollection(service)
@@ -312,6 +323,11 @@ public struct SecretServiceTokenStore: TokenStore {
     }
     return items
   }
+
+  /// How many times a search is tried, 200 ms apart, after unlocking collections before
+  /// it takes "nothing" for an answer (KeePassXC 2.7.4 lists a database's items a moment
+  /// after it reports the database unlocked).
+  private static let searchesAfterUnlock = 5
 
   /// The paths of the unlocked and of the locked items that match `attributes`: the
   /// service's `SearchItems`, called here rather than through libsecret for its timeout.
