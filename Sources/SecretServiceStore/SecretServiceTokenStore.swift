@@ -310,7 +310,7 @@ public struct SecretServiceTokenStore: TokenStore {
         try SecretServiceUnlock.unlock(
           lockedCollections.map(\.path), names: names, service: service, prompting: prompting)
         // KeePassXC completes the prompt before the database's items are searchable:
-        // give a just-unlocked database a second.
+        // give a just-unlocked database up to 3 s (1 s was not always enough on 2 cores).
         for _ in 0..<Self.searchesAfterUnlock {
           let found = try find(service, attributes, withSecrets: withSecrets, unlocking: false)
           if !found.isEmpty { return found }
@@ -324,10 +324,10 @@ public struct SecretServiceTokenStore: TokenStore {
     return items
   }
 
-  /// How many times a search is tried, 200 ms apart, after unlocking collections before
+  /// How many times a search is tried, 200 ms apart (3 s), after unlocking collections before
   /// it takes "nothing" for an answer (KeePassXC 2.7.4 lists a database's items a moment
   /// after it reports the database unlocked).
-  private static let searchesAfterUnlock = 5
+  private static let searchesAfterUnlock = 15
 
   /// The paths of the unlocked and of the locked items that match `attributes`: the
   /// service's `SearchItems`, called here rather than through libsecret for its timeout.
