@@ -44,7 +44,14 @@ KEYRING := Tests/Support/with-private-keyring
 # remote, and the agent looks only at these two.)
 # skopeo: the Docker credential helper's tests pull from a registry stand-in with the real
 # containers tools' client (Tests/Support/docker-registry-server), as Podman and Buildah do.
-DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish curl bubblewrap xdg-dbus-proxy skopeo
+# keepassxc, xvfb and xdotool: `make test` runs the keyring store's provider suite against
+# KeePassXC as well (Tests/Support/with-secret-service), the Secret Service provider whose
+# defaults differ most from gnome-keyring's (access confirmation, merged attributes, one
+# collection per database); KeePassXC is a Qt program and needs an X server (Xvfb), and
+# xdotool answers its dialogs as a user would.
+# libkf5wallet-bin and libqca-qt5-2-plugins: kwalletd5, KDE's Secret Service, for `make
+# test-providers`; without QCA's plugins kwalletd5 cannot encrypt a wallet.
+DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish curl bubblewrap xdg-dbus-proxy keepassxc xvfb xdotool libkf5wallet-bin libqca-qt5-2-plugins skopeo
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count
@@ -52,7 +59,7 @@ DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev l
 BENCH_PACKAGES := hyperfine curl git-credential-oauth build-essential time valgrind
 
 .PHONY: keyring-backend-deps
-.PHONY: all deps bench-deps build test demo bench man check-man check-libsecret check-units lint install install-completions clean hardening fuzz fuzz-short check-release startup-order
+.PHONY: all deps bench-deps build test test-providers demo bench man check-man check-libsecret check-units lint install install-completions clean hardening fuzz fuzz-short check-release startup-order
 
 all: build
 
@@ -99,9 +106,33 @@ test: build check-man check-libsecret check-units auth-server-deps keyring-backe
 	# errors either way (issue 13). The agent's own suite starts agents of its own.
 	$(KEYRING) Tests/Support/with-agent $(SWIFT) test --skip-build --filter 'TokenCtlCLITests\.|GitCredentialHelperTests\.' \
 	  --skip 'AgentIntegrationTests|KeyringChangeMonitorTests|KeyringDaemonRestartTests|SecretServiceStoreMemoryTests'
+	# The keyring store against KeePassXC as it ships (Tests/Support/with-secret-service).
+	# --no-parallel: KeePassXC refuses to lock a database while another test's dialog is up.
+	Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build --no-parallel --filter '$(PROVIDER_TESTS)'
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(CRASH_HARNESS) --kills 30
 	FUZZ_SUMMARY=$(HARDENING) SWIFT=$(SWIFT) Tests/Fuzz/run --runs 20000
 	Tests/Hardening/report $(HARDENING)
+
+# The Secret Service providers tokenctl supports, each started headless with its defaults
+# by Tests/Support/with-secret-service (gnome-keyring, KeePassXC 2.7, kwalletd5), running
+# the store's provider suite and the tokenctl binary against each, directly and through an
+# agent (SecretServiceTokenStoreTests pins gnome-keyring's exact items: KeePassXC adds its
+# entry's fields as attributes); then a KeePassXC dialog answered after 30 s (past GDBus's
+# 25 s), and KeePassXC's dismissed prompt, alone, since KeePassXC completes no prompt after it.
+PROVIDERS := gnome-keyring keepassxc kwallet
+PROVIDER_TESTS := KeyringProviderTests|KeyringProviderCommandTests
+test-providers: build
+	for provider in $(PROVIDERS); do \
+	  echo "== $$provider"; \
+	  Tests/Support/with-secret-service $$provider $(SWIFT) test --skip-build --no-parallel --filter '$(PROVIDER_TESTS)' \
+	    || exit 1; \
+	  Tests/Support/with-secret-service $$provider Tests/Support/with-agent $(SWIFT) test --skip-build --no-parallel \
+	    --filter 'KeyringProviderCommandTests' || exit 1; \
+	done
+	TOKENCTL_TEST_SLOW_PROMPT=1 Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build \
+	  --filter 'KeyringProviderCommandTests/aPromptAnsweredAfterThirtySecondsIsWaitedFor'
+	TOKENCTL_TEST_DISMISS=1 Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build \
+	  --filter 'KeyringProviderTests/aDismissedPromptIsLocked'
 
 # The hardening checks in full: 200 kills, every fault, the secret scan, and 1,000,000
 # fuzz runs per target (about 20 minutes on 2 cores).

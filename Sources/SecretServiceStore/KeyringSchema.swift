@@ -14,8 +14,10 @@ import TokenKit
 public enum KeyringSchema {
   /// The schema name, stored in the `xdg:schema` attribute as libsecret does.
   public static let name = "org.tokenctl.Account"
-  /// The content type of the secret.
-  public static let contentType = "application/json"
+  /// The content type of the secret, which is JSON. Not `application/json`: KWallet
+  /// keeps the content type, and libsecret's text readers (`secret-tool lookup`, Python's
+  /// `secretstorage` `get_secret` does not care) take only `text/plain` as text.
+  public static let contentType = "text/plain"
 
   /// Attribute names.
   public enum Attribute {
@@ -35,6 +37,11 @@ public enum KeyringSchema {
     public static let state = "state"
     public static let grant = "grant"
   }
+
+  /// The attributes an item may lack, and so may have to clear on an update.
+  static let optionalAttributes = [
+    Attribute.expires, Attribute.issuer, Attribute.clientID, Attribute.authority, Attribute.grant,
+  ]
 
   /// The `state` attribute's value for an account whose refresh token was rejected.
   public static let needsSignInState = "needs-sign-in"
@@ -75,7 +82,10 @@ public enum KeyringSchema {
   }
 
   /// Reads an item's attributes back; `nil` when they are not a complete tokenctl item.
-  static func listing(from attributes: [String: String]) -> AccountListing? {
+  static func listing(from stored: [String: String]) -> AccountListing? {
+    // An empty value is an attribute cleared on a provider that merges attributes
+    // (KeePassXC; see SecretServiceTokenStore.put): it reads as absent.
+    let attributes = stored.filter { !$0.value.isEmpty }
     guard attributes[Attribute.schema] == name,
       let type = attributes[Attribute.type], let id = attributes[Attribute.account],
       let group = attributes[Attribute.group], let displayName = attributes[Attribute.name],

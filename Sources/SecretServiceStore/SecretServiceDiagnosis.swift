@@ -27,6 +27,9 @@ public struct SecretServiceDiagnosis: Sendable {
   /// The step that failed, with the store's error for it; nil when every step passed.
   public var failure: (step: Step, error: TokenKitError)?
   public var provider: Provider?
+  /// The program that owns `org.freedesktop.secrets`, from its process (see
+  /// ``SecretServiceProvider``); nil when nobody runs it yet or the bus does not say.
+  public var program: SecretServiceProvider?
   /// The label of the collection the `default` alias names (`Login`).
   public var defaultCollection: String?
 
@@ -53,6 +56,7 @@ public struct SecretServiceDiagnosis: Sendable {
     defer { GLibBridge.unref(bus) }
     if let owner = nameOwner(bus) {
       diagnosis.provider = .running(owner: owner)
+      diagnosis.program = SecretServiceProvider.owning(bus: bus)
     } else if activatableNames(bus).contains(secretsName) {
       diagnosis.provider = .activatable
     } else {
@@ -68,7 +72,9 @@ public struct SecretServiceDiagnosis: Sendable {
       let failingStep: Step = diagnosis.provider == .activatable ? .secretService : .defaultCollection
       let (label, isLocked) = try GLibBridge.withOwnContext { try defaultCollection(failingAs: failingStep) }
       diagnosis.defaultCollection = label
-      if isLocked { diagnosis.failure = (.unlocked, SecretServiceError.locked(label)) }
+      // An activated service has a process only now.
+      if diagnosis.program == nil { diagnosis.program = SecretServiceProvider.owning(bus: bus) }
+      if isLocked { diagnosis.failure = (.unlocked, SecretServiceError.locked([label], provider: diagnosis.program)) }
     } catch let failure as DiagnosisFailure {
       diagnosis.failure = (failure.step, failure.error)
     } catch let stale as StaleSecretService {

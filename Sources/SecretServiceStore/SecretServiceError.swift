@@ -33,12 +33,63 @@ enum SecretServiceError {
       "Create a login keyring: in Seahorse (Passwords and Keys) choose New › Password Keyring and make it the default, or run `gnome-keyring-daemon --unlock` and type a password followed by Ctrl-D."
   )
 
-  static func locked(_ keyring: String) -> TokenKitError {
-    TokenKitError(
-      .keyringLocked, "the keyring '\(keyring)' is locked, so tokenctl cannot read or write its tokens",
-      recovery:
-        "Unlock it: log in to the desktop session, open Seahorse (Passwords and Keys) and unlock '\(keyring)', or run `gnome-keyring-daemon --unlock` and type its password followed by Ctrl-D."
-    )
+  static func locked(_ keyring: String) -> TokenKitError { locked([keyring], provider: nil) }
+
+  /// The collections named are locked, and were not unlocked: no prompt could be shown
+  /// (``KeyringPrompting``), or the provider unlocks only in its own window. `provider`
+  /// words the remedy: each unlocks its own way.
+  static func locked(_ collections: [String], provider: SecretServiceProvider?) -> TokenKitError {
+    let provider = provider ?? .gnomeKeyring
+    let names = collections.map(provider.naming).joined(separator: " and ")
+    return TokenKitError(
+      .keyringLocked,
+      "\(names) \(collections.count > 1 ? "are" : "is") locked, so tokenctl cannot read or write its tokens",
+      recovery: unlockRemedy(provider, collections))
+  }
+
+  /// The user (or the provider on their behalf) dismissed the provider's prompt.
+  static func refused(_ collections: [String], provider: SecretServiceProvider?) -> TokenKitError {
+    let provider = provider ?? .gnomeKeyring
+    let names = collections.map(provider.naming).joined(separator: " and ")
+    return TokenKitError(
+      .keyringLocked, "\(provider.name) did not let tokenctl in: its prompt for \(names) was dismissed",
+      recovery: "Run the command again and allow it when \(provider.name) asks. " + unlockRemedy(provider, collections))
+  }
+
+  /// Nobody answered the provider's prompt in time, or the provider never completed it.
+  static func unanswered(
+    _ collections: [String], provider: SecretServiceProvider?, after timeout: Duration
+  )
+    -> TokenKitError
+  {
+    let provider = provider ?? .gnomeKeyring
+    let names = collections.map(provider.naming).joined(separator: " and ")
+    return TokenKitError(
+      .keyringLocked,
+      "\(names) stayed locked: \(provider.name)'s prompt got no answer within \(timeout.components.seconds) s",
+      recovery: unlockRemedy(provider, collections))
+  }
+
+  private static func unlockRemedy(_ provider: SecretServiceProvider, _ collections: [String]) -> String {
+    let first = collections.first ?? ""
+    switch provider {
+    case .keePassXC:
+      return """
+        Unlock \(provider.naming(first)) in KeePassXC's window (`keepassxc` brings it up), then run the \
+        command again from your desktop session, where tokenctl asks KeePassXC for access: allow it in \
+        KeePassXC's dialog.
+        """
+    case .kWallet:
+      return """
+        Run the command again from your desktop session (DISPLAY or WAYLAND_DISPLAY set), where tokenctl \
+        asks KWallet to unlock \(provider.naming(first)), or open it with `kwalletmanager5`.
+        """
+    case .gnomeKeyring, .other:
+      return """
+        Unlock it: log in to the desktop session, open Seahorse (Passwords and Keys) and unlock \
+        '\(first)', or run `gnome-keyring-daemon --unlock` and type its password followed by Ctrl-D.
+        """
+    }
   }
 
   /// Maps a `GError` from a Secret Service call to a `TokenKitError`. GLib's messages name
@@ -51,6 +102,12 @@ enum SecretServiceError {
     {
       return locked("default")
     }
+    // GDBus's own timeout (25 s unless the call sets one), raised locally with no D-Bus
+    // name: a provider showing a dialog while it holds the call (KeePassXC's access
+    // confirmation) ran past it. G_IO_ERROR_TIMED_OUT is 24 in GIO's GIOErrorEnum.
+    if error.pointee.domain == tokenctl_g_io_error_quark(), error.pointee.code == 24 {
+      return didNotAnswer(what)
+    }
     switch remote {
     case "org.freedesktop.Secret.Error.IsLocked":
       return locked("default")
@@ -59,12 +116,18 @@ enum SecretServiceError {
       "org.freedesktop.DBus.Error.Spawn.Failed":
       return noSecretService(message)
     case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout":
-      return TokenKitError(
-        .keyringUnavailable, "the Secret Service did not answer while \(what)",
-        recovery: "Check that gnome-keyring-daemon is running and not waiting on a prompt, then try again.")
+      return didNotAnswer(what)
     default:
       return TokenKitError(.storeFailure, "the Secret Service failed while \(what): \(message)")
     }
+  }
+
+  static func didNotAnswer(_ what: String) -> TokenKitError {
+    TokenKitError(
+      .keyringUnavailable, "the Secret Service did not answer while \(what)",
+      recovery:
+        "Check that the Secret Service provider (gnome-keyring-daemon, KeePassXC, kwalletd5) is running and shows no dialog, answer its dialog if it does, then run the command again."
+    )
   }
 
   /// Whether `error` says that the Secret Service libsecret is bound to has left the bus.

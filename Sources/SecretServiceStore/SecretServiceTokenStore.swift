@@ -1,6 +1,10 @@
 import CLibSecret
 import TokenKit
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// A `TokenStore` in the Secret Service (the GNOME keyring), through libsecret.
 ///
 /// Each account is one item in the default collection (the login keyring), with the
@@ -9,14 +13,20 @@ import TokenKit
 /// sees the same accounts. The Secret Service gives no per-application isolation, so a
 /// group is a namespace and not a wall: any program of the user's can read every item.
 ///
-/// A locked keyring makes libsecret's lookups return nothing without an error. This store
-/// checks the lock state whenever it finds nothing, or finds a locked item, and throws
-/// `keyringLocked` then, so that "locked" is never mistaken for "no such account".
+/// A locked collection hides its items from searches, and a provider may report items
+/// locked to a program it has not allowed yet (KeePassXC's access confirmation). This
+/// store unlocks them through the Secret Service's `Unlock` and its prompt when
+/// `prompting` allows (``KeyringPrompting``), and otherwise throws `keyringLocked`; when it
+/// finds nothing it checks every collection, so that "locked" is never mistaken for "no
+/// such account".
 public struct SecretServiceTokenStore: TokenStore {
   public let group: String
+  /// Whether a locked collection or item may be unlocked, prompting the user; nil: never.
+  public let prompting: KeyringPrompting?
 
-  public init(group: String = Account.defaultGroup) {
+  public init(group: String = Account.defaultGroup, prompting: KeyringPrompting? = nil) {
     self.group = group
+    self.prompting = prompting
   }
 
   public func list(_ query: AccountQuery) throws -> [AccountListing] {
@@ -106,6 +116,12 @@ public struct SecretServiceTokenStore: TokenStore {
       what: "the tokens of \(account.key) for \(scopes)")
   }
 
+  /// The default collection, where a new account goes, is there and unlocked (unlocking
+  /// it where `prompting` allows).
+  public func checkWritable() throws {
+    try withService { service in try requireUnlocked(service, []) }
+  }
+
   /// Stores `json` as the secret of the item `key` identifies, replacing it in place when
   /// there is one; `what` names it in errors. Items of every schema of ours (accounts,
   /// tokens for other scopes, registered clients) are written here.
@@ -128,6 +144,17 @@ public struct SecretServiceTokenStore: TokenStore {
       defer { existing.forEach(GLibBridge.unref) }
       try requireUnlocked(service, existing)
       if let item = newestPerAccount(existing).first {
+        // KeePassXC merges the attributes SetAttributes sends into those the item has, so
+        // one left out (no expiry any more) would keep its old value: each of our optional
+        // attributes the item has and this write lacks goes as an explicit empty value,
+        // which reads back as absent (KeyringSchema.listing). Only ours: KeePassXC adds
+        // its entry's fields (Uuid, Path, Title…) and refuses to have them changed.
+        let kept = self.attributes(of: item)
+        let complete = attributes.merging(
+          KeyringSchema.optionalAttributes.filter { attributes[$0] == nil && kept[$0] != nil }.map { ($0, "") }
+        ) { new, _ in new }
+        let table = GLibBridge.hashTable(complete)
+        defer { tokenctl_g_hash_table_unref(table) }
         // Replace in place. The secret goes first and in one call, so the tokens are
         // swapped atomically; the attributes then catch up. Creating with "replace" would
         // not do: the Secret Service replaces only an item whose attributes are all equal,
@@ -260,43 +287,121 @@ public struct SecretServiceTokenStore: TokenStore {
   /// The items that match `attributes`, in every collection, with their properties, and
   /// their secrets when `withSecrets`.
   private func find(
-    _ service: OpaquePointer, _ attributes: [String: String], withSecrets: Bool
+    _ service: OpaquePointer, _ attributes: [String: String], withSecrets: Bool, unlocking: Bool = true
   ) throws -> [FoundItem] {
-    let table = GLibBridge.hashTable(attributes)
-    defer { tokenctl_g_hash_table_unref(table) }
-    var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
-    var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>? = nil
-    defer {
-      tokenctl_g_strfreev(unlocked)
-      tokenctl_g_strfreev(locked)
-    }
-    _ = try GLibBridge.call("searching the keyring") {
-      tokenctl_secret_service_search_for_dbus_paths_sync(service, nil, table, nil, &unlocked, &locked, $0)
-    }
-    // The search names locked items apart instead of hiding them; that, or the default
-    // collection's state when nothing matched, tells "locked" from "no such account".
-    if locked?.pointee != nil { throw SecretServiceError.locked(try collectionLabel(service)) }
-    var paths: [String] = []
-    var next = unlocked
-    while let path = next?.pointee {
-      paths.append(String(cString: path))
-      next = next?.successor()
+    let (paths, locked) = try searchPaths(service, attributes)
+    // The search names locked items apart instead of hiding them (KeePassXC: items a
+    // program has not been allowed to read yet): unlock them, then search again.
+    if !locked.isEmpty {
+      let names = try collections(service, holding: locked)
+      guard unlocking else { throw SecretServiceError.locked(names, provider: provider(service)) }
+      try SecretServiceUnlock.unlock(locked, names: names, service: service, prompting: prompting)
+      return try find(service, attributes, withSecrets: withSecrets, unlocking: false)
     }
     let items = try withSecrets ? self.withSecrets(service, paths) : paths.map { try properties(service, of: $0) }
     if items.isEmpty {
+      // A locked collection hides its items, the one with this account among them perhaps
+      // (two KeePassXC databases open, one locked): unlock every locked one, or say that
+      // they are locked, rather than "no such account".
+      let lockedCollections = try collections(service).filter(\.isLocked)
+      if !lockedCollections.isEmpty {
+        let names = lockedCollections.map(\.label)
+        guard unlocking else { throw SecretServiceError.locked(names, provider: provider(service)) }
+        try SecretServiceUnlock.unlock(
+          lockedCollections.map(\.path), names: names, service: service, prompting: prompting)
+        // KeePassXC completes the prompt before the database's items are searchable:
+        // give a just-unlocked database up to 3 s (1 s was not always enough on 2 cores).
+        for _ in 0..<Self.searchesAfterUnlock {
+          let found = try find(service, attributes, withSecrets: withSecrets, unlocking: false)
+          if !found.isEmpty { return found }
+          usleep(200_000)
+        }
+        return try find(service, attributes, withSecrets: withSecrets, unlocking: false)
+      }
       let collection = try defaultCollection(service)
       GLibBridge.unref(collection)
     }
     return items
   }
 
+  /// How many times a search is tried, 200 ms apart (3 s), after unlocking collections before
+  /// it takes "nothing" for an answer (KeePassXC 2.7.4 lists a database's items a moment
+  /// after it reports the database unlocked).
+  private static let searchesAfterUnlock = 15
+
+  /// The paths of the unlocked and of the locked items that match `attributes`: the
+  /// service's `SearchItems`, called here rather than through libsecret for its timeout.
+  /// KeePassXC holds the call while it asks for a locked database's password ("unlock
+  /// before search", on by default), and GDBus's default of 25 s ended a slow answer in
+  /// "Timeout was reached"; where a prompt may be shown, the search waits as long as a
+  /// prompt would.
+  private func searchPaths(
+    _ service: OpaquePointer, _ attributes: [String: String]
+  ) throws -> (unlocked: [String], locked: [String]) {
+    let entries = attributes.sorted { $0.key < $1.key }.map { key, value in
+      tokenctl_g_variant_new_dict_entry(tokenctl_g_variant_new_string(key), tokenctl_g_variant_new_string(value))
+    }
+    let dictionary = entries.withUnsafeBufferPointer { buffer in
+      "{ss}".withCString { tokenctl_g_variant_new_array(OpaquePointer($0), buffer.baseAddress, buffer.count) }
+    }
+    let timeout = prompting.map { Int32(clamping: $0.timeout.components.seconds * 1000) } ?? -1
+    let connection = tokenctl_g_dbus_proxy_get_connection(service)
+    let busName = tokenctl_g_dbus_proxy_get_name(service)
+    let reply = try GLibBridge.call("searching the keyring") { error in
+      let reply = "(aoao)".withCString { replyType in
+        tokenctl_g_dbus_connection_call_sync(
+          connection, busName, "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "SearchItems",
+          tokenctl_g_variant_new_tuple([dictionary], 1), OpaquePointer(replyType), G_DBUS_CALL_FLAGS_NONE, timeout,
+          nil, error)
+      }
+      if let failure = error.pointee { _ = tokenctl_g_dbus_error_strip_remote_error(failure) }
+      return reply
+    }
+    guard let reply = reply ?? nil else {
+      throw TokenKitError(.storeFailure, "the Secret Service failed while searching the keyring: no reply")
+    }
+    defer { tokenctl_g_variant_unref(reply) }
+    func paths(_ index: Int) -> [String] {
+      let array = tokenctl_g_variant_get_child_value(reply, index)!
+      defer { tokenctl_g_variant_unref(array) }
+      return (0..<tokenctl_g_variant_n_children(array)).map { Self.string(array, $0) }
+    }
+    return (paths(0), paths(1))
+  }
+
+  private func provider(_ service: OpaquePointer) -> SecretServiceProvider? {
+    SecretServiceProvider.owning(bus: tokenctl_g_dbus_proxy_get_connection(service))
+  }
+
   /// The `Attributes` and `Modified` properties of the item at `path`, read with one
   /// `GetAll` call on the connection and bus name libsecret uses for `service`, whose
   /// reply is freed before the next item's.
   private func properties(_ service: OpaquePointer, of path: String) throws -> FoundItem {
+    let dictionary = try getAll(service, path, interface: "org.freedesktop.Secret.Item")
+    defer { tokenctl_g_variant_unref(dictionary) }
+    var attributes: [String: String] = [:]
+    if let pairs = Self.lookup(dictionary, "Attributes", type: "a{ss}") {
+      defer { tokenctl_g_variant_unref(pairs) }
+      for index in 0..<tokenctl_g_variant_n_children(pairs) {
+        let pair = tokenctl_g_variant_get_child_value(pairs, index)!
+        defer { tokenctl_g_variant_unref(pair) }
+        attributes[Self.string(pair, 0)] = Self.string(pair, 1)
+      }
+    }
+    var modified: UInt64 = 0
+    if let value = Self.lookup(dictionary, "Modified", type: "t") {
+      modified = tokenctl_g_variant_get_uint64(value)
+      tokenctl_g_variant_unref(value)
+    }
+    return FoundItem(path: path, attributes: attributes, modified: modified)
+  }
+
+  /// The properties of `interface` at `path`, as a dictionary (`a{sv}`): one `GetAll` call
+  /// on the connection and bus name libsecret uses for `service`.
+  private func getAll(_ service: OpaquePointer, _ path: String, interface name: String) throws -> OpaquePointer {
     let connection = tokenctl_g_dbus_proxy_get_connection(service)
     let busName = tokenctl_g_dbus_proxy_get_name(service)
-    var interface: OpaquePointer? = tokenctl_g_variant_new_string("org.freedesktop.Secret.Item")
+    var interface: OpaquePointer? = tokenctl_g_variant_new_string(name)
     let parameters = tokenctl_g_variant_new_tuple(&interface, 1)
     let reply = try GLibBridge.call("searching the keyring") { error in
       let reply = "(a{sv})".withCString { replyType in
@@ -314,23 +419,7 @@ public struct SecretServiceTokenStore: TokenStore {
       throw TokenKitError(.storeFailure, "the Secret Service failed while searching the keyring: no reply")
     }
     defer { tokenctl_g_variant_unref(reply) }
-    let dictionary = tokenctl_g_variant_get_child_value(reply, 0)!
-    defer { tokenctl_g_variant_unref(dictionary) }
-    var attributes: [String: String] = [:]
-    if let pairs = Self.lookup(dictionary, "Attributes", type: "a{ss}") {
-      defer { tokenctl_g_variant_unref(pairs) }
-      for index in 0..<tokenctl_g_variant_n_children(pairs) {
-        let pair = tokenctl_g_variant_get_child_value(pairs, index)!
-        defer { tokenctl_g_variant_unref(pair) }
-        attributes[Self.string(pair, 0)] = Self.string(pair, 1)
-      }
-    }
-    var modified: UInt64 = 0
-    if let value = Self.lookup(dictionary, "Modified", type: "t") {
-      modified = tokenctl_g_variant_get_uint64(value)
-      tokenctl_g_variant_unref(value)
-    }
-    return FoundItem(path: path, attributes: attributes, modified: modified)
+    return tokenctl_g_variant_get_child_value(reply, 0)!
   }
 
   private static func lookup(_ dictionary: OpaquePointer, _ key: String, type: String) -> OpaquePointer? {
@@ -397,13 +486,16 @@ public struct SecretServiceTokenStore: TokenStore {
     return found
   }
 
-  /// Throws `keyringLocked` when any found item is locked, or when nothing was found and
-  /// the default collection is locked: a locked keyring hides its items from searches.
+  /// Unlocks the found items that are locked, or, when nothing was found, the default
+  /// collection, where a new item goes (see `unlock(_:names:service:)`).
   private func requireUnlocked(
     _ service: OpaquePointer, _ items: [OpaquePointer]
   ) throws {
-    if items.contains(where: { tokenctl_secret_item_get_locked($0) != 0 }) {
-      throw SecretServiceError.locked(try collectionLabel(service))
+    let locked = items.filter { tokenctl_secret_item_get_locked($0) != 0 }
+    if !locked.isEmpty {
+      let paths = locked.map { String(cString: tokenctl_g_dbus_proxy_get_object_path($0)) }
+      try SecretServiceUnlock.unlock(
+        paths, names: try collections(service, holding: paths), service: service, prompting: prompting)
     }
     if items.isEmpty {
       let collection = try defaultCollection(service)
@@ -411,7 +503,7 @@ public struct SecretServiceTokenStore: TokenStore {
     }
   }
 
-  /// The default collection, checked to be unlocked.
+  /// The default collection, unlocked (prompting as `prompting` allows).
   private func defaultCollection(
     _ service: OpaquePointer
   ) throws
@@ -426,10 +518,55 @@ public struct SecretServiceTokenStore: TokenStore {
     else { throw SecretServiceError.noDefaultKeyring }
     if tokenctl_secret_collection_get_locked(collection) != 0 {
       let label = Self.label(of: collection)
-      GLibBridge.unref(collection)
-      throw SecretServiceError.locked(label)
+      let path = String(cString: tokenctl_g_dbus_proxy_get_object_path(collection))
+      do {
+        try SecretServiceUnlock.unlock([path], names: [label], service: service, prompting: prompting)
+      } catch {
+        GLibBridge.unref(collection)
+        throw error
+      }
     }
     return collection
+  }
+
+  /// A collection of the Secret Service, read from its D-Bus properties.
+  private struct CollectionState {
+    let path: String
+    let label: String
+    let isLocked: Bool
+  }
+
+  /// Every collection, with its label and lock: the service's `Collections` property,
+  /// then each one's properties.
+  private func collections(_ service: OpaquePointer) throws -> [CollectionState] {
+    let list = try getAll(service, "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service")
+    defer { tokenctl_g_variant_unref(list) }
+    guard let paths = Self.lookup(list, "Collections", type: "ao") else { return [] }
+    defer { tokenctl_g_variant_unref(paths) }
+    return try (0..<tokenctl_g_variant_n_children(paths)).map { index in
+      let path = Self.string(paths, index)
+      let properties = try getAll(service, path, interface: "org.freedesktop.Secret.Collection")
+      defer { tokenctl_g_variant_unref(properties) }
+      var label = ""
+      if let value = Self.lookup(properties, "Label", type: "s") {
+        label = String(cString: tokenctl_g_variant_get_string(value, nil))
+        tokenctl_g_variant_unref(value)
+      }
+      var isLocked = false
+      if let value = Self.lookup(properties, "Locked", type: "b") {
+        isLocked = tokenctl_g_variant_get_boolean(value) != 0
+        tokenctl_g_variant_unref(value)
+      }
+      return CollectionState(path: path, label: label, isLocked: isLocked)
+    }
+  }
+
+  /// The labels of the collections that hold the items at `paths` (an item's path is its
+  /// collection's, one level down).
+  private func collections(_ service: OpaquePointer, holding paths: [String]) throws -> [String] {
+    let parents = Set(paths.map { String($0[..<($0.lastIndex(of: "/") ?? $0.endIndex)]) })
+    let labels = try collections(service).filter { parents.contains($0.path) }.map(\.label)
+    return labels.isEmpty ? [try collectionLabel(service)] : labels
   }
 
   private func collectionLabel(_ service: OpaquePointer) throws -> String {

@@ -72,10 +72,17 @@ public struct CLIContext: Sendable {
   /// The real world: the built-in plugins, the Secret Service, the system clock, the
   /// process's environment and standard streams, libcurl.
   public static func live(environment: [String: String]) throws -> CLIContext {
+    let output = StandardOutput()
+    // Where a desktop session can show the keyring's dialog, a locked keyring or a
+    // provider's access confirmation (KeePassXC) is unlocked through it, and the user
+    // told why the command waits.
+    let prompting = KeyringPrompting.whereDisplayed(environment) { provider in
+      output.writeError("tokenctl: waiting for your keyring's prompt: answer \(provider)'s dialog to go on\n")
+    }
     var context = CLIContext(
       registry: try BuiltinPlugins.registry(),
-      makeStore: { SecretServiceTokenStore(group: $0) },
-      clock: SystemClock(), environment: environment, output: StandardOutput())
+      makeStore: { SecretServiceTokenStore(group: $0, prompting: prompting) },
+      clock: SystemClock(), environment: environment, output: output)
     var isolation = ProcessRefreshIsolation(environment: environment)
     isolation.warn = { [warnings = context.warnings] in warnings.add($0) }
     context.refreshIsolation = isolation

@@ -47,9 +47,18 @@ public protocol TokenStore: Sendable {
   /// the account's own item holds the grant. Throws when `account.group` is not this
   /// store's group. The account's own item is left as it is.
   func saveToken(_ tokens: TokenSet, scopes: ScopeSet, of account: Account) throws
+
+  /// Throws what ``save(_:tokens:)`` would throw for a store it cannot write to (a locked
+  /// keyring nobody unlocks, no keyring at all), unlocking it where the store may: a
+  /// sign-in checks this before it asks the user to sign in, so that an issued grant is not
+  /// left without a place to go.
+  func checkWritable() throws
 }
 
 extension TokenStore {
+  /// A store that is always writable (in memory) checks nothing.
+  public func checkWritable() throws {}
+
   public func loadAll(_ query: AccountQuery) throws -> [StoredAccount] {
     try list(query).compactMap { try load($0.account.key) }
   }

@@ -45,6 +45,28 @@ import TokenStoreTesting
     "updated", "1790000000", "refreshable", "true",
   ]
 
+  /// `login` ran the whole sign-in before it found the keyring locked, then dropped the
+  /// grant: it checks the keyring first, so neither the browser nor the server is asked
+  /// (before, with no display, it started a device sign-in at login.microsoftonline.com).
+  @Test func loginChecksTheKeyringBeforeTheBrowser() throws {
+    let session = try PrivateSession(.unlockedKeyring)
+    defer { session.stop() }
+    try session.lockLoginKeyring()
+    let marker = FileManager.default.temporaryDirectory.appendingPathComponent("browser-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: marker) }
+    var environment = session.environment
+    environment["BROWSER"] = "/usr/bin/touch \(marker.path)"
+    environment["DISPLAY"] = nil
+    environment["WAYLAND_DISPLAY"] = nil
+    let login = try TestProcess.run(
+      TestProcess.tokenctl,
+      ["login", "graph", "--client-id", "11111111-2222-3333-4444-555555555555", "--timeout", "3"],
+      environment: environment)
+    #expect(login.status == 7, "\(login.stderr)")
+    #expect(login.stderr.contains("is locked"), "\(login.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: marker.path))
+  }
+
   @Test func aLockedKeyringIsReportedAsLockedNotAsAMissingAccount() throws {
     let session = try PrivateSession(.unlockedKeyring)
     defer { session.stop() }

@@ -18,10 +18,6 @@
     (service, schema, attributes, flags, cancellable, callback, user_data))                                      \
   F(GList *, secret_service_search_finish, (SecretService *service, GAsyncResult *result, GError **error),       \
     (service, result, error))                                                                                    \
-  F(gboolean, secret_service_search_for_dbus_paths_sync,                                                         \
-    (SecretService *self, const SecretSchema *schema, GHashTable *attributes, GCancellable *cancellable,         \
-     gchar ***unlocked, gchar ***locked, GError **error),                                                        \
-    (self, schema, attributes, cancellable, unlocked, locked, error))                                            \
   V(secret_item_new_for_dbus_path,                                                                               \
     (SecretService *service, const gchar *item_path, SecretItemFlags flags, GCancellable *cancellable,           \
      GAsyncReadyCallback callback, gpointer user_data),                                                          \
@@ -62,6 +58,7 @@
   F(const gchar *, secret_value_get, (SecretValue *value, gsize *length), (value, length))                       \
   V(secret_value_unref, (gpointer value), (value))                                                               \
   F(GQuark, secret_error_get_quark, (void), ())                                                                  \
+  F(GQuark, g_io_error_quark, (void), ())                                                                        \
   /* GLib: memory, strings, hash tables and lists */                                                             \
   V(g_free, (gpointer memory), (memory))                                                                         \
   F(gchar *, g_strdup, (const gchar *string), (string))                                                          \
@@ -106,6 +103,7 @@
     (GVariant *dictionary, const gchar *key, const GVariantType *expected_type),                                 \
     (dictionary, key, expected_type))                                                                            \
   F(GVariant *, g_variant_new_string, (const gchar *string), (string))                                           \
+  F(GVariant *, g_variant_new_object_path, (const gchar *object_path), (object_path))                            \
   F(GVariant *, g_variant_new_tuple, (GVariant *const *children, gsize count), (children, count))                \
   F(guint32, g_variant_get_uint32, (GVariant *value), (value))                                                   \
   F(gboolean, g_variant_get_boolean, (GVariant *value), (value))                                                 \
@@ -129,6 +127,7 @@
   F(gboolean, g_dbus_error_strip_remote_error, (GError *error), (error))                                         \
   F(GDBusConnection *, g_dbus_proxy_get_connection, (GDBusProxy *proxy), (proxy))                                \
   F(const gchar *, g_dbus_proxy_get_name, (GDBusProxy *proxy), (proxy))                                          \
+  F(const gchar *, g_dbus_proxy_get_object_path, (GDBusProxy *proxy), (proxy))                                   \
   F(guint, g_dbus_connection_signal_subscribe,                                                                   \
     (GDBusConnection *connection, const gchar *sender, const gchar *interface_name, const gchar *member,         \
      const gchar *object_path, const gchar *arg0, GDBusSignalFlags flags, GDBusSignalCallback callback,          \

@@ -103,6 +103,9 @@ extension TokenCtl {
         scopes: scopes.isEmpty ? nil : scopes, clientID: clientID, issuer: issuer, timeout: .seconds(timeout))
       options.loginHint = loginHint
       let descriptor = try manager.registry.descriptor(type)
+      // The keyring first: a sign-in the keyring then refuses leaves the user with a grant
+      // issued for nothing, after a trip through the browser.
+      try store.checkWritable()
       // A type that registers its own client: the one registered at this issuer before,
       // whose loopback port a server that compares redirect URIs exactly insists on.
       let registrationIssuer = ClientRegistrar.issuer(

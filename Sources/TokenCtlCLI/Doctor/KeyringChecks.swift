@@ -39,13 +39,26 @@ enum KeyringChecks {
       return "connected (DBUS_SESSION_BUS_ADDRESS=\(address))"
     case .secretService:
       switch diagnosis.provider {
-      case .running(let owner): return "org.freedesktop.secrets is owned by \(owner)"
+      case .running(let owner):
+        guard let program = diagnosis.program else { return "org.freedesktop.secrets is owned by \(owner)" }
+        return "org.freedesktop.secrets is owned by \(owner): \(program.name)"
       case .activatable, nil: return "org.freedesktop.secrets is not running yet; the bus starts it on first use"
       }
     case .defaultCollection:
       return "the 'default' alias names the keyring '\(diagnosis.defaultCollection ?? "default")'"
     case .unlocked:
-      return "'\(diagnosis.defaultCollection ?? "default")' is unlocked"
+      let unlocked = "'\(diagnosis.defaultCollection ?? "default")' is unlocked"
+      switch diagnosis.program {
+      case .keePassXC:
+        // Unlocked is not enough there: KeePassXC asks the user to allow each program
+        // that reads an entry it did not write (its access confirmation, on by default).
+        return unlocked
+          + "; KeePassXC asks you to allow tokenctl the first time it reads an entry, and tokenctl waits for that dialog"
+      case .kWallet:
+        return unlocked + "; KWallet's collection may lock again, and tokenctl unlocks it when it runs"
+      default:
+        return unlocked
+      }
     }
   }
 
