@@ -109,20 +109,27 @@ import TokenStoreTesting
   /// URIs exactly, port included), and signs in as ada with the tokenctl built beside us.
   /// Returns the registration and the account.
   func signInWithRegisteredClient(_ server: GlewlwydServer) async throws -> ([String: Any], StoredAccount) {
-    let port = try Self.freePort()
-    var metadata = Self.nativeClientMetadata(redirectURI: "http://127.0.0.1:\(port)/")
-    // glewlwyd 2.7.5 takes a client registered with token_endpoint_auth_method "none" for a
-    // confidential one (see aClientRegisteredWithoutASecretIsStillConfidential); its own
-    // member client_confidential (doc/OIDC.md, "Client registration") makes it public.
-    metadata["client_confidential"] = false
-    let registration = try await register(metadata, at: server)
-    let clientID = try #require(registration["client_id"] as? String)
-    try "[types.oidc]\nredirect_port = \(port)\n".write(
-      to: scratch.appendingPathComponent("config/tokenctl/config.toml"), atomically: true, encoding: .utf8)
+    var registration: [String: Any] = [:]
+    // The port is free when chosen, but another test may bind it before tokenctl listens
+    // (CI's full suite once did): then a new port, and a new registration for it.
+    for attempt in 1...3 {
+      let port = try Self.freePort()
+      var metadata = Self.nativeClientMetadata(redirectURI: "http://127.0.0.1:\(port)/")
+      // glewlwyd 2.7.5 takes a client registered with token_endpoint_auth_method "none" for a
+      // confidential one (see aClientRegisteredWithoutASecretIsStillConfidential); its own
+      // member client_confidential (doc/OIDC.md, "Client registration") makes it public.
+      metadata["client_confidential"] = false
+      registration = try await register(metadata, at: server)
+      let clientID = try #require(registration["client_id"] as? String)
+      try "[types.oidc]\nredirect_port = \(port)\n".write(
+        to: scratch.appendingPathComponent("config/tokenctl/config.toml"), atomically: true, encoding: .utf8)
 
-    let login = try await tokenctl("login", "oidc", "--browser", "--issuer", server.issuer, "--client-id", clientID)
-    let browserLog = (try? String(contentsOf: scratch.appendingPathComponent("browser.log"), encoding: .utf8)) ?? ""
-    try #require(login.status == 0, "login: \(login.stderr)\nbrowser: \(browserLog)")
+      let login = try await tokenctl("login", "oidc", "--browser", "--issuer", server.issuer, "--client-id", clientID)
+      if login.status != 0, attempt < 3, login.stderr.contains("another program uses that port") { continue }
+      let browserLog = (try? String(contentsOf: scratch.appendingPathComponent("browser.log"), encoding: .utf8)) ?? ""
+      try #require(login.status == 0, "login: \(login.stderr)\nbrowser: \(browserLog)")
+      break
+    }
     let listing = try #require(try store.list(AccountQuery(type: "oidc")).first)
     return (registration, try #require(try store.load(listing.account.key)))
   }
