@@ -18,13 +18,19 @@ public struct CredentialHelper: Sendable {
   let locks: any AccountLocking
   let explain: @Sendable (CredentialDecline) -> Void
 
+  /// Whether a stored token valid long enough is answered here; false leaves every
+  /// answer to the caller's `freshTokens` (the agent, which also knows when it will
+  /// replace a token ahead of expiry).
+  let handsOutStoredTokens: Bool
+
   /// `rules` are `[git.accounts]` of config.toml; `environment` may name the account in
   /// `TOKENCTL_ACCOUNT`; `explain` tells the user why a request of ours got no answer.
   public init(
     registry: AccountTypeRegistry, store: any TokenStore, environment: [String: String],
     rules: [String: String] = [:], clock: any WallClock, locks: any AccountLocking,
-    explain: @escaping @Sendable (CredentialDecline) -> Void
+    handsOutStoredTokens: Bool = true, explain: @escaping @Sendable (CredentialDecline) -> Void
   ) {
+    self.handsOutStoredTokens = handsOutStoredTokens
     self.locks = locks
     self.registry = registry
     self.store = store
@@ -67,7 +73,9 @@ public struct CredentialHelper: Sendable {
     // it, without a second keyring search or reading the configuration again; anything
     // else goes through the refresher (lock, re-read, refresh).
     let tokens: TokenSet
-    if let stored = choice.stored, stored.isServable(forAtLeast: Self.minimumValidity, clock: clock, locks: locks) {
+    if handsOutStoredTokens, let stored = choice.stored,
+      stored.isServable(forAtLeast: Self.minimumValidity, clock: clock, locks: locks)
+    {
       tokens = stored.tokens
     } else {
       tokens = try await freshTokens(choice.account.key, choice.stored)

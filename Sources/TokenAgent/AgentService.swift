@@ -257,7 +257,8 @@ public final class AgentService: Sendable {
     if let account = request["account"] { environment["TOKENCTL_ACCOUNT"] = account }
     let helper = CredentialHelper(
       registry: registry, store: store, environment: environment, rules: configuration.gitAccounts, clock: clock,
-      locks: locks(world), explain: { decline in declines.withLock { $0.append(decline) } })
+      locks: locks(world), handsOutStoredTokens: false, explain: { decline in declines.withLock { $0.append(decline) } }
+    )
     let warnings = Warnings()
     let answered = Mutex<Account?>(nil)
     let answer = try await helper.get(message) { key, stored in
@@ -271,9 +272,9 @@ public final class AgentService: Sendable {
         throw DirectAnswer(reason: "the account went away")
       }
       answered.withLock { $0 = current.account }
-      return try await self.freshTokens(
-        world: world, group: group, stored: current, minimumValidity: CredentialHelper.minimumValidity,
-        warnings: warnings)
+      // The agent's one judgment of what may be handed out, as for `token` (handOut).
+      return try await self.handOut(
+        world: world, group: group, stored: current, asked: CredentialHelper.minimumValidity, warnings: warnings)
     }
     // Telling git's user why nothing came, or offering a sign-in, is the terminal's job.
     guard declines.withLock(\.isEmpty) else { throw DirectAnswer(reason: "a request we decline") }

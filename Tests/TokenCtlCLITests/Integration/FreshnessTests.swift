@@ -130,6 +130,28 @@ import TokenStoreTesting
     await AgentIntegrationTests.finish(agent, secrets: [ada.tokens.accessToken, handedOut])
   }
 
+  /// The same through git's helper and the agent: git is not handed the token the agent
+  /// is about to replace either.
+  @Test func gitIsNotHandedATokenDueForItsRefreshAheadWithinItsMargin() async throws {
+    let setup = try AgentIntegrationTests.Setup()
+    defer { setup.cleanUp() }
+    var ada = try setup.seed(name: "ada", access: "due-ahead-git-\(UUID().uuidString)", expiresIn: 300)
+    ada.tokens.issuedAt = Date().addingTimeInterval(-700)
+    try setup.store().save(ada.account, tokens: ada.tokens)
+    let agent = try await setup.startAgent()
+    var git = setup.viaAgent()
+    git["GIT_CONFIG_COUNT"] = "1"
+    git["GIT_CONFIG_KEY_0"] = "credential.helper"
+    git["GIT_CONFIG_VALUE_0"] = GitCredentialTests.helper
+    let fill = try await TestProcess.run(
+      "/usr/bin/git", ["credential", "fill"], environment: git, stdin: "protocol=http\nhost=127.0.0.1\n\n")
+    #expect(fill.status == 0, "\(fill.stderr)")
+    #expect(!fill.stdout.contains(ada.tokens.accessToken), "git got the token the agent is about to replace")
+    let stored = try #require(try setup.store().load(ada.account.key))
+    #expect(fill.stdout.contains("password=\(stored.tokens.accessToken)\n"), "\(fill.stdout)")
+    await AgentIntegrationTests.finish(agent, secrets: [ada.tokens.accessToken, stored.tokens.accessToken])
+  }
+
   /// A soak against the real server, for `make hardening`: timing decides whether a token
   /// handed out just before a refresh starts is used before it ends, so on a loaded machine
   /// it measures the machine as much as tokenctl.
