@@ -109,6 +109,15 @@ import TokenStoreTesting
     await AgentIntegrationTests.finish(agent, secrets: [ada.tokens.accessToken, renewed.accessToken])
   }
 
+  /// A 1,000-second token that has lived 700 s: valid 300 s more, far beyond its margin
+  /// (60 s), but due for the agent's refresh ahead (at 75 %) in 50 s.
+  static func seedDueForRefreshAhead(_ setup: AgentIntegrationTests.Setup) throws -> StoredAccount {
+    var ada = try setup.seed(name: "ada", access: "due-ahead-\(UUID().uuidString)", expiresIn: 300)
+    ada.tokens.issuedAt = Date().addingTimeInterval(-700)
+    try setup.store().save(ada.account, tokens: ada.tokens)
+    return ada
+  }
+
   /// The agent refreshes every account it hands out ahead of expiry (at 75 % of its
   /// lifetime), and that refresh may revoke the token it replaces. So a token due for its
   /// refresh ahead within its margin is not handed out: the agent refreshes first. Here a
@@ -117,9 +126,7 @@ import TokenStoreTesting
   @Test func aTokenDueForItsRefreshAheadWithinItsMarginIsRefreshedFirst() async throws {
     let setup = try AgentIntegrationTests.Setup()
     defer { setup.cleanUp() }
-    var ada = try setup.seed(name: "ada", access: "due-ahead-\(UUID().uuidString)", expiresIn: 300)
-    ada.tokens.issuedAt = Date().addingTimeInterval(-700)
-    try setup.store().save(ada.account, tokens: ada.tokens)
+    let ada = try Self.seedDueForRefreshAhead(setup)
     let agent = try await setup.startAgent()
     let run = try await TestProcess.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
     #expect(run.status == 0, "\(run.stderr)")
@@ -135,16 +142,11 @@ import TokenStoreTesting
   @Test func gitIsNotHandedATokenDueForItsRefreshAheadWithinItsMargin() async throws {
     let setup = try AgentIntegrationTests.Setup()
     defer { setup.cleanUp() }
-    var ada = try setup.seed(name: "ada", access: "due-ahead-git-\(UUID().uuidString)", expiresIn: 300)
-    ada.tokens.issuedAt = Date().addingTimeInterval(-700)
-    try setup.store().save(ada.account, tokens: ada.tokens)
+    let ada = try Self.seedDueForRefreshAhead(setup)
     let agent = try await setup.startAgent()
-    var git = setup.viaAgent()
-    git["GIT_CONFIG_COUNT"] = "1"
-    git["GIT_CONFIG_KEY_0"] = "credential.helper"
-    git["GIT_CONFIG_VALUE_0"] = GitCredentialTests.helper
     let fill = try await TestProcess.run(
-      "/usr/bin/git", ["credential", "fill"], environment: git, stdin: "protocol=http\nhost=127.0.0.1\n\n")
+      "/usr/bin/git", ["credential", "fill"], environment: GitCredentialTests.withHelper(setup.viaAgent()),
+      stdin: "protocol=http\nhost=127.0.0.1\n\n")
     #expect(fill.status == 0, "\(fill.stderr)")
     #expect(!fill.stdout.contains(ada.tokens.accessToken), "git got the token the agent is about to replace")
     let stored = try #require(try setup.store().load(ada.account.key))

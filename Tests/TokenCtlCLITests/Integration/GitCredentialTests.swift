@@ -94,6 +94,15 @@ import TokenStoreTesting
     """.write(to: types.appendingPathComponent("gitlocal.toml"), atomically: true, encoding: .utf8)
   }
 
+  /// `environment` with `git-credential-tokenctl` as git's only credential helper.
+  static func withHelper(_ environment: [String: String]) -> [String: String] {
+    var git = environment
+    git["GIT_CONFIG_COUNT"] = "1"
+    git["GIT_CONFIG_KEY_0"] = "credential.helper"
+    git["GIT_CONFIG_VALUE_0"] = helper
+    return git
+  }
+
   /// `git-credential-tokenctl`, built beside `tokenctl`.
   static var helper: String {
     URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent()

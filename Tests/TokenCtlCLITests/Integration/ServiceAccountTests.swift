@@ -117,12 +117,9 @@ import TokenStoreTesting
     defer { _ = try? store.remove(AccountKey(type: "svc", id: server.serviceClientID)) }
     let first = try await signInAndLetExpire()
 
-    var git = environment
-    git["GIT_CONFIG_COUNT"] = "1"
-    git["GIT_CONFIG_KEY_0"] = "credential.helper"
-    git["GIT_CONFIG_VALUE_0"] = GitCredentialTests.helper
     let fill = try await TestProcess.run(
-      "/usr/bin/git", ["credential", "fill"], environment: git, stdin: "protocol=http\nhost=127.0.0.1\n\n")
+      "/usr/bin/git", ["credential", "fill"], environment: GitCredentialTests.withHelper(environment),
+      stdin: "protocol=http\nhost=127.0.0.1\n\n")
     #expect(fill.status == 0, "\(fill.stderr)")
     let renewed = try storedToken()
     #expect(renewed != first)
