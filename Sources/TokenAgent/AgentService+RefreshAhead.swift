@@ -30,7 +30,7 @@ extension AgentService {
           // Kept until now for its refresh token, due weeks away: the access token's own
           // schedule is sooner, so the wait is cut short and the due time computed again.
           state.tracked[key]?.idleLifetime = nil
-          state.tracked[key]?.nap?.cancel()
+          state.wake(key)
         }
         return false
       }
@@ -130,8 +130,8 @@ extension AgentService {
       // systems (and under faketime), but the wall clock has moved apart from the boot clock.
       noticeWallClockStep()
       let world = world(for: key.context)
-      let (idleLifetime, refreshNow) = state.withLock {
-        ($0.tracked[key]?.idleLifetime, $0.tracked[key]?.refreshNow == true)
+      let (idleLifetime, refreshNow, wakes) = state.withLock {
+        ($0.tracked[key]?.idleLifetime, $0.tracked[key]?.refreshNow == true, $0.tracked[key]?.wakes ?? 0)
       }
       let stored: StoredAccount
       do {
@@ -144,7 +144,7 @@ extension AgentService {
         let wait = refreshNow ? 0 : due.timeIntervalSince(clock.now)
         if wait > 0 {
           setNext(key, due)
-          await nap(key, .milliseconds(Int64(wait * 1000) + 1), scheduledFor: idleLifetime)
+          await nap(key, .milliseconds(Int64(wait * 1000) + 1), seenWakes: wakes)
           continue
         }
         guard let current = try store(key.group).load(key.account) else {
@@ -157,7 +157,7 @@ extension AgentService {
         // the keyring changes (recorded, the failure is what wakeFailing looks for).
         failures += 1
         record(key, error: error)
-        await pause(key, seconds: backoff(failures, error: error), error: "\(error)")
+        await pause(key, seconds: backoff(failures, error: error), error: "\(error)", seenWakes: wakes)
         continue
       }
       do {
@@ -179,19 +179,20 @@ extension AgentService {
       } catch {
         failures += 1
         record(key, error: error)
-        await pause(key, seconds: backoff(failures, error: error), error: "\(error)")
+        await pause(key, seconds: backoff(failures, error: error), error: "\(error)", seenWakes: wakes)
       }
     }
   }
 
-  /// Waits `duration` until the next refresh, or less when ``track(world:group:account:idleLifetime:)``
-  /// changes the schedule meanwhile.
-  /// `idleLifetime` is the one the wait was computed for: changed already, there is no wait.
-  private func nap(_ key: TrackKey, _ duration: Duration, scheduledFor idleLifetime: Double?) async {
+  /// Waits `duration` until the next refresh, or less when something cuts the wait short
+  /// meanwhile (``State/wake(_:)``: a new schedule, a clock step, a keyring change).
+  /// `seenWakes` is the count of wakes the wait was computed after: a wake since, there is
+  /// no wait, as the wake could not cancel a wait not yet begun.
+  private func nap(_ key: TrackKey, _ duration: Duration, seenWakes: Int) async {
     let sleep = self.sleep
     let nap = Task<Void, Never>(executorPreference: ThreadPoolExecutor.shared) { _ = try? await sleep(duration) }
     let kept = state.withLock { state -> Bool in
-      guard state.tracked[key] != nil, state.tracked[key]?.idleLifetime == idleLifetime else { return false }
+      guard state.tracked[key] != nil, state.tracked[key]?.wakes == seenWakes else { return false }
       state.tracked[key]?.nap = nap
       return true
     }
@@ -218,11 +219,10 @@ extension AgentService {
 
   /// Waits after a failure; cut short when the keyring changes (``wakeFailing()``): a
   /// locked keyring that is unlocked, a keyring daemon back.
-  private func pause(_ key: TrackKey, seconds: Double, error: String) async {
+  private func pause(_ key: TrackKey, seconds: Double, error: String, seenWakes: Int) async {
     setNext(key, clock.now.addingTimeInterval(seconds))
     log("could not refresh ahead (\(error.split(separator: "\n").first ?? "")); trying again in \(Int(seconds)) s")
-    let idleLifetime = state.withLock { $0.tracked[key]?.idleLifetime }
-    await nap(key, .milliseconds(Int64(seconds * 1000)), scheduledFor: idleLifetime)
+    await nap(key, .milliseconds(Int64(seconds * 1000)), seenWakes: seenWakes)
   }
 
   /// The wall clock was set or jumped (``WallClockWatch``): every wait for a refresh is cut
@@ -231,8 +231,9 @@ extension AgentService {
   /// refreshed at once, since its token's expiry was a wall-clock time on the old clock.
   public func wallClockChanged() {
     noticeWallClockStep()
-    let naps = state.withLock { state in state.tracked.values.compactMap(\.nap) }
-    for nap in naps { nap.cancel() }
+    state.withLock { state in
+      for key in state.tracked.keys { state.wake(key) }
+    }
   }
 
   /// Compares the wall clock with the boot clock as last seen; a difference of more than
@@ -253,8 +254,9 @@ extension AgentService {
 
   /// Cuts short the wait of every account whose last refresh failed, to try again now.
   func wakeFailing() {
-    let naps = state.withLock { state in state.tracked.values.filter { $0.lastError != nil }.compactMap(\.nap) }
-    for nap in naps { nap.cancel() }
+    state.withLock { state in
+      for (key, tracked) in state.tracked where tracked.lastError != nil { state.wake(key) }
+    }
   }
 
   private func setNext(_ key: TrackKey, _ date: Date) {

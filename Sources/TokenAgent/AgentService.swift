@@ -63,6 +63,10 @@ public final class AgentService: Sendable {
     /// changes (a client asked for the access token of an account kept only for its
     /// refresh token). Never a refresh in flight.
     var nap: Task<Void, Never>?
+    /// Counts the calls to cut this account's wait short. A wake that comes between the
+    /// task's look at its schedule and the start of its wait finds no wait to cancel; the
+    /// count tells the wait it is stale (``AgentService/nap(_:_:seenWakes:)``).
+    var wakes = 0
     /// The wall clock was stepped since its tokens were stored: their expiry, a wall-clock
     /// time, may be off by as much, so the account is refreshed now, whatever it says.
     var refreshNow = false
@@ -85,6 +89,13 @@ public final class AgentService: Sendable {
     var observers: Observers?
     /// The wall clock less the boot clock when last looked at (``noticeWallClockStep()``).
     var wallMinusBoot: Double?
+
+    /// Cuts the wait of `key`'s refresh ahead short, or the wait it is about to begin.
+    mutating func wake(_ key: TrackKey) {
+      guard tracked[key] != nil else { return }
+      tracked[key]?.wakes += 1
+      tracked[key]?.nap?.cancel()
+    }
   }
   let state = Mutex(State())
 
