@@ -17,14 +17,21 @@ public enum OwnExecutables {
     return String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
   }()
 
-  /// The names of the executables `make install` puts beside each other: tokenctl and the
-  /// helpers that are tokenctl under a tool's name.
-  public static let siblings = ["tokenctl", "git-credential-tokenctl", "docker-credential-tokenctl"]
+  /// The names of tokenctl's executables: tokenctl, the helpers that are tokenctl under a
+  /// tool's name, and the front end (AgentFrontEnd), which users run under those names.
+  public static let siblings = [
+    "tokenctl", "git-credential-tokenctl", "docker-credential-tokenctl", "tokenctl-front-end",
+  ]
 
-  /// Whether `file` is one of tokenctl's own executables, as they are now.
+  /// Whether `file` is one of tokenctl's own executables, as they are now: beside the
+  /// running one (a build folder), or, for the full program `make install` puts in
+  /// `libexec/tokenctl`, the front ends in `bin` beside `libexec`.
   public static func contains(_ file: FileID) -> Bool {
     var paths = ["/proc/self/exe"]
-    if let folder { paths += siblings.map { folder + "/" + $0 } }
+    if let folder {
+      paths += siblings.map { folder + "/" + $0 }
+      if folder.hasSuffix("/libexec/tokenctl") { paths += siblings.map { folder + "/../../bin/" + $0 } }
+    }
     return paths.contains { FileID.of($0) == file }
   }
 

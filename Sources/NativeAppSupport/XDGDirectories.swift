@@ -1,3 +1,4 @@
+import AgentWire
 import TokenKit
 
 #if canImport(FoundationEssentials)
@@ -46,8 +47,8 @@ public struct XDGDirectories: Sendable, Hashable {
     config = base("XDG_CONFIG_HOME", ".config") + "/tokenctl"
     cache = base("XDG_CACHE_HOME", ".cache") + "/tokenctl"
     state = base("XDG_STATE_HOME", ".local/state") + "/tokenctl"
-    if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-      self.runtime = runtime + "/tokenctl"
+    if let runtime = AgentSocketLocation.runtimeFolder(environment: environment) {
+      self.runtime = runtime
       runtimeRoot = self.runtime
       journal = self.runtime + "/journal"
     } else {

@@ -1,3 +1,4 @@
+import AgentFrontEnd
 import AgentProtocol
 import TokenAgent
 import TokenKit
@@ -15,25 +16,22 @@ import TokenKit
 /// failed `connect` when no agent runs. The agent's errors are the core's errors, reported
 /// by the same code as the direct path's.
 struct AgentClient: Sendable {
-  let socket: String
-  let context: [String: String]
+  /// How a request is put to the agent: the front end's way (``AgentAsk``), shared.
+  let asker: AgentAsk
+  /// The answer the front end got already (``FrontEnd/HandOver``): the first question is
+  /// answered with it rather than asked again.
+  let handedOver: AgentMessage?
 
-  /// The longest a client waits for an answer: the agent may be refreshing, which has its
-  /// own limits (the lock's and the HTTP exchange's); past this, something is wrong with
-  /// the agent, and the client does the work itself.
-  static let answerTimeoutMilliseconds: Int32 = Int32(2 * HTTPTransportLimits.totalTimeoutSeconds + 15) * 1000
+  var socket: String { asker.socket }
 
   /// The client for this environment; nil when it asks for the direct path
   /// (`TOKENCTL_AGENT=0`), or for a debug log of the HTTP exchanges, which only the direct
   /// path can write to this process's standard error.
-  init?(environment: [String: String]) {
-    guard !AgentSocketLocation.isDisabled(environment: environment), environment["TOKENCTL_LOG"] != "debug" else {
-      return nil
-    }
-    socket = AgentSocketLocation.path(environment: environment)
-    var context: [String: String] = [:]
-    for name in AgentMessage.contextVariables { context[name] = environment[name] }
-    self.context = context
+  init?(environment: [String: String], handedOver: AgentMessage? = nil) {
+    guard let asker = AgentAsk(environment: environment, socket: AgentSocketLocation.path(environment: environment))
+    else { return nil }
+    self.asker = asker
+    self.handedOver = handedOver
   }
 
   /// What the agent said, when it said something the client can use.
@@ -47,14 +45,7 @@ struct AgentClient: Sendable {
 
   /// Asks `kind` with `fields`, in `group`; nil: do it yourself.
   func ask(_ kind: String, group: String, _ fields: [AgentMessage.Field]) -> Outcome? {
-    guard let connection = AgentConnection(path: socket) else { return nil }
-    var request = AgentMessage(kind, [.init("group", group)] + fields)
-    for (name, value) in context.sorted(by: { $0.key < $1.key }) {
-      request.append(AgentMessage.contextField(name), value)
-    }
-    guard let answer = try? connection.exchange(request, timeoutMilliseconds: Self.answerTimeoutMilliseconds) else {
-      return nil
-    }
+    guard let answer = handedOver ?? asker.ask(kind, group: group, fields) else { return nil }
     let typeWarnings = answer.values("type-warning")
     if answer.kind == AgentMessage.Answer.error {
       // The agent's own way to the keyring is broken (its session bus restarted under it,

@@ -1,3 +1,4 @@
+import AgentFrontEnd
 import AgentProtocol
 import GitCredentialHelper
 import NativeAppSupport
@@ -27,18 +28,14 @@ enum AgentFastPath {
     case direct(input: [UInt8]?)
   }
 
-  /// The variables the fast path reads, from getenv's table.
-  static let variables =
-    ["TOKENCTL_AGENT", "TOKENCTL_LOG", "TOKENCTL_AGENT_SOCKET", "TOKENCTL_GROUP", "TOKENCTL_ACCOUNT"]
-    + AgentMessage.contextVariables
-
-  static func run(_ arguments: [String]) -> Result {
-    guard let command = Command(arguments) else { return .notTaken }
+  /// `handedOver`: the answer the front end got for this command line already.
+  static func run(_ arguments: [String], handedOver: AgentMessage? = nil) -> Result {
+    guard let command = ClientCommand(arguments) else { return .notTaken }
     var environment: [String: String] = [:]
-    for name in variables {
+    for name in AgentAsk.variables {
       if let value = getenv(name) { environment[name] = String(cString: value) }
     }
-    guard let client = AgentClient(environment: environment) else { return .notTaken }
+    guard let client = AgentClient(environment: environment, handedOver: handedOver) else { return .notTaken }
     let group = command.group ?? environment["TOKENCTL_GROUP"] ?? Account.defaultGroup
     guard !group.isEmpty else { return .notTaken }
     let output = StandardOutput()
@@ -106,68 +103,5 @@ enum AgentFastPath {
     }
     TokenCtl.report(error, context: context, json: false)
     return ExitStatus(for: error).rawValue
-  }
-
-  /// The command lines taken, parsed as swift-argument-parser would parse them.
-  enum Command {
-    case token(account: String, minValid: Int?, group: String?)
-    case credentialGet(group: String?)
-    /// `docker-credential get`: Docker's helper, asked as git's with the registry's URL.
-    case dockerGet(group: String?)
-
-    var group: String? {
-      switch self {
-      case .token(_, _, let group), .credentialGet(let group), .dockerGet(let group): group
-      }
-    }
-
-    init?(_ arguments: [String]) {
-      guard let name = arguments.first else { return nil }
-      var account: String?
-      var minValid: Int?
-      var group: String?
-      var operation: String?
-      var index = 1
-      while index < arguments.count {
-        let word = arguments[index]
-        switch word {
-        case "--group", "--min-valid":
-          // Each once, with a plain value: anything odder is the parser's to judge.
-          guard index + 1 < arguments.count else { return nil }
-          let value = arguments[index + 1]
-          guard !value.isEmpty, !value.hasPrefix("-") else { return nil }
-          if word == "--group" {
-            guard group == nil else { return nil }
-            group = value
-          } else {
-            guard name == "token", minValid == nil, value.utf8.count <= 9,
-              value.utf8.allSatisfy({ (48...57).contains($0) }),
-              let number = Int(value)
-            else { return nil }
-            minValid = number
-          }
-          index += 2
-        default:
-          guard !word.isEmpty, !word.hasPrefix("-"), word != "help", account == nil, operation == nil else {
-            return nil
-          }
-          if name == "token" { account = word } else { operation = word }
-          index += 1
-        }
-      }
-      switch name {
-      case "token":
-        // A URL names no account the agent knows: the direct path chooses one for it.
-        guard let account, !account.contains("://") else { return nil }
-        self = .token(account: account, minValid: minValid, group: group)
-      case "credential":
-        guard operation == "get" else { return nil }
-        self = .credentialGet(group: group)
-      case TokenCtl.DockerCredential.commandName:
-        guard operation == "get" else { return nil }
-        self = .dockerGet(group: group)
-      default: return nil
-      }
-    }
   }
 }

@@ -1,4 +1,5 @@
 import AccountTypeFiles
+import AgentFrontEnd
 import NativeAppSupport
 import SecretServiceStore
 import TokenKit

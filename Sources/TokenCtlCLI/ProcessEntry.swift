@@ -1,3 +1,4 @@
+import AgentFrontEnd
 import NativeAppSupport
 
 #if canImport(Glibc)
@@ -23,7 +24,13 @@ extension TokenCtl {
     let arguments = Array(CommandLine.arguments.dropFirst())
     // The refresh child runs under either executable's name, without its prefix.
     let full = arguments.first == RefreshWorker.commandName ? arguments : prefix + arguments
-    let fastPath = AgentFastPath.run(full)
+    // What the front end (tokenctl-front-end) did before it ran this program, if it did.
+    let fastPath: AgentFastPath.Result
+    switch FrontEnd.takeHandOver() {
+    case .agentSilent: fastPath = .direct(input: nil)
+    case .answer(let answer): fastPath = AgentFastPath.run(full, handedOver: answer)
+    case nil: fastPath = AgentFastPath.run(full)
+    }
     if case .done(let status) = fastPath { Glibc.exit(status) }
     var environment: [String: String] = [:]
     var entry = environ

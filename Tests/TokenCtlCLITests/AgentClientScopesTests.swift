@@ -1,3 +1,4 @@
+import AgentFrontEnd
 import AgentProtocol
 import Foundation
 import Synchronization
@@ -54,7 +55,7 @@ import TokenKit
     ["token", "local:ada", "--scope=read"], ["token", "local:ada", "--min-valid", "60", "--scope", "read write"],
   ])
   func theFastPathLeavesScopesToTheParser(arguments: [String]) {
-    #expect(AgentFastPath.Command(arguments) == nil)
+    #expect(ClientCommand(arguments) == nil)
     #expect(TokenCtl.Shortcut(arguments) == nil)
   }
 

@@ -2,6 +2,7 @@
 #include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,4 +93,11 @@ static inline int tokenctl_wall_clock_watch(void) {
 static inline int tokenctl_wall_clock_rearm(int fd) {
   struct itimerspec far = { .it_interval = { 0, 0 }, .it_value = { 0x7fffffff, 0 } };
   return timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &far, NULL);
+}
+
+// An anonymous file in memory that an exec'd program inherits (no close-on-exec): how
+// the front end hands the full program what it already read (tokenctl-front-end).
+// Through syscall(2): glibc declares memfd_create only under _GNU_SOURCE.
+static inline int tokenctl_memfd(const char *name) {
+  return (int)syscall(SYS_memfd_create, name, 0);
 }

@@ -1,3 +1,4 @@
+import AgentFrontEnd
 import ArgumentParser
 import GitCredentialHelper
 import TokenKit
@@ -6,7 +7,7 @@ extension TokenCtl {
   /// `tokenctl docker-credential`: the Docker credential helper protocol, as
   /// `docker-credential-tokenctl`, answered by the same host → account rule as git's.
   struct DockerCredential: AsyncParsableCommand {
-    static let commandName = "docker-credential"
+    static let commandName = ClientCommand.dockerCredentialName
 
     static let configuration = CommandConfiguration(
       commandName: commandName,

@@ -1,3 +1,4 @@
+import AgentProtocol
 import TokenAgent
 
 #if canImport(Glibc)

@@ -1,0 +1,51 @@
+import AgentWire
+
+/// One question to the agent, as every client asks it (tokenctl-agent(1)): the request
+/// with the client's group and context variables, and the answer if one came.
+///
+/// Any answer but a full one (no socket, nobody listening, a connection that breaks,
+/// nothing within the first frame's wait) is nil, and costs no more than a failed
+/// `connect` when no agent runs.
+public struct AgentAsk: Sendable {
+  public let socket: String
+  public let context: [String: String]
+
+  /// The longest a client waits for an answer: the agent may be refreshing, which has its
+  /// own limits (the refresh lock's, twice the HTTP exchange's 30 s, and 15 s more); past
+  /// this, something is wrong with the agent, and the client does the work itself.
+  /// (The core's `HTTPTransportLimits`, which the front end does not link; a test checks
+  /// the two agree.)
+  public static let answerTimeoutMilliseconds: Int32 = (2 * 30 + 15) * 1000
+
+  /// The group of a request that names none and runs without `TOKENCTL_GROUP`: the core's
+  /// `Account.defaultGroup` (a test checks the two agree).
+  public static let defaultGroup = "default"
+
+  /// The variables a client reads to ask: whether to, where, and its context.
+  public static let variables =
+    ["TOKENCTL_AGENT", "TOKENCTL_LOG", "TOKENCTL_AGENT_SOCKET", "TOKENCTL_GROUP", "TOKENCTL_ACCOUNT"]
+    + AgentMessage.contextVariables
+
+  /// The question for this environment; nil when it asks for the direct path
+  /// (`TOKENCTL_AGENT=0`), or for a debug log of the HTTP exchanges, which only the direct
+  /// path can write to this process's standard error.
+  public init?(environment: [String: String], socket: String) {
+    guard !AgentSocketLocation.isDisabled(environment: environment), environment["TOKENCTL_LOG"] != "debug" else {
+      return nil
+    }
+    self.socket = socket
+    var context: [String: String] = [:]
+    for name in AgentMessage.contextVariables { context[name] = environment[name] }
+    self.context = context
+  }
+
+  /// Asks `kind` with `fields`, in `group`; nil: no answer came.
+  public func ask(_ kind: String, group: String, _ fields: [AgentMessage.Field]) -> AgentMessage? {
+    guard let connection = AgentConnection(path: socket) else { return nil }
+    var request = AgentMessage(kind, [.init("group", group)] + fields)
+    for (name, value) in context.sorted(by: { $0.key < $1.key }) {
+      request.append(AgentMessage.contextField(name), value)
+    }
+    return try? connection.exchange(request, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
+  }
+}

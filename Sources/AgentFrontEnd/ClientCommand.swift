@@ -1,0 +1,68 @@
+/// The command lines a client answers from the agent before anything else starts, parsed
+/// as swift-argument-parser would parse them: `token ACCOUNT` with at most `--min-valid N`
+/// and `--group G` (as separate words), `credential get` and `docker-credential get` with
+/// at most `--group G`. Anything odder is not taken, and goes to the full command line.
+public enum ClientCommand: Sendable, Equatable {
+  case token(account: String, minValid: Int?, group: String?)
+  case credentialGet(group: String?)
+  /// `docker-credential get`: Docker's helper, asked as git's with the registry's URL.
+  case dockerGet(group: String?)
+
+  /// The name of the command `docker-credential-tokenctl` runs.
+  public static let dockerCredentialName = "docker-credential"
+
+  public var group: String? {
+    switch self {
+    case .token(_, _, let group), .credentialGet(let group), .dockerGet(let group): group
+    }
+  }
+
+  public init?(_ arguments: [String]) {
+    guard let name = arguments.first else { return nil }
+    var account: String?
+    var minValid: Int?
+    var group: String?
+    var operation: String?
+    var index = 1
+    while index < arguments.count {
+      let word = arguments[index]
+      switch word {
+      case "--group", "--min-valid":
+        // Each once, with a plain value: anything odder is the parser's to judge.
+        guard index + 1 < arguments.count else { return nil }
+        let value = arguments[index + 1]
+        guard !value.isEmpty, !value.hasPrefix("-") else { return nil }
+        if word == "--group" {
+          guard group == nil else { return nil }
+          group = value
+        } else {
+          guard name == "token", minValid == nil, value.utf8.count <= 9,
+            value.utf8.allSatisfy({ (48...57).contains($0) }),
+            let number = Int(value)
+          else { return nil }
+          minValid = number
+        }
+        index += 2
+      default:
+        guard !word.isEmpty, !word.hasPrefix("-"), word != "help", account == nil, operation == nil else {
+          return nil
+        }
+        if name == "token" { account = word } else { operation = word }
+        index += 1
+      }
+    }
+    switch name {
+    case "token":
+      // A URL names no account the agent knows: the direct path chooses one for it.
+      guard let account, !account.contains("://") else { return nil }
+      self = .token(account: account, minValid: minValid, group: group)
+    case "credential":
+      guard operation == "get" else { return nil }
+      self = .credentialGet(group: group)
+    case Self.dockerCredentialName:
+      guard operation == "get" else { return nil }
+      self = .dockerGet(group: group)
+    default: return nil
+    }
+  }
+}

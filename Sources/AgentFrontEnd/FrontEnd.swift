@@ -1,0 +1,216 @@
+import AgentWire
+import CLinux
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What users run as `tokenctl`, `git-credential-tokenctl` and `docker-credential-tokenctl`
+/// (tokenctl-front-end's `main`): a small executable, linked statically, that answers
+/// `token` and git's `get` from the agent and hands everything else to the full program
+/// (`libexec/tokenctl/tokenctl`), which it execs with the same arguments.
+///
+/// Why: a client of the agent spends its time starting, not asking. The full program is a
+/// 50 MB executable that binds libstdc++, libm and libgcc_s at start (three quarters of
+/// the instructions of a `token` through the agent, issue 26); this one has no dynamic
+/// loader, libraries or relocations to speak of, and starts in about half a millisecond.
+///
+/// The front end prints only a full answer with nothing to warn of. Whatever else the
+/// agent said, it hands over (``HandOver``), so that every message, error and remedy is the
+/// full program's, written in one place, and the agent is never asked twice.
+public enum FrontEnd {
+  /// The environment variable that tells the full program what the front end did:
+  /// ``HandOver``. The full program unsets it first, before any child can inherit it.
+  public static let handOverVariable = "TOKENCTL_FRONT_END"
+
+  /// What the full program gets from the front end.
+  public enum HandOver: Equatable, Sendable {
+    /// The agent did not answer: do the work without asking it again (a wedged agent
+    /// cost the front end its first frame's wait already).
+    case agentSilent
+    /// The agent's answer, for the full program to report as if it had asked.
+    case answer(AgentMessage)
+  }
+
+  /// The words the full program runs under each of the front end's names: git and Docker
+  /// run their helpers by name, and each is a command of tokenctl's.
+  public static func prefix(forProgram name: String) -> [String] {
+    switch name {
+    case "git-credential-tokenctl": ["credential"]
+    case "docker-credential-tokenctl": [ClientCommand.dockerCredentialName]
+    default: []
+    }
+  }
+
+  /// The largest git request read: the core's `CredentialMessage.maximumInputLength`,
+  /// which the front end does not link (a test checks the two agree).
+  public static let credentialInputLimit = 1024 * 1024
+
+  /// Runs the front end as this process.
+  public static func run() -> Never {
+    // Before anything reads a token, as the full program does (ProcessProtection).
+    _ = tokenctl_set_undumpable()
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    let name = CommandLine.arguments.first.map(fileName) ?? "tokenctl"
+    let full = prefix(forProgram: name) + arguments
+    var environment: [String: String] = [:]
+    for variable in AgentAsk.variables {
+      if let value = getenv(variable) { environment[variable] = String(cString: value) }
+    }
+    var input: [UInt8]?
+    var handOver: HandOver?
+    if let command = ClientCommand(full), let socket = AgentSocketLocation.sessionPath(environment: environment),
+      let asker = AgentAsk(environment: environment, socket: socket)
+    {
+      let group = command.group ?? environment["TOKENCTL_GROUP"] ?? AgentAsk.defaultGroup
+      var answer: AgentMessage?
+      var printed: String?
+      switch command {
+      case .token(let account, let minValid, _) where !group.isEmpty:
+        var fields = [AgentMessage.Field("account", account)]
+        if let minValid { fields.append(.init("min-valid", "\(minValid)")) }
+        answer = asker.ask(AgentMessage.Request.token, group: group, fields)
+        if let answer, answer.kind == AgentMessage.Answer.token, answer["scopes"] == nil,
+          let token = answer["access-token"]
+        {
+          printed = token + "\n"
+        }
+        handOver = answer.map(HandOver.answer) ?? .agentSilent
+      case .credentialGet where !group.isEmpty:
+        let read = StandardInput.readMessage(limit: credentialInputLimit)
+        input = read
+        guard let text = String(validating: read, as: UTF8.self) else { break }
+        var fields = [AgentMessage.Field("input", text)]
+        if let account = environment["TOKENCTL_ACCOUNT"] { fields.append(.init("account", account)) }
+        answer = asker.ask(AgentMessage.Request.credentialGet, group: group, fields)
+        if let answer, answer.kind == AgentMessage.Answer.credential {
+          printed = answer["answer"] ?? ""
+        }
+        handOver = answer.map(HandOver.answer) ?? .agentSilent
+      default:
+        // Docker's `get` answers in JSON, the full program's to write.
+        break
+      }
+      if let answer, let printed, answer.values("warning").isEmpty, answer.values("type-warning").isEmpty {
+        exit(write(printed) ? 0 : 1)
+      }
+    }
+    execFullProgram(arguments: full, input: input, handOver: handOver)
+  }
+
+  /// Reads and removes what the front end handed over; nil when the full program was run
+  /// directly. Call before anything else reads standard input or starts a child.
+  public static func takeHandOver() -> HandOver? {
+    guard let raw = getenv(handOverVariable) else { return nil }
+    let value = String(cString: raw)
+    unsetenv(handOverVariable)
+    if value == "agent-silent" { return .agentSilent }
+    guard value.hasPrefix("answer:"), let fd = Int32(value.dropFirst(7)), fd > 2 else { return nil }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    _ = lseek(fd, 0, SEEK_SET)
+    while bytes.count <= AgentMessage.maximumResponseSize + 4 {
+      let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      guard count > 0 else { break }
+      bytes += chunk[..<count]
+    }
+    // A frame the front end wrote from the agent's: anything else is treated as no answer.
+    guard bytes.count >= 4, AgentMessage.payloadLength(Array(bytes[..<4])) == bytes.count - 4,
+      let message = try? AgentMessage(payload: bytes[4...])
+    else { return .agentSilent }
+    return .answer(message)
+  }
+
+  /// Execs the full program with `arguments`, giving it `input` as standard input when the
+  /// front end read it, and telling it `handOver`.
+  private static func execFullProgram(arguments: [String], input: [UInt8]?, handOver: HandOver?) -> Never {
+    guard let program = fullProgram() else {
+      _ = writeError(
+        "tokenctl: its main program is missing: looked for libexec/tokenctl/tokenctl beside the folder of "
+          + "\(ownPath() ?? "this program"); install tokenctl again (make install)\n")
+      exit(1)
+    }
+    if let input {
+      let fd = memoryFile(input)
+      guard fd >= 0, dup2(fd, 0) == 0 else {
+        _ = writeError("tokenctl: could not hand git's request on: \(String(cString: strerror(errno)))\n")
+        exit(1)
+      }
+      close(fd)
+    }
+    switch handOver {
+    case .agentSilent: setenv(handOverVariable, "agent-silent", 1)
+    case .answer(let message):
+      // The answer may hold a token (one with warnings to print): in memory, never in
+      // the environment or on disk.
+      let fd = memoryFile(message.framed())
+      if fd > 2 { setenv(handOverVariable, "answer:\(fd)", 1) }
+    case nil: unsetenv(handOverVariable)
+    }
+    let argv = ([program] + arguments).map { strdup($0) } + [nil]
+    execv(program, argv)
+    _ = writeError("tokenctl: could not run \(program): \(String(cString: strerror(errno)))\n")
+    exit(1)
+  }
+
+  /// The full program: `../libexec/tokenctl/tokenctl` from the front end's folder, as
+  /// `make install` lays them out, else `tokenctl` beside it (a build folder, where the
+  /// front end is `tokenctl-front-end`); never the front end itself.
+  public static func fullProgram() -> String? {
+    guard let me = ownPath() else { return nil }
+    let folder = String(me[..<(me.lastIndex(of: "/") ?? me.startIndex)])
+    var own = stat()
+    guard stat("/proc/self/exe", &own) == 0 else { return nil }
+    for candidate in [folder + "/../libexec/tokenctl/tokenctl", folder + "/tokenctl"] {
+      var found = stat()
+      guard stat(candidate, &found) == 0, access(candidate, X_OK) == 0 else { continue }
+      if found.st_dev == own.st_dev && found.st_ino == own.st_ino { continue }
+      return candidate
+    }
+    return nil
+  }
+
+  private static func ownPath() -> String? {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard count > 0 else { return nil }
+    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
+  private static func fileName(_ path: String) -> String {
+    path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+  }
+
+  private static func memoryFile(_ bytes: [UInt8]) -> Int32 {
+    let fd = tokenctl_memfd("tokenctl-front-end")
+    guard fd >= 0 else { return -1 }
+    var written = 0
+    while written < bytes.count {
+      let result = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+      if result < 0 && errno == EINTR { continue }
+      guard result > 0 else {
+        close(fd)
+        return -1
+      }
+      written += result
+    }
+    _ = lseek(fd, 0, SEEK_SET)
+    return fd
+  }
+
+  private static func write(_ text: String) -> Bool { write(1, Array(text.utf8)) }
+  private static func writeError(_ text: String) -> Bool { write(2, Array(text.utf8)) }
+
+  private static func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    var written = 0
+    while written < bytes.count {
+      let result = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+      if result < 0 && errno == EINTR { continue }
+      guard result > 0 else { return false }
+      written += result
+    }
+    return true
+  }
+}

@@ -1,0 +1,77 @@
+/// The messages of version 1 (tokenctl-agent(1) lists them): what each kind carries, in
+/// one place for the agent that writes them and the client that reads them.
+extension AgentMessage {
+  /// Request kinds.
+  public enum Request {
+    /// `group`, `account`, optional `min-valid` (seconds), optional `scopes` (a token for
+    /// these scopes instead of the account's own, as `scope` is written: RFC 6749 §3.3);
+    /// answered `token` or `error`.
+    public static let token = "token"
+    /// `group`, `input` (git's request, as git sent it), optional `account`
+    /// (`TOKENCTL_ACCOUNT`); answered `credential` or `error`.
+    public static let credentialGet = "credential-get"
+    /// `group`, optional `type`; answered `accounts` or `error`.
+    public static let list = "list"
+    /// Answered `status`.
+    public static let status = "status"
+  }
+
+  /// Answer kinds.
+  public enum Answer {
+    /// `access-token`, then `warning`s; and for a request with `scopes`, those `scopes`
+    /// again, so that a client knows the agent heard them (an agent older than them does
+    /// not echo them, and answered with the account's own token).
+    public static let token = "token"
+    /// An optional `answer` (git's response, serialized), then `warning`s.
+    public static let credential = "credential"
+    /// Account records, each starting at `type` (``accountRecords``).
+    public static let accounts = "accounts"
+    /// A `TokenKitError`: `code`, `message`, optional `recovery` and `remedy` (JSON).
+    public static let error = "error"
+    /// The agent will not answer this one; the client does it itself, as without an
+    /// agent. `reason` says why, for the log.
+    public static let direct = "direct"
+    public static let status = "status"
+    /// No fields: the answer is coming but slowly (the agent is refreshing). Sent before
+    /// the answer, only to a request with `progress` 1 (``progressField``).
+    public static let working = "working"
+  }
+
+  /// The field of a request whose client reads a `working` frame before its answer: it
+  /// waits only a short while for a first frame, so that a wedged agent costs it little.
+  public static let progressField = "progress"
+
+  /// The environment variables that decide which files, directories and keyring a request
+  /// means. A client sends its values as `env-NAME` fields (absent: unset); the agent
+  /// answers as if it ran with them, and leaves a request whose session bus is not its
+  /// own to the client.
+  public static let contextVariables = [
+    "HOME", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "TOKENCTL_CONFIG",
+    "DBUS_SESSION_BUS_ADDRESS",
+  ]
+
+  /// The field carrying the context variable `name`.
+  ///
+  /// Byte by byte, for the ASCII names above: `lowercased()` and `replacing` would page in
+  /// Unicode case tables and the regex engine's searchers in every client.
+  public static func contextField(_ name: String) -> String {
+    var field = Array("env-".utf8)
+    for byte in name.utf8 {
+      switch byte {
+      case UInt8(ascii: "_"): field.append(UInt8(ascii: "-"))
+      case UInt8(ascii: "A")...UInt8(ascii: "Z"): field.append(byte + 32)
+      default: field.append(byte)
+      }
+    }
+    return String(decoding: field, as: UTF8.self)
+  }
+
+  /// The context variables a request carries.
+  public var context: [String: String] {
+    var context: [String: String] = [:]
+    for name in Self.contextVariables {
+      if let value = self[Self.contextField(name)] { context[name] = value }
+    }
+    return context
+  }
+}

@@ -1,0 +1,33 @@
+/// Where the agent listens and clients look for it (tokenctl-agent(1)).
+public enum AgentSocketLocation {
+  /// `TOKENCTL_AGENT_SOCKET`, else `agent.sock` in tokenctl's runtime directory:
+  /// `runtime`, which is ``runtimeFolder(environment:)`` when the session has one and the
+  /// lock folder's fallback (XDGDirectories, TokenAgent's `path(environment:)`) when not.
+  public static func path(environment: [String: String], runtime: @autoclosure () -> String) -> String {
+    if let path = environment["TOKENCTL_AGENT_SOCKET"], !path.isEmpty { return path }
+    return runtime() + "/agent.sock"
+  }
+
+  /// The socket's path where it needs no more than the environment (the front end's case);
+  /// nil where it lies in the fallback folder, which only the full program works out.
+  public static func sessionPath(environment: [String: String]) -> String? {
+    if let path = environment["TOKENCTL_AGENT_SOCKET"], !path.isEmpty { return path }
+    return runtimeFolder(environment: environment).map { $0 + "/agent.sock" }
+  }
+
+  /// tokenctl's folder in the session's runtime directory, `$XDG_RUNTIME_DIR/tokenctl`;
+  /// nil without one (the XDG spec says a relative path must be ignored). The one rule for
+  /// it: XDGDirectories builds on it.
+  public static func runtimeFolder(environment: [String: String]) -> String? {
+    guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return nil }
+    return runtime + "/tokenctl"
+  }
+
+  /// The lock file that lets one agent at a time serve `socket`.
+  public static func lockPath(socket: String) -> String { socket + ".lock" }
+
+  /// Whether the environment asks clients to leave the agent alone.
+  public static func isDisabled(environment: [String: String]) -> Bool {
+    environment["TOKENCTL_AGENT"] == "0"
+  }
+}
