@@ -3,6 +3,8 @@
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
+# The full program, where the front end ($(BINDIR)/tokenctl) looks for it: beside $(BINDIR).
+LIBEXECDIR = $(BINDIR)/../libexec/tokenctl
 # systemd looks for user units in /usr/local/lib/systemd/user and /usr/lib/systemd/user.
 SYSTEMD_USER_DIR ?= $(PREFIX)/lib/systemd/user
 # Where each shell looks for the completions packages install. Debian's zsh has
@@ -181,17 +183,17 @@ RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xswiftc
 # through the agent start and stop a `tokenctl agent` of their own.
 BENCH_ARGS ?=
 bench: bench-deps auth-server-deps
-	$(SWIFT) build $(RELEASE_FLAGS)
+	TOKENCTL_STATIC_PIE=1 $(SWIFT) build $(RELEASE_FLAGS)
 	$(KEYRING) python3 Tests/Benchmarks/bench.py --bin .build/release $(BENCH_ARGS)
 
 # Regenerates $(STARTUP_ORDER) from callgrind runs of the release clients, through an agent
 # and on the direct path, in a throw-away keyring (Tests/Support/generate-startup-order);
 # the executables are linked again with it. Run it when `make check-release` says to.
 startup-order: bench-deps
-	$(SWIFT) build $(RELEASE_FLAGS)
+	TOKENCTL_STATIC_PIE=1 $(SWIFT) build $(RELEASE_FLAGS)
 	$(KEYRING) Tests/Support/generate-startup-order .build/release $(STARTUP_ORDER)
 	rm -f $(RELEASE_BINARIES)
-	$(SWIFT) build $(RELEASE_FLAGS)
+	TOKENCTL_STATIC_PIE=1 $(SWIFT) build $(RELEASE_FLAGS)
 
 # libFuzzer over every parser of untrusted input (Tests/Fuzz/run): 1,000,000 runs per
 # target, or 20,000 for CI. A crash fails the target and names its reproducer. The
@@ -245,16 +247,20 @@ check-units: deps
 # The release executables, built as `make install` builds them, checked with readelf: no
 # run path, PIE, RELRO, no executable stack (Tests/Support/check-release-binaries).
 HELPERS := git-credential-tokenctl docker-credential-tokenctl
+FRONT_END := .build/release/tokenctl-front-end
 RELEASE_BINARIES := .build/release/tokenctl $(addprefix .build/release/,$(HELPERS))
 check-release: deps
-	$(SWIFT) build $(RELEASE_FLAGS) --product tokenctl
-	for helper in $(HELPERS); do $(SWIFT) build $(RELEASE_FLAGS) --product $$helper || exit 1; done
-	Tests/Support/check-release-binaries --startup-order $(STARTUP_ORDER) $(RELEASE_BINARIES)
+	TOKENCTL_STATIC_PIE=1 $(SWIFT) build $(RELEASE_FLAGS) --product tokenctl
+	for helper in $(HELPERS) tokenctl-front-end; do TOKENCTL_STATIC_PIE=1 $(SWIFT) build $(RELEASE_FLAGS) --product $$helper || exit 1; done
+	Tests/Support/check-release-binaries --static $(FRONT_END) --startup-order $(STARTUP_ORDER) $(RELEASE_BINARIES)
 
 # The man pages include tokenctl-agent(1); the agent's units and D-Bus service file name $(BINDIR)/tokenctl.
+# What users run, `tokenctl` and the helpers, is the front end (Sources/tokenctl-front-end),
+# under each name; the full program is $(LIBEXECDIR)/tokenctl, which the front end runs.
 install: check-release
-	install -D -m 755 .build/release/tokenctl $(DESTDIR)$(BINDIR)/tokenctl
-	install -m 755 $(addprefix .build/release/,$(HELPERS)) $(DESTDIR)$(BINDIR)/
+	install -D -m 755 .build/release/tokenctl $(DESTDIR)$(LIBEXECDIR)/tokenctl
+	install -D -m 755 $(FRONT_END) $(DESTDIR)$(BINDIR)/tokenctl
+	for helper in $(HELPERS); do ln -f $(DESTDIR)$(BINDIR)/tokenctl $(DESTDIR)$(BINDIR)/$$helper || exit 1; done
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/

@@ -14,6 +14,15 @@ import PackageDescription
 // - libcurl (Debian's, opened with dlopen) is the HTTP transport; libsecret (Debian's, also
 //   opened with dlopen) the keyring. Neither is a Swift package.
 
+/// The front end's link: static; and static-pie (its address space randomized as the full
+/// program's is, for 0.2 ms of relocating itself at start) where the build asks for it
+/// with `TOKENCTL_STATIC_PIE=1`, as `make`'s release build does: glibc's static-pie start
+/// asserts that the executable has no run path, and only a build with
+/// `--disable-local-rpath` (RELEASE_FLAGS) has none. lld: gold has no static-pie.
+let frontEndLinkFlags =
+  ["-static-executable", "-use-ld=lld"]
+  + (Context.environment["TOKENCTL_STATIC_PIE"] == "1" ? ["-Xclang-linker", "-static-pie"] : [])
+
 let package = Package(
   name: "tokenctl",
   products: [
@@ -154,10 +163,10 @@ let package = Package(
     // order of the functions run at start (Makefile, RELEASE_FLAGS) are no sources.
     .executableTarget(name: "tokenctl", dependencies: ["TokenCtlCLI"], exclude: ["systemd", "dbus", "startup.order"]),
     // What git runs for `credential.helper=tokenctl`: `tokenctl credential` under git's name.
-    .executableTarget(name: "git-credential-tokenctl", dependencies: ["TokenCtlCLI"]),
+    .executableTarget(name: "git-credential-tokenctl", dependencies: ["TokenCtlCLI", "AgentFrontEnd"]),
     // What Docker, Podman and skopeo run for `credHelpers` naming `tokenctl`:
     // `tokenctl docker-credential` under the name they look for (`tokenctl setup-docker`).
-    .executableTarget(name: "docker-credential-tokenctl", dependencies: ["TokenCtlCLI"]),
+    .executableTarget(name: "docker-credential-tokenctl", dependencies: ["TokenCtlCLI", "AgentFrontEnd"]),
     // The front end (AgentFrontEnd's `FrontEnd`), linked as a static executable: no dynamic
     // loader, no libstdc++, libm or libgcc_s to bind, no relocations, so that a client of
     // the agent starts as fast as a small C program (issue 26: the full program's start was
@@ -166,7 +175,7 @@ let package = Package(
     // static glibc program cannot do safely: anything that would is the full program's.
     .executableTarget(
       name: "tokenctl-front-end", dependencies: ["AgentFrontEnd"],
-      linkerSettings: [.unsafeFlags(["-static-executable"])]),
+      linkerSettings: [.unsafeFlags(frontEndLinkFlags)]),
 
     // The walkthrough's app written against the library, as an app outside this package
     // would write it (Examples/README.md). Declared here, as swift-argument-parser declares

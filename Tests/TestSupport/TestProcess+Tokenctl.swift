@@ -7,4 +7,10 @@ extension TestProcess {
     let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     return me.deletingLastPathComponent().appendingPathComponent("tokenctl").path
   }
+
+  /// The front end built beside it (Sources/tokenctl-front-end), which `make install`
+  /// installs as `tokenctl` and under each helper's name.
+  public static var frontEnd: String {
+    URL(fileURLWithPath: tokenctl).deletingLastPathComponent().appendingPathComponent("tokenctl-front-end").path
+  }
 }

@@ -247,8 +247,32 @@ import TokenStoreTesting
 
   // MARK: (a) The same answers as the direct path
 
-  @Test func throughTheAgentEveryAnswerIsTheDirectPathsByteForByte() async throws {
+  /// The executables a user runs: the full program as built, or the front end as `make
+  /// install` installs it, under the names `tokenctl` and `git-credential-tokenctl`.
+  enum Clients: String, CaseIterable, Sendable {
+    case fullProgram = "the full program"
+    case frontEnd = "the front end"
+
+    /// `tokenctl` and git's helper; the front end's are links to it in `folder`, by name.
+    func executables(in folder: TemporaryDirectory) throws -> (tokenctl: String, helper: String) {
+      switch self {
+      case .fullProgram: return (TestProcess.tokenctl, GitCredentialTests.helper)
+      case .frontEnd:
+        for name in ["tokenctl", "git-credential-tokenctl"] {
+          try FileManager.default.createSymbolicLink(
+            atPath: folder.path(name), withDestinationPath: TestProcess.frontEnd)
+        }
+        return (folder.path("tokenctl"), folder.path("git-credential-tokenctl"))
+      }
+    }
+  }
+
+  /// Through the front end too (issue 26): it prints only a full answer, hands every other
+  /// to the full program, and the agent is asked once either way (`agentRequests`).
+  @Test(arguments: Clients.allCases)
+  func throughTheAgentEveryAnswerIsTheDirectPathsByteForByte(_ clients: Clients) async throws {
     let setup = try Setup()
+    let links = try TemporaryDirectory()
     let twins = TokenStoreConformance.freshGroup()
     let signIn = TokenStoreConformance.freshGroup()
     let empty = TokenStoreConformance.freshGroup()
@@ -258,7 +282,7 @@ import TokenStoreTesting
     try setup.seed(name: "twin", id: "id-twin-2", group: twins, expiresIn: 7230)
     let needing = try setup.seed(name: "lapsed", group: signIn, expiresIn: -60, needsSignIn: true)
     let agent = try await setup.startAgent()
-    let helper = GitCredentialTests.helper, tokenctl = TestProcess.tokenctl
+    let (tokenctl, helper) = try clients.executables(in: links)
     let served = "protocol=http\nhost=127.0.0.1\n\n", unserved = "protocol=https\nhost=git.unknown.example\n\n"
     let cases: [(String, String, [String], String, String, Int32?)] = [
       ("token, valid", tokenctl, ["token", "gitlocal:ada"], "", setup.group, 0),
@@ -1290,20 +1314,30 @@ extension AgentIntegrationTests.Setup {
 /// connections for a stopped agent, so only the answer's silence tells; a busy agent says
 /// `working` first, and its client waits for the answer.
 extension AgentIntegrationTests {
-  @Test func aStoppedAgentCostsAClientSecondsThenTheDirectPathAnswers() async throws {
+  /// Through the front end as well: it waits for the first frame, and the full program it
+  /// hands over to does not ask the stopped agent again (a second wait).
+  @Test(arguments: Clients.allCases)
+  func aStoppedAgentCostsAClientSecondsThenTheDirectPathAnswers(_ clients: Clients) async throws {
     let setup = try Setup()
     defer { setup.cleanUp() }
+    let links = try TemporaryDirectory()
+    let (tokenctl, _) = try clients.executables(in: links)
     let ada = try setup.seed(name: "ada", access: "agent-test-wedged-\(UUID().uuidString)", expiresIn: 3600)
     let agent = try await setup.startAgent()
-    let first = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
+    let first = try await BoundedRun.run(tokenctl, ["token", "ada"], environment: setup.viaAgent())
     #expect(first.result?.stdout == ada.tokens.accessToken + "\n")
     kill(agent.process.pid, SIGSTOP)
     // Before: the client waited 75 s for the stopped agent's answer.
+    let trace = try TemporaryDirectory()
     let wedged = try await BoundedRun.run(
-      TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent(), seconds: 30)
+      "strace", ["-f", "-qq", "-e", "trace=connect", "-o", trace.path("trace"), tokenctl, "token", "ada"],
+      environment: setup.viaAgent(), seconds: 30)
     kill(agent.process.pid, SIGCONT)
     #expect(wedged.result?.status == 0, "\(wedged.result?.stderr ?? "still waiting after 30 s")")
     #expect(wedged.result?.stdout == ada.tokens.accessToken + "\n")
+    let connects = ((try? String(contentsOfFile: trace.path("trace"), encoding: .utf8)) ?? "")
+      .split(separator: "\n").filter { $0.contains(setup.socket) }
+    #expect(connects.count == 1, "the stopped agent was asked \(connects.count) times")
     await Self.finish(agent, secrets: [ada.tokens.accessToken])
   }
 

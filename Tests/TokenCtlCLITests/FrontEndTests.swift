@@ -1,0 +1,24 @@
+import AgentFrontEnd
+import GitCredentialHelper
+import Testing
+import TokenKit
+
+@testable import TokenCtlCLI
+
+/// The front end links neither the core nor the credential helper, so it keeps its own
+/// copies of the few values it shares with them; these must not drift.
+@Suite struct FrontEndTests {
+  @Test func itsCopiesOfTheCoresValuesAgree() {
+    #expect(AgentAsk.defaultGroup == Account.defaultGroup)
+    #expect(AgentAsk.answerTimeoutMilliseconds == Int32(2 * HTTPTransportLimits.totalTimeoutSeconds + 15) * 1000)
+    #expect(FrontEnd.credentialInputLimit == CredentialMessage.maximumInputLength)
+  }
+
+  /// Each name the front end is installed under runs the command the full program's own
+  /// executable of that name runs.
+  @Test func eachNameRunsItsCommand() {
+    #expect(FrontEnd.prefix(forProgram: "tokenctl") == [])
+    #expect(FrontEnd.prefix(forProgram: "git-credential-tokenctl") == ["credential"])
+    #expect(FrontEnd.prefix(forProgram: "docker-credential-tokenctl") == [TokenCtl.DockerCredential.commandName])
+  }
+}
