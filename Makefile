@@ -58,10 +58,10 @@ DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev l
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count
 # instructions.
-BENCH_PACKAGES := hyperfine curl git-credential-oauth build-essential time valgrind
+BENCH_PACKAGES := hyperfine curl git-credential-oauth build-essential time valgrind oidc-agent-cli
 
 .PHONY: keyring-backend-deps
-.PHONY: all deps bench-deps build test test-providers demo bench man check-man check-libsecret check-units lint install install-completions clean hardening fuzz fuzz-short check-release startup-order
+.PHONY: all deps bench-deps build test test-providers demo bench man check-man check-libsecret check-units lint install install-completions clean hardening fuzz fuzz-short check-release check-install startup-order
 
 all: build
 
@@ -105,8 +105,9 @@ test: build check-man check-libsecret check-units auth-server-deps keyring-backe
 	TOKENCTL_EXIT_TESTS=1 $(KEYRING) $(SWIFT) test --skip-build --filter 'KeyringChangeMonitorTests|KeyringDaemonRestartTests|SecretServiceStoreMemoryTests'
 	# The command line's and the git helper's suites again, every client they start asking a
 	# tokenctl agent first (Tests/Support/with-agent): the same outputs, exit codes and
-	# errors either way (issue 13). The agent's own suite starts agents of its own.
-	$(KEYRING) Tests/Support/with-agent $(SWIFT) test --skip-build --filter 'TokenCtlCLITests\.|GitCredentialHelperTests\.' \
+	# errors either way (issue 13). The agent's own suite starts agents of its own. Their
+	# `tokenctl` is the front end, as `make install` installs it (issue 26).
+	TOKENCTL_BIN=$(CURDIR)/.build/debug/tokenctl-front-end $(KEYRING) Tests/Support/with-agent $(SWIFT) test --skip-build --filter 'TokenCtlCLITests\.|GitCredentialHelperTests\.' \
 	  --skip 'AgentIntegrationTests|KeyringChangeMonitorTests|KeyringDaemonRestartTests|SecretServiceStoreMemoryTests'
 	# The keyring store against KeePassXC as it ships (Tests/Support/with-secret-service).
 	# --no-parallel: KeePassXC refuses to lock a database while another test's dialog is up.
@@ -253,6 +254,11 @@ check-release: deps
 	TOKENCTL_STATIC_PIE=1 $(SWIFT) build $(RELEASE_FLAGS) --product tokenctl
 	for helper in $(HELPERS) tokenctl-front-end; do TOKENCTL_STATIC_PIE=1 $(SWIFT) build $(RELEASE_FLAGS) --product $$helper || exit 1; done
 	Tests/Support/check-release-binaries --static $(FRONT_END) --startup-order $(STARTUP_ORDER) $(RELEASE_BINARIES)
+
+# `make install` into a scratch folder, and the installed programs run: the front end under
+# each name finds the full program in libexec (Tests/Support/check-install).
+check-install: check-release
+	Tests/Support/check-install
 
 # The man pages include tokenctl-agent(1); the agent's units and D-Bus service file name $(BINDIR)/tokenctl.
 # What users run, `tokenctl` and the helpers, is the front end (Sources/tokenctl-front-end),

@@ -60,6 +60,15 @@ row ran clients: a client that fell back to the direct path would measure the wr
     dbus-python (Tests/Support/dbus-client, 300 calls: median and p99), both allowed
     with `tokenctl allow`, vs `secret-tool lookup` in the same run. Goal: the persistent
     connection's median ≤ 0.1× the lookup's.
+12. The peers (issue 26): `tokenctl token` through the agent vs `oidc-token` through
+    oidc-agent (Debian's oidc-agent-cli, set up with oidc-gen's flags against the stub
+    with a refresh token it issued), goal ≤ 1.0, and the full program through the agent
+    beside them (what the front end saves); `git credential fill` through the agent vs
+    through a C helper that prints a fixed password, goal ≤ its time + 2 ms.
+
+Every row times what `make install` installs: `tokenctl` and `git-credential-tokenctl` are
+the front end (links to .build/release/tokenctl-front-end), which runs the full program
+for what it does not answer itself.
 
 The table goes to standard output in Markdown, ready for README's "Performance" section.
 """
@@ -216,10 +225,23 @@ class Bench:
     def __init__(self, args):
         self.args = args
         self.bin = Path(args.bin).resolve()
-        self.tokenctl = str(self.bin / "tokenctl")
-        self.helper = str(self.bin / "git-credential-tokenctl")
         self.before = Path(args.before_bin).resolve() if args.before_bin else None
         self.scratch = Path(tempfile.mkdtemp(prefix="tokenctl-bench-"))
+        # What users run once `make install` ran: the front end under the names `tokenctl`
+        # and `git-credential-tokenctl` (links to it, which find the full program beside
+        # their target), when this build has one; the full program is timed too (row 12).
+        self.full_tokenctl = str(self.bin / "tokenctl")
+        front_end = self.bin / "tokenctl-front-end"
+        if front_end.exists():
+            installed = self.scratch / "bin"
+            installed.mkdir()
+            for name in ["tokenctl", "git-credential-tokenctl"]:
+                (installed / name).symlink_to(front_end)
+            self.tokenctl = str(installed / "tokenctl")
+            self.helper = str(installed / "git-credential-tokenctl")
+        else:
+            self.tokenctl = self.full_tokenctl
+            self.helper = str(self.bin / "git-credential-tokenctl")
         self.agent = None
         self.agent_failures = []
         # Tokens clients printed through the agent: none may appear in its log.
@@ -661,6 +683,68 @@ printf '%s\\n' "$access"
                  r["tokenctl token (agent)"]["median"], r["secret-tool lookup"]["median"], f"≤ {GOAL_AGENT_RATIO}",
                  GOAL_AGENT_RATIO)
 
+    def row12_peers(self):
+        """Issue 26, goal 1: against the peers. `oidc-token` through oidc-agent (its own
+        agent, on the same stub server, set up by oidc-gen's flags with a refresh token the
+        stub issued), and git's fill through a C helper that prints a fixed password."""
+        agent = self.ensure_agent()
+        account = f"{TYPE}:ada"
+        missing = [tool for tool in ["oidc-agent", "oidc-gen", "oidc-token", "cc"] if shutil.which(tool) is None]
+        if missing:
+            self.notes.append(f"Row 12 skipped: {', '.join(missing)} not installed (make bench-deps).")
+            return
+        oidc_env = dict(self.agent_env, OIDC_CONFIG_DIR=str(self.scratch / "oidc-agent"))
+        Path(oidc_env["OIDC_CONFIG_DIR"]).mkdir(mode=0o700)
+        started = run(["oidc-agent", "--no-autoload", "--no-webserver", "--no-scheme"], capture_output=True,
+                      env=oidc_env).stdout.decode()
+        for name in ["OIDC_SOCK", "OIDCD_PID"]:
+            value = started.split(f"{name}=", 1)[1].split(";", 1)[0]
+            oidc_env[name] = value
+        try:
+            family = self.stub_admin("/_admin/issue", method="POST")
+            run(["oidc-gen", "bench", f"--issuer={self.stub}", "--client-id=bench", "--client-secret=bench",
+                 f"--rt={family['refresh_token']}", "--scope=openid", "--pw-cmd=echo bench-password",
+                 "--confirm-default", "--redirect-uri=http://localhost:4242", "--no-url-call"],
+                capture_output=True, stdin=subprocess.DEVNULL, env=oidc_env, timeout=60)
+            out = run(["oidc-token", "bench"], capture_output=True, env=oidc_env).stdout
+            assert out.strip(), "oidc-token printed nothing"
+            ours = run([self.tokenctl, "token", account], capture_output=True, env=self.agent_env).stdout
+            assert ours == b"bench-access-token\n", ours
+            # hyperfine gives every command one environment: oidc-token's socket is named
+            # in it, which tokenctl does not read.
+            both = dict(self.agent_env, OIDC_SOCK=oidc_env["OIDC_SOCK"])
+            r = agent.served("row 12", 2 * self.args.runs, lambda: self.hyperfine([
+                ("oidc-token (oidc-agent)", "oidc-token bench"),
+                ("tokenctl token (agent)", shlex.join([self.tokenctl, "token", account])),
+                ("full program token (agent)", shlex.join([self.full_tokenctl, "token", account])),
+            ], env=both))
+            self.add(12, "`tokenctl token` through the agent vs `oidc-token` through oidc-agent",
+                     r["tokenctl token (agent)"]["median"], r["oidc-token (oidc-agent)"]["median"], "≤ 1.0", 1.0)
+            self.add(12, "… the full program alone through the agent (no front end) vs `oidc-token`",
+                     r["full program token (agent)"]["median"], r["oidc-token (oidc-agent)"]["median"],
+                     "(report)", float("inf"))
+        finally:
+            if oidc_env.get("OIDCD_PID", "").isdigit():
+                os.kill(int(oidc_env["OIDCD_PID"]), signal.SIGTERM)
+        # A helper that does nothing but answer: the floor of any `git credential fill`.
+        source = self.scratch / "fixed-helper.c"
+        source.write_text(
+            "#include <stdio.h>\n"
+            "int main(void) { char b[4096]; while (fread(b, 1, sizeof b, stdin) > 0) {}\n"
+            "  fputs(\"username=oauth2\\npassword=bench-access-token\\n\", stdout); return 0; }\n")
+        fixed = self.scratch / "fixed-helper"
+        run(["cc", "-O2", "-o", str(fixed), str(source)])
+        fill = (f"git -c credential.helper= -c credential.helper={shlex.quote(str(fixed))} "
+                f"credential fill < {self.request}")
+        r = agent.served("row 12, git", self.args.runs, lambda: self.hyperfine([
+            ("git fill via a fixed C helper", fill),
+            ("git fill via tokenctl (agent)", self.fills["tokenctl"]),
+        ], shell=True, env=self.agent_env))
+        ours, floor = r["git fill via tokenctl (agent)"]["median"], r["git fill via a fixed C helper"]["median"]
+        self.add_plain(12, "`git credential fill` through the agent vs a C helper printing a fixed password",
+                       f"{ours * 1000:.1f} ms", f"C helper {floor * 1000:.1f} ms", "≤ C helper + 2 ms",
+                       ours <= floor + 0.002)
+
     def row11_dbus(self):
         self.ensure_agent()
         account = f"{TYPE}:ada"
@@ -886,7 +970,7 @@ def main():
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--quick", action="store_true",
                         help="fewer runs and 200 accounts, row 8 over 20 s and row 9 idle for 20 s, to try the script")
-    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11,12")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--before-bin", help="release binaries from before the agent, for row 10 (rows 1, 2, 2b)")
     args = parser.parse_args()
@@ -903,7 +987,7 @@ def main():
         # the rows through the agent need the items, helpers and figures of the rows they
         # are measured against, and row 9 row 5's accounts.
         needs = {"4": {"3"}, "6": {"1", "2"}, "1a": {"1"}, "10": {"1"}, "11": {"1"}, "2a": {"2"}, "6a": {"2"}, "4a": {"3"},
-                 "9": {"5"}}
+                 "9": {"5"}, "12": {"1", "2"}}
         for row, rows in needs.items():
             if row in only:
                 only |= rows
@@ -915,7 +999,7 @@ def main():
         steps = [("1", bench.row1_token), ("10", bench.row10_fallback), ("2", bench.row2_git),
                  ("3", bench.row3_expired), ("4", bench.row4_race), ("6", bench.row6_memory),
                  ("1a", bench.row1a_token_agent), ("2a", bench.row2a_git_agent), ("6a", bench.row6a_memory_agent),
-                 ("4a", bench.row4a_race_agent), ("11", bench.row11_dbus), ("8", bench.row8_refresh_ahead),
+                 ("4a", bench.row4a_race_agent), ("12", bench.row12_peers), ("11", bench.row11_dbus), ("8", bench.row8_refresh_ahead),
                  ("-", bench.stop_agent),
                  ("7", bench.row7_browser), ("5", bench.row5_list), ("9", bench.row9_agent_accounts)]
         for number, step in steps:
