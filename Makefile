@@ -274,12 +274,17 @@ install: check-release
 	$(call write-units,$(BINDIR),.build/systemd)
 	install -d $(DESTDIR)$(SYSTEMD_USER_DIR)
 	install -m 644 $(addprefix .build/systemd/,$(SYSTEMD_UNITS)) $(DESTDIR)$(SYSTEMD_USER_DIR)/
+	# Fast by default (issue 26): the socket is enabled for every user session, as Debian's
+	# gnupg enables gpg-agent.socket; a user turns it off with `systemctl --user mask`.
+	install -d $(DESTDIR)$(SYSTEMD_USER_DIR)/sockets.target.wants
+	ln -sf ../tokenctl-agent.socket $(DESTDIR)$(SYSTEMD_USER_DIR)/sockets.target.wants/tokenctl-agent.socket
 	install -d $(DESTDIR)$(PREFIX)/share/dbus-1/services $(DESTDIR)$(PREFIX)/share/dbus-1/interfaces
 	sed 's|@BINDIR@|$(BINDIR)|g' Sources/tokenctl/dbus/org.tokenctl.Agent.service.in \
 	  > $(DESTDIR)$(PREFIX)/share/dbus-1/services/org.tokenctl.Agent.service
 	install -m 644 Sources/tokenctl/dbus/org.tokenctl.Agent1.xml $(DESTDIR)$(PREFIX)/share/dbus-1/interfaces/
 	@$(MAKE) --no-print-directory install-completions BINARY=.build/release/tokenctl
-	@echo "To run the agent under systemd: systemctl --user daemon-reload && systemctl --user enable --now tokenctl-agent.socket"
+	@echo "The agent's socket starts with every systemd user session from the next login; for this one:"
+	@echo "  systemctl --user daemon-reload && systemctl --user start tokenctl-agent.socket"
 
 # The shell completion scripts, as BINARY writes them (swift-argument-parser generates them
 # from the command definitions; see README "Shell completion"). `make install` runs this
