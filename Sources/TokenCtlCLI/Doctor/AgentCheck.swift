@@ -21,13 +21,28 @@ enum AgentCheck {
     }
     var info = stat()
     guard lstat(path, &info) == 0 else {
-      return .ok(
-        id, title,
-        "not running: commands do the work themselves (`tokenctl agent start` keeps tokens fresh ahead of time)")
+      return .ok(id, title, "not running: commands do the work themselves, slower; \(howToStart(environment))")
     }
     return .warn(
       id, title,
       "not running, but \(path) is left from an agent that is gone: each command tries it before doing the work itself",
       fix: "Run `tokenctl agent start` (it replaces the stale socket), or remove it: `rm \(path)`.")
+  }
+
+  /// The agent's socket unit where `make install` put it for the user's systemd (it enables
+  /// it for every session), else `tokenctl agent start`: a hint that runs as printed.
+  static func howToStart(_ environment: [String: String]) -> String {
+    let runtime = environment["XDG_RUNTIME_DIR"] ?? ""
+    let home = environment["HOME"] ?? ""
+    let unitFolders = [
+      home + "/.config/systemd/user", "/etc/systemd/user", "/usr/local/lib/systemd/user", "/usr/lib/systemd/user",
+    ]
+    var info = stat()
+    let userManager = !runtime.isEmpty && stat(runtime + "/systemd/private", &info) == 0
+    if userManager, unitFolders.contains(where: { access($0 + "/tokenctl-agent.socket", R_OK) == 0 }) {
+      return "`systemctl --user start tokenctl-agent.socket` starts it when first asked (from the next login, "
+        + "every session does)"
+    }
+    return "`tokenctl agent start` starts it, and keeps tokens fresh ahead of time"
   }
 }
