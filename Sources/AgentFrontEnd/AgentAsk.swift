@@ -39,13 +39,29 @@ public struct AgentAsk: Sendable {
     self.context = context
   }
 
-  /// Asks `kind` with `fields`, in `group`; nil: no answer came.
-  public func ask(_ kind: String, group: String, _ fields: [AgentMessage.Field]) -> AgentMessage? {
-    guard let connection = AgentConnection(path: socket) else { return nil }
+  /// What came of a question.
+  public enum Reply: Sendable, Equatable {
+    case answer(AgentMessage)
+    /// Nobody listens on the socket, or there is none: no agent runs.
+    case noAgent
+    /// An agent took the question but gave no answer in time, or the connection broke.
+    case noAnswer
+
+    public var answer: AgentMessage? {
+      if case .answer(let message) = self { message } else { nil }
+    }
+  }
+
+  /// Asks `kind` with `fields`, in `group`.
+  public func ask(_ kind: String, group: String, _ fields: [AgentMessage.Field]) -> Reply {
+    guard let connection = AgentConnection(path: socket) else { return .noAgent }
     var request = AgentMessage(kind, [.init("group", group)] + fields)
     for (name, value) in context.sorted(by: { $0.key < $1.key }) {
       request.append(AgentMessage.contextField(name), value)
     }
-    return try? connection.exchange(request, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
+    guard let answer = try? connection.exchange(request, timeoutMilliseconds: Self.answerTimeoutMilliseconds) else {
+      return .noAnswer
+    }
+    return .answer(answer)
   }
 }

@@ -25,6 +25,9 @@ public enum FrontEnd {
 
   /// What the full program gets from the front end.
   public enum HandOver: Equatable, Sendable {
+    /// No agent runs: do the work without asking (and start one where that is the
+    /// session's way, `AgentOnDemand`).
+    case noAgent
     /// The agent did not answer: do the work without asking it again (a wedged agent
     /// cost the front end its first frame's wait already).
     case agentSilent
@@ -63,35 +66,37 @@ public enum FrontEnd {
       let asker = AgentAsk(environment: environment, socket: socket)
     {
       let group = command.group ?? environment["TOKENCTL_GROUP"] ?? AgentAsk.defaultGroup
-      var answer: AgentMessage?
+      var reply = AgentAsk.Reply.noAnswer
       var printed: String?
       switch command {
       case .token(let account, let minValid, _) where !group.isEmpty:
         var fields = [AgentMessage.Field("account", account)]
         if let minValid { fields.append(.init("min-valid", "\(minValid)")) }
-        answer = asker.ask(AgentMessage.Request.token, group: group, fields)
-        if let answer, answer.kind == AgentMessage.Answer.token, answer["scopes"] == nil,
+        reply = asker.ask(AgentMessage.Request.token, group: group, fields)
+        if let answer = reply.answer, answer.kind == AgentMessage.Answer.token, answer["scopes"] == nil,
           let token = answer["access-token"]
         {
           printed = token + "\n"
         }
-        handOver = answer.map(HandOver.answer) ?? .agentSilent
+        handOver = HandOver(reply)
       case .credentialGet where !group.isEmpty:
         let read = StandardInput.readMessage(limit: credentialInputLimit)
         input = read
         guard let text = String(validating: read, as: UTF8.self) else { break }
         var fields = [AgentMessage.Field("input", text)]
         if let account = environment["TOKENCTL_ACCOUNT"] { fields.append(.init("account", account)) }
-        answer = asker.ask(AgentMessage.Request.credentialGet, group: group, fields)
-        if let answer, answer.kind == AgentMessage.Answer.credential {
+        reply = asker.ask(AgentMessage.Request.credentialGet, group: group, fields)
+        if let answer = reply.answer, answer.kind == AgentMessage.Answer.credential {
           printed = answer["answer"] ?? ""
         }
-        handOver = answer.map(HandOver.answer) ?? .agentSilent
+        handOver = HandOver(reply)
       default:
         // Docker's `get` answers in JSON, the full program's to write.
         break
       }
-      if let answer, let printed, answer.values("warning").isEmpty, answer.values("type-warning").isEmpty {
+      if let answer = reply.answer, let printed, answer.values("warning").isEmpty,
+        answer.values("type-warning").isEmpty
+      {
         exit(write(printed) ? 0 : 1)
       }
     }
@@ -105,6 +110,7 @@ public enum FrontEnd {
     let value = String(cString: raw)
     unsetenv(handOverVariable)
     if value == "agent-silent" { return .agentSilent }
+    if value == "no-agent" { return .noAgent }
     guard value.hasPrefix("answer:"), let fd = Int32(value.dropFirst(7)), fd > 2 else { return nil }
     defer { close(fd) }
     var bytes: [UInt8] = []
@@ -142,6 +148,7 @@ public enum FrontEnd {
     }
     switch handOver {
     case .agentSilent: setenv(handOverVariable, "agent-silent", 1)
+    case .noAgent: setenv(handOverVariable, "no-agent", 1)
     case .answer(let message):
       // The answer may hold a token (one with warnings to print): in memory, never in
       // the environment or on disk.
@@ -212,5 +219,15 @@ public enum FrontEnd {
       written += result
     }
     return true
+  }
+}
+
+extension FrontEnd.HandOver {
+  init(_ reply: AgentAsk.Reply) {
+    switch reply {
+    case .answer(let message): self = .answer(message)
+    case .noAgent: self = .noAgent
+    case .noAnswer: self = .agentSilent
+    }
   }
 }

@@ -45,7 +45,7 @@ struct AgentClient: Sendable {
 
   /// Asks `kind` with `fields`, in `group`; nil: do it yourself.
   func ask(_ kind: String, group: String, _ fields: [AgentMessage.Field]) -> Outcome? {
-    guard let answer = handedOver ?? asker.ask(kind, group: group, fields) else { return nil }
+    guard let answer = handedOver ?? asker.ask(kind, group: group, fields).answer else { return nil }
     let typeWarnings = answer.values("type-warning")
     if answer.kind == AgentMessage.Answer.error {
       // The agent's own way to the keyring is broken (its session bus restarted under it,

@@ -27,7 +27,7 @@ extension TokenCtl {
     // What the front end (tokenctl-front-end) did before it ran this program, if it did.
     let fastPath: AgentFastPath.Result
     switch FrontEnd.takeHandOver() {
-    case .agentSilent: fastPath = .direct(input: nil)
+    case .agentSilent, .noAgent: fastPath = .direct(input: nil)
     case .answer(let answer): fastPath = AgentFastPath.run(full, handedOver: answer)
     case nil: fastPath = AgentFastPath.run(full)
     }
@@ -47,6 +47,8 @@ extension TokenCtl {
         // The agent was asked already; git's request, if read, is the one to answer.
         context.agent = nil
         if let input { context.readInput = { _ in input } }
+        // None answered: where no other way starts it, start one for the next client.
+        AgentOnDemand.startIfWanted(environment: environment)
       }
       let pool = ThreadPoolExecutor.shared
       pool.serveOnCurrentThread {

@@ -1048,9 +1048,11 @@ def main():
         # are measured against, and row 9 row 5's accounts.
         needs = {"4": {"3"}, "6": {"1", "2"}, "1a": {"1"}, "10": {"1"}, "11": {"1"}, "2a": {"2"}, "6a": {"2"}, "4a": {"3"},
                  "9": {"5"}, "12": {"1", "2"}, "13": {"9"}}
-        for row, rows in needs.items():
-            if row in only:
-                only |= rows
+        # Until nothing is added: a row's need may have needs of its own (13 → 9 → 5).
+        while any(row in only and not rows <= only for row, rows in needs.items()):
+            for row, rows in needs.items():
+                if row in only:
+                    only |= rows
         if "8" in only:
             bench.write_fresh_type()
         # The direct path first; then the rows through the shared agent, which is stopped
