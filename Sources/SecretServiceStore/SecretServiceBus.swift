@@ -102,8 +102,11 @@ struct SecretServiceBus {
   }
 
   /// The secrets of the items at `paths` in the plain session at `session` (`GetSecrets`),
-  /// by path; an item the service returned no secret for is absent.
-  func secrets(of paths: some Collection<String>, session: String, timeout: Int32) throws -> [String: [UInt8]] {
+  /// by path; an item the service returned no secret for is absent. Nil when a secret
+  /// comes in another session, or with parameters, which a plain session has none of: the
+  /// path names another session now (a restarted provider numbers its sessions afresh,
+  /// and libsecret's Diffie-Hellman session of this process may have taken it).
+  func secrets(of paths: some Collection<String>, session: String, timeout: Int32) throws -> [String: [UInt8]]? {
     let reply = try callService(
       "GetSecrets", [Self.objectPaths(paths), tokenctl_g_variant_new_object_path(session)],
       replyType: "(a{o(oayays)})", timeout: timeout, what: "searching the keyring")
@@ -117,6 +120,10 @@ struct SecretServiceBus {
       let secret = tokenctl_g_variant_get_child_value(entry, 1)!
       defer { tokenctl_g_variant_unref(secret) }
       // (session, parameters, value, content type): a plain session's value is the secret.
+      let parameters = tokenctl_g_variant_get_child_value(secret, 1)!
+      let encrypted = tokenctl_g_variant_n_children(parameters) != 0
+      tokenctl_g_variant_unref(parameters)
+      guard !encrypted, Self.string(secret, 0) == session else { return nil }
       let value = tokenctl_g_variant_get_child_value(secret, 2)!
       defer { tokenctl_g_variant_unref(value) }
       var count = 0

@@ -421,21 +421,34 @@ public struct SecretServiceTokenStore: TokenStore {
     var opened = try SecretSession.open(on: bus, algorithm: sessionAlgorithm, timeout: callTimeout)
     while true {
       guard case .plain(let session) = opened.session else { return nil }
+      let secrets: [String: [UInt8]]?
       do {
-        var secrets: [String: [UInt8]] = [:]
-        for start in stride(from: 0, to: paths.count, by: Self.secretsAtOnce) {
-          let chunk = paths[start..<min(start + Self.secretsAtOnce, paths.count)]
-          secrets.merge(try bus.secrets(of: chunk, session: session, timeout: callTimeout)) { new, _ in new }
-        }
-        return secrets
-      } catch {
+        secrets = try plainSecrets(bus, paths, session: session)
+      } catch where !opened.isNew {
         // A session kept from an earlier read is unknown to a provider that restarted
         // since (gnome-keyring: `NoSession`): open another, once.
-        guard !opened.isNew else { throw error }
-        SecretSession.forget(on: bus, algorithm: sessionAlgorithm)
-        opened = try SecretSession.open(on: bus, algorithm: sessionAlgorithm, timeout: callTimeout)
+        secrets = nil
       }
+      if let secrets { return secrets }
+      guard !opened.isNew else {
+        throw TokenKitError(.storeFailure, "the Secret Service returned encrypted secrets in a plain session")
+      }
+      // Or the restarted provider gave its number to another session of ours.
+      SecretSession.forget(on: bus, algorithm: sessionAlgorithm)
+      opened = try SecretSession.open(on: bus, algorithm: sessionAlgorithm, timeout: callTimeout)
     }
+  }
+
+  /// The secrets of the items at `paths` in the plain session at `session`, or nil when
+  /// that path names another session now (see `SecretServiceBus.secrets(of:session:timeout:)`).
+  private func plainSecrets(_ bus: SecretServiceBus, _ paths: [String], session: String) throws -> [String: [UInt8]]? {
+    var secrets: [String: [UInt8]] = [:]
+    for start in stride(from: 0, to: paths.count, by: Self.secretsAtOnce) {
+      let chunk = paths[start..<min(start + Self.secretsAtOnce, paths.count)]
+      guard let found = try bus.secrets(of: chunk, session: session, timeout: callTimeout) else { return nil }
+      secrets.merge(found) { new, _ in new }
+    }
+    return secrets
   }
 
   /// The `Attributes` and `Modified` properties of the item at `path`, read with one
