@@ -424,7 +424,7 @@ public struct SecretServiceTokenStore: TokenStore {
       let secrets: [String: [UInt8]]?
       do {
         secrets = try plainSecrets(bus, paths, session: session)
-      } catch where !opened.isNew {
+      } catch  where !opened.isNew {
         // A session kept from an earlier read is unknown to a provider that restarted
         // since (gnome-keyring: `NoSession`): open another, once.
         secrets = nil

@@ -47,7 +47,8 @@ enum SecretServiceUnlock {
     let milliseconds = prompting.timeout.components.seconds * 1000
     // The window id is empty: a command line has no window for the dialog to sit over.
     let answered = try bus.call(
-      prompt, "org.freedesktop.Secret.Prompt", "Prompt", tokenctl_g_variant_new_tuple([tokenctl_g_variant_new_string("")], 1),
+      prompt, "org.freedesktop.Secret.Prompt", "Prompt",
+      tokenctl_g_variant_new_tuple([tokenctl_g_variant_new_string("")], 1),
       replyType: "()", timeout: Int32(clamping: milliseconds), what: "unlocking the keyring")
     tokenctl_g_variant_unref(answered)
     let context = tokenctl_g_main_context_get_thread_default()

@@ -50,7 +50,8 @@ enum SecretSession {
   static func open(
     on bus: SecretServiceBus, algorithm: String? = nil, timeout: Int32
   ) throws -> (session: SecretSession, isNew: Bool) {
-    let algorithm = algorithm ?? readAlgorithm(busAddress: getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) })
+    let algorithm =
+      algorithm ?? readAlgorithm(busAddress: getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) })
     guard let algorithm else { return (.libsecret, false) }
     let key = cacheKey(algorithm)
     let object = bus.connection
@@ -69,7 +70,8 @@ enum SecretSession {
   /// Forgets the session `open` keeps for `algorithm` on `bus`, which the provider no
   /// longer knows (it restarted): the next `open` opens another.
   static func forget(on bus: SecretServiceBus, algorithm: String? = nil) {
-    let algorithm = algorithm ?? readAlgorithm(busAddress: getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) })
+    let algorithm =
+      algorithm ?? readAlgorithm(busAddress: getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) })
     guard let algorithm else { return }
     opening.withLock { _ in tokenctl_g_object_set_data_full(bus.connection, cacheKey(algorithm), nil, nil) }
   }

@@ -12,10 +12,11 @@ import TokenStoreTesting
   /// provider that refused plain sessions would.
   static let refused = "tokenctl-test-refused"
 
-  @Test(arguments: [
-    (nil, "plain"), ("unix:path=/run/user/1000/bus", "plain"), ("unix:abstract=/tmp/dbus-x,guid=1", "plain"),
-    ("tcp:host=10.0.0.2,port=5555", nil), ("unix:path=/nowhere;nonce-tcp:host=h,port=1", nil),
-  ] as [(String?, String?)])
+  @Test(
+    arguments: [
+      (nil, "plain"), ("unix:path=/run/user/1000/bus", "plain"), ("unix:abstract=/tmp/dbus-x,guid=1", "plain"),
+      ("tcp:host=10.0.0.2,port=5555", nil), ("unix:path=/nowhere;nonce-tcp:host=h,port=1", nil),
+    ] as [(String?, String?)])
   func theAlgorithmFollowsTheBus(address: String?, algorithm: String?) {
     #expect(SecretSession.readAlgorithm(busAddress: address) == algorithm)
   }

@@ -34,7 +34,9 @@ import Testing
       client = Self.calls(in: text).first { $0.member == "Hello" }?.sender
       // The bus tells a connection that it lost its unique name when it closes.
       guard let client else { return false }
-      return text.split(separator: "\n").contains { $0.contains("destination=\(client) ") && $0.hasSuffix("member=NameLost") }
+      return text.split(separator: "\n").contains {
+        $0.contains("destination=\(client) ") && $0.hasSuffix("member=NameLost")
+      }
     }
     let calls = Self.calls(in: try String(contentsOfFile: log, encoding: .utf8)).filter { $0.sender == client }
     let toBus = calls.filter { $0.destination == "org.freedesktop.DBus" }

@@ -83,7 +83,8 @@ import Testing
     environment["WAYLAND_DISPLAY"] = nil
     // A sign-in checks that the keyring is writable before anything else.
     let result = try TestProcess.run(
-      TestProcess.tokenctl, ["login", "graph", "--client-id", "11111111-2222-3333-4444-555555555555", "--timeout", "3"],
+      TestProcess.tokenctl,
+      ["login", "graph", "--client-id", "11111111-2222-3333-4444-555555555555", "--timeout", "3"],
       environment: environment)
     #expect(result.status == 8, "\(result.stderr)")
     #expect(result.stderr.contains("cannot load libsecret"), "\(result.stderr)")
