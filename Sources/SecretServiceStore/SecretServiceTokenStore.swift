@@ -236,10 +236,11 @@ public struct SecretServiceTokenStore: TokenStore {
     }
   }
 
-  /// Runs `body` with libsecret's Secret Service, for the write paths, and once more with a fresh connection to it when
-  /// the daemon libsecret knew has left the bus meanwhile (a restart of
-  /// gnome-keyring-daemon): libsecret would otherwise keep calling the old one for the
-  /// rest of the process, which matters to a process that lives longer than one command.
+  /// Runs `body` with libsecret's Secret Service, for the write paths (and reads where a
+  /// plain session is not taken), and once more with a fresh connection to it when the
+  /// daemon libsecret knew has left the bus meanwhile (a restart of gnome-keyring-daemon):
+  /// libsecret would otherwise keep calling the old one for the rest of the process, which
+  /// matters to a process that lives longer than one command.
   private func withService<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
     try GLibBridge.requireLibsecret()
     do {
