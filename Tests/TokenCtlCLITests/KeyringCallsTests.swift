@@ -2,20 +2,57 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The D-Bus calls a `tokenctl token` makes on the direct path, counted by `dbus-monitor`
-/// on a private bus (issue 26): the read takes `SearchItems`, a plain `OpenSession`,
-/// `GetSecrets` and the item's `GetAll`, and nothing else; no libsecret proxy (`AddMatch`,
-/// `GetNameOwner`, `StartServiceByName` to the bus) and no Diffie-Hellman session.
+/// The D-Bus calls a `tokenctl token` or a git credential `get` makes on the direct path,
+/// counted by `dbus-monitor` on a private bus (issue 26): the read takes `SearchItems`, a
+/// plain `OpenSession`, `GetSecrets` and the item's `GetAll`, and nothing else; no
+/// libsecret proxy (`AddMatch`, `GetNameOwner`, `StartServiceByName` to the bus) and no
+/// Diffie-Hellman session.
 @Suite struct KeyringCallsTests {
   /// The algorithm libsecret opens its sessions with, which reads no longer use.
   static let diffieHellman = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
 
   @Test func aTokenReadMakesFourCallsInAPlainSession() throws {
+    try Self.expectFourCalls(type: "graph") { session, environment in
+      let token = try TestProcess.run(
+        TestProcess.tokenctl, ["token", "graph:ada@contoso.com"], environment: environment)
+      #expect(token.status == 0 && token.stdout == "SECRET-TOKEN\n", "\(token.stderr)")
+    }
+  }
+
+  /// git's `get` through git-credential-tokenctl, whose host a type of the test's own lists.
+  @Test func aCredentialGetMakesFourCallsInAPlainSession() throws {
+    try Self.expectFourCalls(type: "calls") { session, environment in
+      let types = session.directory.appendingPathComponent("config/tokenctl/types")
+      try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
+      let type = types.appendingPathComponent("calls.toml")
+      try """
+      id = "calls"
+      display_name = "Calls"
+      issuer = "http://127.0.0.1:9"
+      client_id = "calls"
+
+      [git]
+      hosts = ["calls.example"]
+      username = "oauth2"
+
+      """.write(to: type, atomically: true, encoding: .utf8)
+      try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: type.path)
+      var environment = environment
+      environment["XDG_CONFIG_HOME"] = session.directory.appendingPathComponent("config").path
+      let get = try TestProcess.run(
+        GitCredentialTests.helper, ["get"], environment: environment, stdin: "protocol=https\nhost=calls.example\n\n")
+      #expect(get.status == 0 && get.stdout.contains("password=SECRET-TOKEN\n"), "\(get.stdout) \(get.stderr)")
+    }
+  }
+
+  /// Runs `read` (a client that reads the token of the account `ada@contoso.com` of `type`,
+  /// seeded first) under `dbus-monitor`, and checks the calls that client made.
+  static func expectFourCalls(type: String, _ read: (PrivateSession, [String: String]) throws -> Void) throws {
     let session = try PrivateSession(.unlockedKeyring, ownAgent: false)
     defer { session.stop() }
+    let item = KeyringCommandTests.seededItem.map { $0 == "graph" ? type : $0 }
     let stored = try session.run(
-      "secret-tool", KeyringCommandTests.seededItem,
-      stdin: #"{"version":1,"access_token":"SECRET-TOKEN","token_type":"Bearer"}"#)
+      "secret-tool", item, stdin: #"{"version":1,"access_token":"SECRET-TOKEN","token_type":"Bearer"}"#)
     try #require(stored.status == 0, "\(stored.stderr)")
     var environment = session.environment
     environment["TOKENCTL_AGENT"] = "0"
@@ -26,8 +63,7 @@ import Testing
     // dbus-monitor hears its own NameLost once it has become a monitor.
     try Self.waitFor(log) { $0.contains("member=NameLost") }
 
-    let token = try TestProcess.run(TestProcess.tokenctl, ["token", "graph:ada@contoso.com"], environment: environment)
-    #expect(token.status == 0 && token.stdout == "SECRET-TOKEN\n", "\(token.stderr)")
+    try read(session, environment)
     // The client's Hello is the first call of a connection made after the monitor's.
     var client: String?
     try Self.waitFor(log) { text in
@@ -46,7 +82,7 @@ import Testing
     #expect(Set(toService.map(\.member)).isSubset(of: ["SearchItems", "OpenSession", "GetSecrets", "GetAll"]))
     let sessions = toService.filter { $0.member == "OpenSession" }
     #expect(sessions.count == 1 && sessions.allSatisfy { $0.arguments.contains(#"string "plain""#) })
-    #expect(!calls.contains { $0.arguments.contains(Self.diffieHellman) })
+    #expect(!calls.contains { $0.arguments.contains(diffieHellman) })
   }
 
   /// A method call as `dbus-monitor` prints it: a header line, then its arguments indented.
