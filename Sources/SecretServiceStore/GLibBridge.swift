@@ -5,15 +5,22 @@ import TokenKit
 /// reads as Secret Service calls and not as pointer juggling.
 enum GLibBridge {
   /// Loads libsecret (and GLib with it) on first use; every entry point of this module
-  /// calls it before any other function of CLibSecret.
+  /// that calls libsecret calls it before any other function of CLibSecret.
   static func requireLibsecret() throws {
     if let loadFailure { throw SecretServiceError.libsecretMissing(loadFailure) }
+  }
+
+  /// Loads GIO (and GLib) on first use, for the entry points that call GLib and GIO only
+  /// (the keyring's read paths), which leave libsecret and libgcrypt unloaded.
+  static func requireGIO() throws {
+    if let gioLoadFailure { throw SecretServiceError.libsecretMissing(gioLoadFailure) }
   }
 
   /// Why libsecret could not be loaded, or nil once it is. Loading on the first keyring
   /// operation, not at start-up, keeps GLib and libgcrypt out of the processes that never
   /// reach the keyring.
   private static let loadFailure: String? = tokenctl_libsecret_load().map { String(cString: $0) }
+  private static let gioLoadFailure: String? = tokenctl_gio_load().map { String(cString: $0) }
 
   /// A new `GHashTable` of strings that owns copies of `dictionary`; free with
   /// `g_hash_table_unref`.

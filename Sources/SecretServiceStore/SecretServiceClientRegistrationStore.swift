@@ -31,10 +31,8 @@ public struct SecretServiceClientRegistrationStore: ClientRegistrationStore {
   }
 
   public func load(issuer: String) throws -> ClientRegistration? {
-    guard let item = try items.readItem(matching: Self.key(issuer)) else { return nil }
-    guard let secret = item.secret else {
-      throw TokenKitError(.storeFailure, "the keyring returned no secret for the client registered at \(issuer)")
-    }
+    guard let secret = try items.readSecret(matching: Self.key(issuer), what: "the client registered at \(issuer)")
+    else { return nil }
     return try ClientRegistration(storageJSON: secret, issuer: issuer)
   }
 

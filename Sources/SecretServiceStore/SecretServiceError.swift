@@ -97,7 +97,7 @@ enum SecretServiceError {
   static func classify(_ error: UnsafeMutablePointer<GError>, during what: String) -> TokenKitError {
     let message = GLibBridge.message(error)
     let remote = remoteName(error)
-    if error.pointee.domain == tokenctl_secret_error_get_quark(),
+    if error.pointee.domain == tokenctl_secret_error_domain(),
       error.pointee.code == Int32(SECRET_ERROR_IS_LOCKED.rawValue)
     {
       return locked("default")

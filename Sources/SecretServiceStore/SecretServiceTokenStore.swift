@@ -5,7 +5,8 @@ import TokenKit
   import Glibc
 #endif
 
-/// A `TokenStore` in the Secret Service (the GNOME keyring), through libsecret.
+/// A `TokenStore` in the Secret Service (the GNOME keyring): reads over D-Bus in a plain
+/// session (``SecretSession`` says why), writes through libsecret.
 ///
 /// Each account is one item in the default collection (the login keyring), with the
 /// attributes of `KeyringSchema` and its `TokenSet` as a JSON secret. The group attribute
@@ -24,14 +25,23 @@ public struct SecretServiceTokenStore: TokenStore {
   /// Whether a locked collection or item may be unlocked, prompting the user; nil: never.
   public let prompting: KeyringPrompting?
 
+  /// The algorithm of the session reads open; nil for ``SecretSession``'s rule. Tests
+  /// name one no provider supports, to see reads fall back to libsecret.
+  let sessionAlgorithm: String?
+
   public init(group: String = Account.defaultGroup, prompting: KeyringPrompting? = nil) {
+    self.init(group: group, prompting: prompting, sessionAlgorithm: nil)
+  }
+
+  init(group: String, prompting: KeyringPrompting?, sessionAlgorithm: String?) {
     self.group = group
     self.prompting = prompting
+    self.sessionAlgorithm = sessionAlgorithm
   }
 
   public func list(_ query: AccountQuery) throws -> [AccountListing] {
-    try withService { service in
-      let items = try find(service, KeyringSchema.searchAttributes(query, group: group), withSecrets: false)
+    try withBus { bus in
+      let items = try find(bus, KeyringSchema.searchAttributes(query, group: group), reading: .properties)
       // The search matched our schema and group, so an item with incomplete attributes was
       // damaged or written by something else: skip it rather than fail the whole listing.
       return newestPerAccount(items).compactMap { KeyringSchema.listing(from: $0.attributes) }
@@ -44,11 +54,11 @@ public struct SecretServiceTokenStore: TokenStore {
     try loadAll(AccountQuery(type: key.type, id: key.id)).first
   }
 
-  /// The matching items' paths, then their properties and secrets through a few item
-  /// proxies at a time (see `withSecrets(_:_:)`).
+  /// The matching items' paths, then their secrets in one call and each one's properties
+  /// (see `items(_:_:reading:)`).
   public func loadAll(_ query: AccountQuery) throws -> [StoredAccount] {
-    try withService { service in
-      let items = try find(service, KeyringSchema.searchAttributes(query, group: group), withSecrets: true)
+    try withBus { bus in
+      let items = try find(bus, KeyringSchema.searchAttributes(query, group: group), reading: .both)
       return try newestPerAccount(items).map { (try listing(of: $0), $0.secret) }
         .filter { query.matches($0.0.account) }
         .map { listing, secret in try storedAccount(listing, secret: secret) }
@@ -94,9 +104,9 @@ public struct SecretServiceTokenStore: TokenStore {
   }
 
   public func loadToken(for key: AccountKey, scopes: ScopeSet) throws -> TokenSet? {
-    try withService { service in
+    try withBus { bus in
       let attributes = ScopedTokenSchema.keyAttributes(key, scopes: scopes, group: group)
-      guard let item = newest(try find(service, attributes, withSecrets: true)) else { return nil }
+      guard let item = newest(try find(bus, attributes, reading: .secrets)) else { return nil }
       let name = "\(key) for \(scopes)"
       guard let secret = item.secret else {
         throw TokenKitError(.storeFailure, "the keyring returned no secret for \(name)")
@@ -200,19 +210,37 @@ public struct SecretServiceTokenStore: TokenStore {
     }
   }
 
-  /// The attributes and secret of the newest item that matches `attributes`, if any.
-  func readItem(matching attributes: [String: String]) throws -> (attributes: [String: String], secret: [UInt8]?)? {
-    try withService { service in
-      newest(try find(service, attributes, withSecrets: true)).map { ($0.attributes, $0.secret) }
+  /// The secret of the newest item that matches `attributes`, nil when there is none;
+  /// `what` names the item in the error thrown when the keyring returns no secret for it.
+  func readSecret(matching attributes: [String: String], what: String) throws -> [UInt8]? {
+    try withBus { bus in
+      guard let item = newest(try find(bus, attributes, reading: .secrets)) else { return nil }
+      guard let secret = item.secret else {
+        throw TokenKitError(.storeFailure, "the keyring returned no secret for \(what)")
+      }
+      return secret
     }
   }
 
   // MARK: - Secret Service plumbing
 
-  /// Runs `body` with the Secret Service, and once more with a fresh connection to it when
-  /// the daemon libsecret knew has left the bus meanwhile (a restart of
-  /// gnome-keyring-daemon): libsecret would otherwise keep calling the old one for the
-  /// rest of the process, which matters to a process that lives longer than one command.
+  /// Runs `body` with the session bus, for the read paths, which call the Secret Service's
+  /// methods themselves: no libsecret proxy, and no `SecretService` bound to one daemon.
+  private func withBus<R>(_ body: (SecretServiceBus) throws -> R) throws -> R {
+    try GLibBridge.requireGIO()
+    do {
+      return try SecretServiceBus.withSessionBus { bus in try GLibBridge.withOwnContext { try body(bus) } }
+    } catch let stale as StaleSecretService {
+      // The calls went to the well-known name, which no daemon owns any more: no service.
+      throw stale.error
+    }
+  }
+
+  /// Runs `body` with libsecret's Secret Service, for the write paths (and reads where a
+  /// plain session is not taken), and once more with a fresh connection to it when the
+  /// daemon libsecret knew has left the bus meanwhile (a restart of gnome-keyring-daemon):
+  /// libsecret would otherwise keep calling the old one for the rest of the process, which
+  /// matters to a process that lives longer than one command.
   private func withService<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
     try GLibBridge.requireLibsecret()
     do {
@@ -229,24 +257,18 @@ public struct SecretServiceTokenStore: TokenStore {
 
   private func withConnectedService<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
     // Ask for the bus first so that "no session bus" and "no Secret Service on it" get
-    // different messages. GLib holds the shared connection only weakly: keep our reference
-    // until the work is done, or libsecret would open and authenticate a second one.
-    var error: UnsafeMutablePointer<GError>? = nil
-    guard let bus = tokenctl_g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
-      let detail = error.map(GLibBridge.message) ?? "unknown error"
-      if let error { tokenctl_g_error_free(error) }
-      throw SecretServiceError.noSessionBus(detail)
+    // different messages, and hold it so that libsecret uses the same connection.
+    try SecretServiceBus.withSessionBus { _ in
+      guard
+        let service = try GLibBridge.call(
+          "connecting to the Secret Service",
+          {
+            tokenctl_secret_service_get_sync(SECRET_SERVICE_NONE, nil, $0)
+          })
+      else { throw SecretServiceError.noSecretService("libsecret returned no service") }
+      defer { GLibBridge.unref(service) }
+      return try GLibBridge.withOwnContext { try body(service) }
     }
-    defer { GLibBridge.unref(bus) }
-    guard
-      let service = try GLibBridge.call(
-        "connecting to the Secret Service",
-        {
-          tokenctl_secret_service_get_sync(SECRET_SERVICE_NONE, nil, $0)
-        })
-    else { throw SecretServiceError.noSecretService("libsecret returned no service") }
-    defer { GLibBridge.unref(service) }
-    return try GLibBridge.withOwnContext { try body(service) }
   }
 
   private func search(
@@ -272,54 +294,66 @@ public struct SecretServiceTokenStore: TokenStore {
   }
 
   /// An item the read paths found: its object path and the two properties they use,
-  /// copied out of one D-Bus reply or item proxy. `list` reads through paths and holds no
-  /// `SecretItem` proxy; `loadAll` holds `secretsAtOnce` at most. A proxy,
-  /// whose property cache and signal subscription cost about 14 KiB per item: 14 MiB at
-  /// once for a group of 1,000 accounts.
+  /// copied out of one D-Bus reply, and its secret. No `SecretItem` proxy is held: a
+  /// proxy's property cache and signal subscription cost about 14 KiB per item, 14 MiB at
+  /// once for a group of 1,000 accounts, and seven D-Bus calls to make.
   private struct FoundItem {
     let path: String
-    let attributes: [String: String]
-    let modified: UInt64
+    /// Empty, and `modified` 0, when the read did not need them (see `Reading`).
+    var attributes: [String: String] = [:]
+    var modified: UInt64 = 0
     /// The stored token set (JSON), when read.
     var secret: [UInt8]? = nil
   }
 
-  /// The items that match `attributes`, in every collection, with their properties, and
-  /// their secrets when `withSecrets`.
+  /// What a read needs of each item it finds.
+  private enum Reading {
+    /// The attributes and modification time (`list`): one `GetAll` per item.
+    case properties
+    /// The secret (a token for other scopes, a client registration): one `GetSecrets`
+    /// for all; the properties only when there are copies to choose the newest from.
+    case secrets
+    /// Both (`load`, `loadAll`).
+    case both
+  }
+
+  /// The items that match `attributes`, in every collection, with what `reading` needs.
   private func find(
-    _ service: OpaquePointer, _ attributes: [String: String], withSecrets: Bool, unlocking: Bool = true
+    _ bus: SecretServiceBus, _ attributes: [String: String], reading: Reading, unlocking: Bool = true
   ) throws -> [FoundItem] {
-    let (paths, locked) = try searchPaths(service, attributes)
+    let (paths, locked) = try searchPaths(bus, attributes)
     // The search names locked items apart instead of hiding them (KeePassXC: items a
     // program has not been allowed to read yet): unlock them, then search again.
     if !locked.isEmpty {
-      let names = try collections(service, holding: locked)
-      guard unlocking else { throw SecretServiceError.locked(names, provider: provider(service)) }
-      try SecretServiceUnlock.unlock(locked, names: names, service: service, prompting: prompting)
-      return try find(service, attributes, withSecrets: withSecrets, unlocking: false)
+      let names = try collections(bus, holding: locked)
+      guard unlocking else { throw SecretServiceError.locked(names, provider: provider(bus)) }
+      try SecretServiceUnlock.unlock(locked, names: names, bus: bus, prompting: prompting)
+      return try find(bus, attributes, reading: reading, unlocking: false)
     }
-    let items = try withSecrets ? self.withSecrets(service, paths) : paths.map { try properties(service, of: $0) }
+    let items = try self.items(bus, paths, reading: reading)
     if items.isEmpty {
       // A locked collection hides its items, the one with this account among them perhaps
       // (two KeePassXC databases open, one locked): unlock every locked one, or say that
       // they are locked, rather than "no such account".
-      let lockedCollections = try collections(service).filter(\.isLocked)
+      let lockedCollections = try collections(bus).filter(\.isLocked)
       if !lockedCollections.isEmpty {
         let names = lockedCollections.map(\.label)
-        guard unlocking else { throw SecretServiceError.locked(names, provider: provider(service)) }
-        try SecretServiceUnlock.unlock(
-          lockedCollections.map(\.path), names: names, service: service, prompting: prompting)
+        guard unlocking else { throw SecretServiceError.locked(names, provider: provider(bus)) }
+        try SecretServiceUnlock.unlock(lockedCollections.map(\.path), names: names, bus: bus, prompting: prompting)
         // KeePassXC completes the prompt before the database's items are searchable:
         // give a just-unlocked database up to 3 s (1 s was not always enough on 2 cores).
         for _ in 0..<Self.searchesAfterUnlock {
-          let found = try find(service, attributes, withSecrets: withSecrets, unlocking: false)
+          let found = try find(bus, attributes, reading: reading, unlocking: false)
           if !found.isEmpty { return found }
           usleep(200_000)
         }
-        return try find(service, attributes, withSecrets: withSecrets, unlocking: false)
+        return try find(bus, attributes, reading: reading, unlocking: false)
       }
-      let collection = try defaultCollection(service)
-      GLibBridge.unref(collection)
+      // Nothing locked and nothing found: "no such account", unless there is no keyring
+      // to keep accounts in at all.
+      guard try bus.collection(alias: SECRET_COLLECTION_DEFAULT) != nil else {
+        throw SecretServiceError.noDefaultKeyring
+      }
     }
     return items
   }
@@ -329,14 +363,18 @@ public struct SecretServiceTokenStore: TokenStore {
   /// after it reports the database unlocked).
   private static let searchesAfterUnlock = 15
 
+  /// How long a call that may wait for the provider's dialog waits, in milliseconds:
+  /// as long as a prompt would where one may be shown, else GDBus's default (-1, 25 s).
+  private var callTimeout: Int32 {
+    prompting.map { Int32(clamping: $0.timeout.components.seconds * 1000) } ?? -1
+  }
+
   /// The paths of the unlocked and of the locked items that match `attributes`: the
-  /// service's `SearchItems`, called here rather than through libsecret for its timeout.
-  /// KeePassXC holds the call while it asks for a locked database's password ("unlock
-  /// before search", on by default), and GDBus's default of 25 s ended a slow answer in
-  /// "Timeout was reached"; where a prompt may be shown, the search waits as long as a
-  /// prompt would.
+  /// service's `SearchItems`, with `callTimeout`. KeePassXC holds the call while it asks
+  /// for a locked database's password ("unlock before search", on by default), and
+  /// GDBus's default of 25 s ended a slow answer in "Timeout was reached".
   private func searchPaths(
-    _ service: OpaquePointer, _ attributes: [String: String]
+    _ bus: SecretServiceBus, _ attributes: [String: String]
   ) throws -> (unlocked: [String], locked: [String]) {
     let entries = attributes.sorted { $0.key < $1.key }.map { key, value in
       tokenctl_g_variant_new_dict_entry(tokenctl_g_variant_new_string(key), tokenctl_g_variant_new_string(value))
@@ -344,100 +382,106 @@ public struct SecretServiceTokenStore: TokenStore {
     let dictionary = entries.withUnsafeBufferPointer { buffer in
       "{ss}".withCString { tokenctl_g_variant_new_array(OpaquePointer($0), buffer.baseAddress, buffer.count) }
     }
-    let timeout = prompting.map { Int32(clamping: $0.timeout.components.seconds * 1000) } ?? -1
-    let connection = tokenctl_g_dbus_proxy_get_connection(service)
-    let busName = tokenctl_g_dbus_proxy_get_name(service)
-    let reply = try GLibBridge.call("searching the keyring") { error in
-      let reply = "(aoao)".withCString { replyType in
-        tokenctl_g_dbus_connection_call_sync(
-          connection, busName, "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "SearchItems",
-          tokenctl_g_variant_new_tuple([dictionary], 1), OpaquePointer(replyType), G_DBUS_CALL_FLAGS_NONE, timeout,
-          nil, error)
-      }
-      if let failure = error.pointee { _ = tokenctl_g_dbus_error_strip_remote_error(failure) }
-      return reply
-    }
-    guard let reply = reply ?? nil else {
-      throw TokenKitError(.storeFailure, "the Secret Service failed while searching the keyring: no reply")
-    }
+    let reply = try bus.callService(
+      "SearchItems", [dictionary], replyType: "(aoao)", timeout: callTimeout, what: "searching the keyring")
     defer { tokenctl_g_variant_unref(reply) }
     func paths(_ index: Int) -> [String] {
       let array = tokenctl_g_variant_get_child_value(reply, index)!
       defer { tokenctl_g_variant_unref(array) }
-      return (0..<tokenctl_g_variant_n_children(array)).map { Self.string(array, $0) }
+      return (0..<tokenctl_g_variant_n_children(array)).map { SecretServiceBus.string(array, $0) }
     }
     return (paths(0), paths(1))
   }
 
-  private func provider(_ service: OpaquePointer) -> SecretServiceProvider? {
-    SecretServiceProvider.owning(bus: tokenctl_g_dbus_proxy_get_connection(service))
+  private func provider(_ bus: SecretServiceBus) -> SecretServiceProvider? {
+    SecretServiceProvider.owning(bus: bus.connection)
+  }
+
+  /// The items at `paths`, with what `reading` needs: their secrets in the plain session,
+  /// `secretsAtOnce` per `GetSecrets`, and their properties with one `GetAll` each; or,
+  /// where reads take libsecret's session (``SecretSession``), through its item proxies.
+  private func items(_ bus: SecretServiceBus, _ paths: [String], reading: Reading) throws -> [FoundItem] {
+    // Choosing the newest of several copies of an item needs their modification times.
+    let needsProperties = reading != .secrets || paths.count > 1
+    guard reading != .properties, !paths.isEmpty else {
+      return try paths.map { try properties(bus, of: $0) }
+    }
+    guard let secrets = try plainSecrets(bus, paths) else {
+      return try withService { service in try withSecrets(service, paths) }
+    }
+    return try paths.map { path in
+      var item = needsProperties ? try properties(bus, of: path) : FoundItem(path: path)
+      item.secret = secrets[path]
+      return item
+    }
+  }
+
+  /// The secrets of the items at `paths`, by path, read in the plain session; nil where
+  /// reads take libsecret's session instead.
+  private func plainSecrets(_ bus: SecretServiceBus, _ paths: [String]) throws -> [String: [UInt8]]? {
+    var opened = try SecretSession.open(on: bus, algorithm: sessionAlgorithm, timeout: callTimeout)
+    while true {
+      guard case .plain(let session) = opened.session else { return nil }
+      let secrets: [String: [UInt8]]?
+      do {
+        secrets = try plainSecrets(bus, paths, session: session)
+      } catch  where !opened.isNew {
+        // A session kept from an earlier read is unknown to a provider that restarted
+        // since (gnome-keyring: `NoSession`): open another, once.
+        secrets = nil
+      }
+      if let secrets { return secrets }
+      guard !opened.isNew else {
+        throw TokenKitError(.storeFailure, "the Secret Service returned encrypted secrets in a plain session")
+      }
+      // Or the restarted provider gave its number to another session of ours.
+      SecretSession.forget(on: bus, algorithm: sessionAlgorithm)
+      opened = try SecretSession.open(on: bus, algorithm: sessionAlgorithm, timeout: callTimeout)
+    }
+  }
+
+  /// The secrets of the items at `paths` in the plain session at `session`, or nil when
+  /// that path names another session now (see `SecretServiceBus.secrets(of:session:timeout:)`).
+  private func plainSecrets(_ bus: SecretServiceBus, _ paths: [String], session: String) throws -> [String: [UInt8]]? {
+    var secrets: [String: [UInt8]] = [:]
+    for start in stride(from: 0, to: paths.count, by: Self.secretsAtOnce) {
+      let chunk = paths[start..<min(start + Self.secretsAtOnce, paths.count)]
+      guard let found = try bus.secrets(of: chunk, session: session, timeout: callTimeout) else { return nil }
+      secrets.merge(found) { new, _ in new }
+    }
+    return secrets
   }
 
   /// The `Attributes` and `Modified` properties of the item at `path`, read with one
-  /// `GetAll` call on the connection and bus name libsecret uses for `service`, whose
-  /// reply is freed before the next item's.
-  private func properties(_ service: OpaquePointer, of path: String) throws -> FoundItem {
-    let dictionary = try getAll(service, path, interface: "org.freedesktop.Secret.Item")
+  /// `GetAll` call, whose reply is freed before the next item's.
+  private func properties(_ bus: SecretServiceBus, of path: String) throws -> FoundItem {
+    let dictionary = try bus.properties(of: path, interface: SecretServiceBus.itemInterface)
     defer { tokenctl_g_variant_unref(dictionary) }
     var attributes: [String: String] = [:]
-    if let pairs = Self.lookup(dictionary, "Attributes", type: "a{ss}") {
+    if let pairs = SecretServiceBus.lookup(dictionary, "Attributes", type: "a{ss}") {
       defer { tokenctl_g_variant_unref(pairs) }
       for index in 0..<tokenctl_g_variant_n_children(pairs) {
         let pair = tokenctl_g_variant_get_child_value(pairs, index)!
         defer { tokenctl_g_variant_unref(pair) }
-        attributes[Self.string(pair, 0)] = Self.string(pair, 1)
+        attributes[SecretServiceBus.string(pair, 0)] = SecretServiceBus.string(pair, 1)
       }
     }
     var modified: UInt64 = 0
-    if let value = Self.lookup(dictionary, "Modified", type: "t") {
+    if let value = SecretServiceBus.lookup(dictionary, "Modified", type: "t") {
       modified = tokenctl_g_variant_get_uint64(value)
       tokenctl_g_variant_unref(value)
     }
     return FoundItem(path: path, attributes: attributes, modified: modified)
   }
 
-  /// The properties of `interface` at `path`, as a dictionary (`a{sv}`): one `GetAll` call
-  /// on the connection and bus name libsecret uses for `service`.
-  private func getAll(_ service: OpaquePointer, _ path: String, interface name: String) throws -> OpaquePointer {
-    let connection = tokenctl_g_dbus_proxy_get_connection(service)
-    let busName = tokenctl_g_dbus_proxy_get_name(service)
-    var interface: OpaquePointer? = tokenctl_g_variant_new_string(name)
-    let parameters = tokenctl_g_variant_new_tuple(&interface, 1)
-    let reply = try GLibBridge.call("searching the keyring") { error in
-      let reply = "(a{sv})".withCString { replyType in
-        tokenctl_g_dbus_connection_call_sync(
-          connection, busName, path, "org.freedesktop.DBus.Properties", "GetAll", parameters,
-          OpaquePointer(replyType), G_DBUS_CALL_FLAGS_NONE, -1, nil, error)
-      }
-      // As libsecret does after the same GetAll for an item proxy, so messages read as
-      // before: the names `SecretServiceError.classify` looks for are registered GErrors,
-      // which keep their name without the message's "GDBus.Error:<name>: " prefix.
-      if let failure = error.pointee { _ = tokenctl_g_dbus_error_strip_remote_error(failure) }
-      return reply
-    }
-    guard let reply = reply ?? nil else {
-      throw TokenKitError(.storeFailure, "the Secret Service failed while searching the keyring: no reply")
-    }
-    defer { tokenctl_g_variant_unref(reply) }
-    return tokenctl_g_variant_get_child_value(reply, 0)!
-  }
-
-  private static func lookup(_ dictionary: OpaquePointer, _ key: String, type: String) -> OpaquePointer? {
-    type.withCString { tokenctl_g_variant_lookup_value(dictionary, key, OpaquePointer($0)) }
-  }
-
-  private static func string(_ tuple: OpaquePointer, _ index: Int) -> String {
-    let child = tokenctl_g_variant_get_child_value(tuple, index)!
-    defer { tokenctl_g_variant_unref(child) }
-    return String(cString: tokenctl_g_variant_get_string(child, nil))
-  }
-
-  /// How many item proxies a read of secrets holds at once.
+  /// How many items one `GetSecrets` reads, or how many item proxies libsecret's session
+  /// holds at once: a group of 1,000 accounts is read in replies of a bounded size.
   private static let secretsAtOnce = 50
 
-  /// The items at `paths` with their properties and secrets, read through item proxies
-  /// made and freed in the store's own context, `secretsAtOnce` at a time: as many D-Bus
-  /// calls as a libsecret search that loads secrets, without holding every proxy at once.
+  /// The items at `paths` with their properties and secrets, through libsecret and its
+  /// DH session: item proxies made and freed in the store's own context, `secretsAtOnce`
+  /// at a time, as many D-Bus calls as a libsecret search that loads secrets, without
+  /// holding every proxy at once.
   ///
   /// Not `secret_service_get_secrets_for_dbus_paths`, which needs no proxy: libsecret 0.20
   /// (Debian 12) never frees that call's D-Bus reply, so every read leaked all the
@@ -494,8 +538,9 @@ public struct SecretServiceTokenStore: TokenStore {
     let locked = items.filter { tokenctl_secret_item_get_locked($0) != 0 }
     if !locked.isEmpty {
       let paths = locked.map { String(cString: tokenctl_g_dbus_proxy_get_object_path($0)) }
+      let bus = SecretServiceBus(proxy: service)
       try SecretServiceUnlock.unlock(
-        paths, names: try collections(service, holding: paths), service: service, prompting: prompting)
+        paths, names: try collections(bus, holding: paths), bus: bus, prompting: prompting)
     }
     if items.isEmpty {
       let collection = try defaultCollection(service)
@@ -520,7 +565,8 @@ public struct SecretServiceTokenStore: TokenStore {
       let label = Self.label(of: collection)
       let path = String(cString: tokenctl_g_dbus_proxy_get_object_path(collection))
       do {
-        try SecretServiceUnlock.unlock([path], names: [label], service: service, prompting: prompting)
+        try SecretServiceUnlock.unlock(
+          [path], names: [label], bus: SecretServiceBus(proxy: service), prompting: prompting)
       } catch {
         GLibBridge.unref(collection)
         throw error
@@ -538,22 +584,22 @@ public struct SecretServiceTokenStore: TokenStore {
 
   /// Every collection, with its label and lock: the service's `Collections` property,
   /// then each one's properties.
-  private func collections(_ service: OpaquePointer) throws -> [CollectionState] {
-    let list = try getAll(service, "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service")
+  private func collections(_ bus: SecretServiceBus) throws -> [CollectionState] {
+    let list = try bus.properties(of: SecretServiceBus.servicePath, interface: SecretServiceBus.serviceInterface)
     defer { tokenctl_g_variant_unref(list) }
-    guard let paths = Self.lookup(list, "Collections", type: "ao") else { return [] }
+    guard let paths = SecretServiceBus.lookup(list, "Collections", type: "ao") else { return [] }
     defer { tokenctl_g_variant_unref(paths) }
     return try (0..<tokenctl_g_variant_n_children(paths)).map { index in
-      let path = Self.string(paths, index)
-      let properties = try getAll(service, path, interface: "org.freedesktop.Secret.Collection")
+      let path = SecretServiceBus.string(paths, index)
+      let properties = try bus.properties(of: path, interface: SecretServiceBus.collectionInterface)
       defer { tokenctl_g_variant_unref(properties) }
       var label = ""
-      if let value = Self.lookup(properties, "Label", type: "s") {
+      if let value = SecretServiceBus.lookup(properties, "Label", type: "s") {
         label = String(cString: tokenctl_g_variant_get_string(value, nil))
         tokenctl_g_variant_unref(value)
       }
       var isLocked = false
-      if let value = Self.lookup(properties, "Locked", type: "b") {
+      if let value = SecretServiceBus.lookup(properties, "Locked", type: "b") {
         isLocked = tokenctl_g_variant_get_boolean(value) != 0
         tokenctl_g_variant_unref(value)
       }
@@ -563,22 +609,11 @@ public struct SecretServiceTokenStore: TokenStore {
 
   /// The labels of the collections that hold the items at `paths` (an item's path is its
   /// collection's, one level down).
-  private func collections(_ service: OpaquePointer, holding paths: [String]) throws -> [String] {
+  private func collections(_ bus: SecretServiceBus, holding paths: [String]) throws -> [String] {
     let parents = Set(paths.map { String($0[..<($0.lastIndex(of: "/") ?? $0.endIndex)]) })
-    let labels = try collections(service).filter { parents.contains($0.path) }.map(\.label)
-    return labels.isEmpty ? [try collectionLabel(service)] : labels
-  }
-
-  private func collectionLabel(_ service: OpaquePointer) throws -> String {
-    guard
-      let collection = try GLibBridge.call(
-        "opening the default keyring",
-        {
-          tokenctl_secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, nil, $0)
-        })
-    else { return "default" }
-    defer { GLibBridge.unref(collection) }
-    return Self.label(of: collection)
+    let labels = try collections(bus).filter { parents.contains($0.path) }.map(\.label)
+    guard labels.isEmpty else { return labels }
+    return [try bus.collection(alias: SECRET_COLLECTION_DEFAULT).map { try bus.label(ofCollection: $0) } ?? "default"]
   }
 
   private static func label(of collection: OpaquePointer) -> String {

@@ -16,19 +16,14 @@ enum SecretServiceUnlock {
   /// Unlocks the objects at `paths` (collections or items), running the prompt when the
   /// provider returns one; throws `locked` or `refused` when they stay locked.
   static func unlock(
-    _ paths: [String], names: [String], service: OpaquePointer, prompting: KeyringPrompting?
+    _ paths: [String], names: [String], bus: SecretServiceBus, prompting: KeyringPrompting?
   ) throws {
-    let connection = tokenctl_g_dbus_proxy_get_connection(service)!
+    let connection = bus.connection
     let provider = SecretServiceProvider.owning(bus: connection)
     guard let prompting else { throw SecretServiceError.locked(names, provider: provider) }
-    let busName = String(cString: tokenctl_g_dbus_proxy_get_name(service))
-    let objects = paths.map { tokenctl_g_variant_new_object_path($0) }
-    let array = objects.withUnsafeBufferPointer { buffer in
-      "o".withCString { tokenctl_g_variant_new_array(OpaquePointer($0), buffer.baseAddress, buffer.count) }
-    }
-    let reply = try call(
-      connection, busName, "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "Unlock",
-      tokenctl_g_variant_new_tuple([array], 1), replyType: "(aoo)", timeout: -1)
+    let busName = bus.name
+    let reply = try bus.callService(
+      "Unlock", [SecretServiceBus.objectPaths(paths)], replyType: "(aoo)", what: "unlocking the keyring")
     defer { tokenctl_g_variant_unref(reply) }
     let promptValue = tokenctl_g_variant_get_child_value(reply, 1)!
     defer { tokenctl_g_variant_unref(promptValue) }
@@ -51,19 +46,19 @@ enum SecretServiceUnlock {
     let deadline = ContinuousClock.now + prompting.timeout
     let milliseconds = prompting.timeout.components.seconds * 1000
     // The window id is empty: a command line has no window for the dialog to sit over.
-    let answered = try call(
-      connection, busName, prompt, "org.freedesktop.Secret.Prompt", "Prompt",
-      tokenctl_g_variant_new_tuple([tokenctl_g_variant_new_string("")], 1), replyType: "()",
-      timeout: Int32(clamping: milliseconds))
+    let answered = try bus.call(
+      prompt, "org.freedesktop.Secret.Prompt", "Prompt",
+      tokenctl_g_variant_new_tuple([tokenctl_g_variant_new_string("")], 1),
+      replyType: "()", timeout: Int32(clamping: milliseconds), what: "unlocking the keyring")
     tokenctl_g_variant_unref(answered)
     let context = tokenctl_g_main_context_get_thread_default()
     // Polled, so that the deadline holds when no signal comes at all.
     while outcome.dismissed == nil {
       if tokenctl_g_main_context_iteration(context, 0) != 0 { continue }
       if ContinuousClock.now >= deadline {
-        if let dismissed = try? call(
-          connection, busName, prompt, "org.freedesktop.Secret.Prompt", "Dismiss", nil, replyType: "()",
-          timeout: 5000)
+        if let dismissed = try? bus.call(
+          prompt, "org.freedesktop.Secret.Prompt", "Dismiss", nil, replyType: "()", timeout: 5000,
+          what: "unlocking the keyring")
         {
           tokenctl_g_variant_unref(dismissed)
         }
@@ -76,23 +71,4 @@ enum SecretServiceUnlock {
 
   /// Where the `Completed` signal's callback leaves whether the prompt was dismissed.
   private final class PromptOutcome { var dismissed: Bool? }
-
-  private static func call(
-    _ connection: OpaquePointer, _ busName: String, _ path: String, _ interface: String, _ method: String,
-    _ parameters: OpaquePointer?, replyType: String, timeout: Int32
-  ) throws -> OpaquePointer {
-    let reply = try GLibBridge.call("unlocking the keyring") { error in
-      let reply = replyType.withCString { type in
-        tokenctl_g_dbus_connection_call_sync(
-          connection, busName, path, interface, method, parameters, OpaquePointer(type), G_DBUS_CALL_FLAGS_NONE,
-          timeout, nil, error)
-      }
-      if let failure = error.pointee { _ = tokenctl_g_dbus_error_strip_remote_error(failure) }
-      return reply
-    }
-    guard let reply = reply ?? nil else {
-      throw TokenKitError(.storeFailure, "the Secret Service failed while unlocking the keyring: no reply")
-    }
-    return reply
-  }
 }

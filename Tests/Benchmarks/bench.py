@@ -9,10 +9,11 @@ Every ratio divides two medians measured in the same run: ours and its baseline 
 timed by one hyperfine invocation, on the same keyring items, so machine load hits both.
 What each row measures (the issue's numbering):
 
-1. `tokenctl token ACCOUNT` with a valid token stored vs `secret-tool lookup` of that item.
+1. `tokenctl token ACCOUNT` with a valid token stored vs `secret-tool lookup` of that item
+   (issue 26: ≤ 0.5).
 2. `git credential fill` through git-credential-tokenctl vs through git's contrib libsecret
    helper (built here from /usr/share/doc/git/contrib/credential/libsecret), same host,
-   same keyring; and the two helpers' `get` alone, without git.
+   same keyring; and the two helpers' `get` alone, without git (2b, issue 26: ≤ 0.5).
 3. An expired token: `tokenctl token` vs a shell doing what it must do at least: one
    `secret-tool lookup`, one refresh POST with `curl`, one `secret-tool store`. Both
    refresh at the stub authorization server; before every run, of either, a fresh refresh
@@ -23,7 +24,7 @@ What each row measures (the issue's numbering):
    starting 32 keyring clients costs on this machine, whatever they do.
 5. `tokenctl list` over 1,000 stored accounts vs `secret-tool search --all` of the same.
 6. Peak RSS (GNU time's %M) of `tokenctl token` and of the git helper's `get`, with the
-   baselines' beside them.
+   baselines' beside them (issue 26: ≤ 8 MiB).
 7. A storage miss: git-credential-oauth's browser flow (its only way to get a token) vs
    `tokenctl login`, both through the scripted browser against the real test
    authorization server (django-oauth-toolkit).
@@ -104,7 +105,11 @@ TYPE = "benchlocal"
 # it a second account of TYPE, git's helper would find two accounts for the host and
 # answer nothing (rows 2 and 6 would time that).
 EXPIRED_TYPE = "benchexpired"
-GOAL_RSS_MIB = 15
+# Issue 26's goals for the direct path (no agent), which reads the keyring in a plain
+# session with four D-Bus calls: half of the C tools' time, and the memory of a client
+# the agent answers. Issue 7's were 1.0x and 15 MiB.
+GOAL_DIRECT_RATIO = 0.5
+GOAL_RSS_MIB = 8
 # Issue 13's goals for the agent.
 GOAL_AGENT_RATIO = 0.5
 GOAL_AGENT_CLIENT_RSS_MIB = 8
@@ -435,7 +440,7 @@ printf '%s\\n' "$access"
             assert out == b"bench-access-token\n", out
         r = self.hyperfine(commands)
         self.add(1, "`tokenctl token` (valid) vs `secret-tool lookup`", r["tokenctl token"]["median"],
-                 r["secret-tool lookup"]["median"], "≤ 1.0", 1.0)
+                 r["secret-tool lookup"]["median"], f"≤ {GOAL_DIRECT_RATIO}", GOAL_DIRECT_RATIO)
         if self.before:
             self.add(10, "direct path, `tokenctl token` (valid): this build vs the one before the agent",
                      r["tokenctl token"]["median"], r["tokenctl token (before)"]["median"], "≤ 1.0", 1.0,
@@ -470,7 +475,7 @@ printf '%s\\n' "$access"
         # The helpers alone, without git's own start-up diluting the ratio.
         r = self.hyperfine([(f"{name} get", gets[name]) for name, _ in helpers], shell=True)
         self.add("2b", "helper `get` alone: tokenctl vs libsecret", r["tokenctl get"]["median"],
-                 r["libsecret get"]["median"], "≤ 1.0", 1.0)
+                 r["libsecret get"]["median"], f"≤ {GOAL_DIRECT_RATIO}", GOAL_DIRECT_RATIO)
         if self.before:
             self.add(10, "direct path, helper `get` alone: this build vs the one before the agent",
                      r["tokenctl get"]["median"], r["tokenctl (before) get"]["median"], "≤ 1.0", 1.0,

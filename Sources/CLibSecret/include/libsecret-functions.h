@@ -4,10 +4,16 @@
 // not. The loader builds its table of pointers and its wrappers from this list, the shim
 // declares the wrappers, and Tests/Support/check-libsecret-declarations compares each
 // entry with the prototype in Debian's headers: one list, so that none of them can drift.
+//
+// It has two parts, because the loader opens two libraries: TOKENCTL_GIO_FUNCTIONS, from
+// GIO (with GObject and GLib), which the keyring's read paths need, and
+// TOKENCTL_SECRET_FUNCTIONS, from libsecret, which only its writes do.
 #ifndef TOKENCTL_LIBSECRET_FUNCTIONS_H
 #define TOKENCTL_LIBSECRET_FUNCTIONS_H
 
-#define TOKENCTL_LIBSECRET_FUNCTIONS(F, V)                                                                       \
+#define TOKENCTL_LIBSECRET_FUNCTIONS(F, V) TOKENCTL_SECRET_FUNCTIONS(F, V) TOKENCTL_GIO_FUNCTIONS(F, V)
+
+#define TOKENCTL_SECRET_FUNCTIONS(F, V)                                                                          \
   /* libsecret */                                                                                                \
   F(SecretService *, secret_service_get_sync, (SecretServiceFlags flags, GCancellable *cancellable, GError **error), \
     (flags, cancellable, error))                                                                                 \
@@ -57,7 +63,9 @@
     (secret, length, content_type))                                                                              \
   F(const gchar *, secret_value_get, (SecretValue *value, gsize *length), (value, length))                       \
   V(secret_value_unref, (gpointer value), (value))                                                               \
-  F(GQuark, secret_error_get_quark, (void), ())                                                                  \
+  F(GQuark, secret_error_get_quark, (void), ())
+
+#define TOKENCTL_GIO_FUNCTIONS(F, V)                                                                             \
   F(GQuark, g_io_error_quark, (void), ())                                                                        \
   /* GLib: memory, strings, hash tables and lists */                                                             \
   V(g_free, (gpointer memory), (memory))                                                                         \
@@ -117,9 +125,14 @@
   F(GVariant *, g_variant_new_array, (const GVariantType *child_type, GVariant *const *children, gsize count),   \
     (child_type, children, count))                                                                               \
   F(GVariant *, g_variant_ref_sink, (GVariant *value), (value))                                                  \
+  F(gconstpointer, g_variant_get_fixed_array, (GVariant *value, gsize *n_elements, gsize element_size),          \
+    (value, n_elements, element_size))                                                                           \
   /* GObject */                                                                                                  \
   F(gpointer, g_object_ref, (gpointer object), (object))                                                         \
   V(g_object_unref, (gpointer object), (object))                                                                 \
+  F(gpointer, g_object_get_data, (GObject *object, const gchar *key), (object, key))                             \
+  V(g_object_set_data_full, (GObject *object, const gchar *key, gpointer data, GDestroyNotify destroy),          \
+    (object, key, data, destroy))                                                                                \
   /* GIO: the session bus */                                                                                     \
   F(GDBusConnection *, g_bus_get_sync, (GBusType bus_type, GCancellable *cancellable, GError **error),           \
     (bus_type, cancellable, error))                                                                              \

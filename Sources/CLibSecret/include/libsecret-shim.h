@@ -19,10 +19,17 @@
 #include "libsecret-functions.h"
 #include "libsecret-types.h"
 
-// Opens libsecret and resolves every function of libsecret-functions.h, once per process.
+// Opens GIO and resolves the functions of TOKENCTL_GIO_FUNCTIONS, once per process.
 // Returns NULL when they are all ready, else why not (dlopen's or dlsym's message).
 // Thread-safe; later calls return the first call's result.
+const char *tokenctl_gio_load(void);
+
+// The same for libsecret: every function of libsecret-functions.h, GIO's included.
 const char *tokenctl_libsecret_load(void);
+
+// The domain of libsecret's errors (SECRET_ERROR), or 0 while libsecret is not loaded,
+// when no error can be in it.
+GQuark tokenctl_secret_error_domain(void);
 
 // The functions of libsecret-functions.h, as `tokenctl_` followed by each one's own name.
 // Call only after tokenctl_libsecret_load returned NULL.

@@ -20,6 +20,7 @@ typedef unsigned char guint8;
 typedef size_t gsize;
 typedef ptrdiff_t gssize;
 typedef void *gpointer;
+typedef const void *gconstpointer;
 typedef guint32 GQuark;
 
 // Opaque: used only through pointers.

@@ -1,0 +1,122 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The D-Bus calls a `tokenctl token` or a git credential `get` makes on the direct path,
+/// counted by `dbus-monitor` on a private bus (issue 26): the read takes `SearchItems`, a
+/// plain `OpenSession`, `GetSecrets` and the item's `GetAll`, and nothing else; no
+/// libsecret proxy (`AddMatch`, `GetNameOwner`, `StartServiceByName` to the bus) and no
+/// Diffie-Hellman session.
+@Suite struct KeyringCallsTests {
+  /// The algorithm libsecret opens its sessions with, which reads no longer use.
+  static let diffieHellman = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
+
+  @Test func aTokenReadMakesFourCallsInAPlainSession() throws {
+    try Self.expectFourCalls(type: "graph") { session, environment in
+      let token = try TestProcess.run(
+        TestProcess.tokenctl, ["token", "graph:ada@contoso.com"], environment: environment)
+      #expect(token.status == 0 && token.stdout == "SECRET-TOKEN\n", "\(token.stderr)")
+    }
+  }
+
+  /// git's `get` through git-credential-tokenctl, whose host a type of the test's own lists.
+  @Test func aCredentialGetMakesFourCallsInAPlainSession() throws {
+    try Self.expectFourCalls(type: "calls") { session, environment in
+      let types = session.directory.appendingPathComponent("config/tokenctl/types")
+      try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
+      let type = types.appendingPathComponent("calls.toml")
+      try """
+      id = "calls"
+      display_name = "Calls"
+      issuer = "http://127.0.0.1:9"
+      client_id = "calls"
+
+      [git]
+      hosts = ["calls.example"]
+      username = "oauth2"
+
+      """.write(to: type, atomically: true, encoding: .utf8)
+      try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: type.path)
+      var environment = environment
+      environment["XDG_CONFIG_HOME"] = session.directory.appendingPathComponent("config").path
+      let get = try TestProcess.run(
+        GitCredentialTests.helper, ["get"], environment: environment, stdin: "protocol=https\nhost=calls.example\n\n")
+      #expect(get.status == 0 && get.stdout.contains("password=SECRET-TOKEN\n"), "\(get.stdout) \(get.stderr)")
+    }
+  }
+
+  /// Runs `read` (a client that reads the token of the account `ada@contoso.com` of `type`,
+  /// seeded first) under `dbus-monitor`, and checks the calls that client made.
+  static func expectFourCalls(type: String, _ read: (PrivateSession, [String: String]) throws -> Void) throws {
+    let session = try PrivateSession(.unlockedKeyring, ownAgent: false)
+    defer { session.stop() }
+    let item = KeyringCommandTests.seededItem.map { $0 == "graph" ? type : $0 }
+    let stored = try session.run(
+      "secret-tool", item, stdin: #"{"version":1,"access_token":"SECRET-TOKEN","token_type":"Bearer"}"#)
+    try #require(stored.status == 0, "\(stored.stderr)")
+    var environment = session.environment
+    environment["TOKENCTL_AGENT"] = "0"
+
+    let log = session.directory.appendingPathComponent("monitor.txt").path
+    let monitor = try TestProcess("dbus-monitor", ["--session"], environment: environment, stdout: log)
+    defer { monitor.terminate() }
+    // dbus-monitor hears its own NameLost once it has become a monitor.
+    try Self.waitFor(log) { $0.contains("member=NameLost") }
+
+    try read(session, environment)
+    // The client's Hello is the first call of a connection made after the monitor's.
+    var client: String?
+    try Self.waitFor(log) { text in
+      client = Self.calls(in: text).first { $0.member == "Hello" }?.sender
+      // The bus tells a connection that it lost its unique name when it closes.
+      guard let client else { return false }
+      return text.split(separator: "\n").contains {
+        $0.contains("destination=\(client) ") && $0.hasSuffix("member=NameLost")
+      }
+    }
+    let calls = Self.calls(in: try String(contentsOfFile: log, encoding: .utf8)).filter { $0.sender == client }
+    let toBus = calls.filter { $0.destination == "org.freedesktop.DBus" }
+    let toService = calls.filter { $0.destination != "org.freedesktop.DBus" }
+    #expect(toBus.map(\.member) == ["Hello"])
+    #expect(toService.count <= 4, "\(toService.map(\.member))")
+    #expect(Set(toService.map(\.member)).isSubset(of: ["SearchItems", "OpenSession", "GetSecrets", "GetAll"]))
+    let sessions = toService.filter { $0.member == "OpenSession" }
+    #expect(sessions.count == 1 && sessions.allSatisfy { $0.arguments.contains(#"string "plain""#) })
+    #expect(!calls.contains { $0.arguments.contains(diffieHellman) })
+  }
+
+  /// A method call as `dbus-monitor` prints it: a header line, then its arguments indented.
+  struct Call {
+    let sender: String
+    let destination: String
+    let member: String
+    var arguments = ""
+  }
+
+  static func calls(in text: String) -> [Call] {
+    var calls: [Call] = []
+    var inCall = false
+    for line in text.split(separator: "\n") {
+      if line.hasPrefix(" ") {
+        if inCall { calls[calls.count - 1].arguments += line + "\n" }
+        continue
+      }
+      inCall = line.hasPrefix("method call ")
+      guard inCall else { continue }
+      func field(_ name: String) -> String {
+        guard let start = line.range(of: " \(name)=") else { return "" }
+        return String(line[start.upperBound...].prefix { $0 != " " && $0 != ";" })
+      }
+      calls.append(Call(sender: field("sender"), destination: field("destination"), member: field("member")))
+    }
+    return calls
+  }
+
+  static func waitFor(_ path: String, _ ready: (String) -> Bool) throws {
+    let deadline = Date().addingTimeInterval(10)
+    while !ready((try? String(contentsOfFile: path, encoding: .utf8)) ?? "") {
+      guard Date() < deadline else { throw TestFailure("dbus-monitor did not show what the test waits for") }
+      usleep(20_000)
+    }
+  }
+}
