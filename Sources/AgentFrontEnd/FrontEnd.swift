@@ -45,6 +45,10 @@ public enum FrontEnd {
     }
   }
 
+  /// tokenctl's version, in one place: `tokenctl --version` is answered here, as fast as
+  /// the front end starts (issue 26: `--version` no slower than before the front end).
+  public static let version = "0.1.0"
+
   /// The largest git request read: the core's `CredentialMessage.maximumInputLength`,
   /// which the front end does not link (a test checks the two agree).
   public static let credentialInputLimit = 1024 * 1024
@@ -56,6 +60,7 @@ public enum FrontEnd {
     let arguments = Array(CommandLine.arguments.dropFirst())
     let name = CommandLine.arguments.first.map(fileName) ?? "tokenctl"
     let full = prefix(forProgram: name) + arguments
+    if full == ["--version"] { exit(write("tokenctl \(version)\n") ? 0 : 1) }
     var environment: [String: String] = [:]
     for variable in AgentAsk.variables {
       if let value = getenv(variable) { environment[variable] = String(cString: value) }

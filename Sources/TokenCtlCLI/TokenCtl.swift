@@ -1,9 +1,11 @@
+import AgentFrontEnd
 import ArgumentParser
 import TokenKit
 
 /// The `tokenctl` command.
 public struct TokenCtl: ParsableCommand {
-  public static let version = "0.1.0"
+  /// The release's version: the front end's, which prints it without the full program.
+  public static let version = FrontEnd.version
 
   // Every command names itself with `commandName`: without it swift-argument-parser
   // derives each subcommand's name with `String(describing:)` on every start, whose

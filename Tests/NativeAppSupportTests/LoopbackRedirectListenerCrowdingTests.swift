@@ -1,5 +1,6 @@
 import Foundation
 import NativeAppSupport
+import TestSupport
 import Testing
 import TokenKit
 
@@ -76,10 +77,4 @@ import TokenKit
     }
   }
 
-  /// Runs `body`, which blocks, on a thread of its own.
-  static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-      Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
-    }
-  }
 }

@@ -11,7 +11,11 @@ import Testing
   /// The algorithm libsecret opens its sessions with, which reads no longer use.
   static let diffieHellman = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
 
-  @Test func aTokenReadMakesFourCallsInAPlainSession() throws {
+  @Test func aTokenReadMakesFourCallsInAPlainSession() async throws {
+    try await onOwnThread { try Self.tokenRead() }
+  }
+
+  static func tokenRead() throws {
     try Self.expectFourCalls(type: "graph") { session, environment in
       let token = try TestProcess.run(
         TestProcess.tokenctl, ["token", "graph:ada@contoso.com"], environment: environment)
@@ -20,7 +24,11 @@ import Testing
   }
 
   /// git's `get` through git-credential-tokenctl, whose host a type of the test's own lists.
-  @Test func aCredentialGetMakesFourCallsInAPlainSession() throws {
+  @Test func aCredentialGetMakesFourCallsInAPlainSession() async throws {
+    try await onOwnThread { try Self.credentialGet() }
+  }
+
+  static func credentialGet() throws {
     try Self.expectFourCalls(type: "calls") { session, environment in
       let types = session.directory.appendingPathComponent("config/tokenctl/types")
       try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)

@@ -1,0 +1,11 @@
+import Foundation
+
+/// Runs `body`, which blocks (a keyring, a child process, a bus monitor), on a thread of its
+/// own, leaving the few threads of Swift's cooperative pool (two on a two-core machine) to
+/// the tests that run meanwhile: a synchronous test runs on that pool, and a few of them
+/// blocking at once starve every other test's tasks.
+public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+  try await withCheckedThrowingContinuation { continuation in
+    Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+  }
+}
