@@ -71,6 +71,9 @@ row ran clients: a client that fell back to the direct path would measure the wr
     3.6 s) while a client asks for a random account every 0.1 s: the p99 of those answers
     (goal ≤ 20 ms, each a process start included) and the agent's RSS before and after
     (goal: flat, ≤ +10%).
+14. `tokenctl --version` and `--help` as installed (the front end, which answers
+    `--version` itself and runs the full program for `--help`) vs the full program alone,
+    goal ≤ 1.0 (issue 26: no slower than before the front end).
 
 Every row times what `make install` installs: `tokenctl` and `git-credential-tokenctl` are
 the front end (links to .build/release/tokenctl-front-end), which runs the full program
@@ -755,6 +758,20 @@ printf '%s\\n' "$access"
                        f"{ours * 1000:.1f} ms", f"C helper {floor * 1000:.1f} ms", "≤ C helper + 2 ms",
                        ours <= floor + 0.002)
 
+    def row14_start(self):
+        """Issue 26, goal 4: `tokenctl --version` and `--help` as installed (the front end)
+        no slower than the full program alone, as they ran before the front end."""
+        r = self.hyperfine([
+            ("--version, full program", shlex.join([self.full_tokenctl, "--version"])),
+            ("--version", shlex.join([self.tokenctl, "--version"])),
+            ("--help, full program", shlex.join([self.full_tokenctl, "--help"])),
+            ("--help", shlex.join([self.tokenctl, "--help"])),
+        ])
+        self.add(14, "`tokenctl --version` as installed vs the full program alone", r["--version"]["median"],
+                 r["--version, full program"]["median"], "≤ 1.0", 1.0)
+        self.add(14, "`tokenctl --help` as installed vs the full program alone", r["--help"]["median"],
+                 r["--help, full program"]["median"], "≤ 1.0", 1.0)
+
     def row11_dbus(self):
         self.ensure_agent()
         account = f"{TYPE}:ada"
@@ -1035,7 +1052,7 @@ def main():
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--quick", action="store_true",
                         help="fewer runs and 200 accounts, row 8 over 20 s and row 9 idle for 20 s, to try the script")
-    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11,12,13")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11,12,13,14")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--before-bin", help="release binaries from before the agent, for row 10 (rows 1, 2, 2b)")
     args = parser.parse_args()
@@ -1063,7 +1080,7 @@ def main():
         # The direct path first; then the rows through the shared agent, which is stopped
         # before the rest (after row 8 it refreshes a 10-second token all the time); row 9
         # starts an agent of its own.
-        steps = [("1", bench.row1_token), ("10", bench.row10_fallback), ("2", bench.row2_git),
+        steps = [("14", bench.row14_start), ("1", bench.row1_token), ("10", bench.row10_fallback), ("2", bench.row2_git),
                  ("3", bench.row3_expired), ("4", bench.row4_race), ("6", bench.row6_memory),
                  ("1a", bench.row1a_token_agent), ("2a", bench.row2a_git_agent), ("6a", bench.row6a_memory_agent),
                  ("4a", bench.row4a_race_agent), ("12", bench.row12_peers), ("11", bench.row11_dbus), ("8", bench.row8_refresh_ahead),
