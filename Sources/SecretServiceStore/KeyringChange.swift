@@ -4,8 +4,11 @@
 /// what to read again: the Secret Service announces changes by object path, which says
 /// nothing of an item's account or group until the item is read.
 public enum KeyringChange: Sendable, Hashable {
-  /// An item was created, changed or deleted, or a collection was created, deleted or
-  /// changed (its label, its list of items).
+  /// The item at this object path was created, changed or deleted: what held it reads it
+  /// again, alone (`AddressedTokenStore`).
+  case item(String)
+  /// Items changed that no one path names: a collection was created, deleted or changed
+  /// (its label, its list of items), or an item signal came without its path.
   case items
   /// A collection was locked or unlocked.
   case lockState
@@ -21,11 +24,14 @@ public enum KeyringChange: Sendable, Hashable {
   /// before the collection's `PropertiesChanged` with `Locked`, and creating an item
   /// `ItemCreated` then `PropertiesChanged` with `Items`: one change is usually reported as
   /// several, the last being the most specific.
-  init?(interface: String, member: String, properties: [String] = []) {
+  /// `item` is the object path an item signal carries (its one argument).
+  init?(interface: String, member: String, properties: [String] = [], item: String? = nil) {
     switch (interface, member) {
     case ("org.freedesktop.Secret.Collection", "ItemCreated"), ("org.freedesktop.Secret.Collection", "ItemDeleted"),
-      ("org.freedesktop.Secret.Collection", "ItemChanged"),
-      ("org.freedesktop.Secret.Service", "CollectionCreated"), ("org.freedesktop.Secret.Service", "CollectionDeleted"),
+      ("org.freedesktop.Secret.Collection", "ItemChanged"):
+      self = item.map(KeyringChange.item) ?? .items
+    case ("org.freedesktop.Secret.Service", "CollectionCreated"),
+      ("org.freedesktop.Secret.Service", "CollectionDeleted"),
       ("org.freedesktop.Secret.Service", "CollectionChanged"):
       self = .items
     case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):

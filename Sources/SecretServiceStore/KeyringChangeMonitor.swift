@@ -203,9 +203,18 @@ public final class KeyringChangeMonitor: Sendable {
       guard !session.stopped.load(ordering: .acquiring), let interface, let member else { return }
       let name = String(cString: member)
       let properties = name == "PropertiesChanged" ? parameters.map(Session.propertyNames) ?? [] : []
-      guard let change = KeyringChange(interface: String(cString: interface), member: name, properties: properties)
+      let item = name.hasPrefix("Item") ? parameters.flatMap(Session.objectPath) : nil
+      guard
+        let change = KeyringChange(
+          interface: String(cString: interface), member: name, properties: properties, item: item)
       else { return }
       session.onChange(change)
+    }
+
+    /// The object path an item signal carries: its parameters are (o).
+    private static func objectPath(_ parameters: OpaquePointer) -> String? {
+      guard String(cString: tokenctl_g_variant_get_type_string(parameters)) == "(o)" else { return nil }
+      return string(tokenctl_g_variant_get_child_value(parameters, 0)!)
     }
 
     /// The names of the properties a `PropertiesChanged` signal lists, changed or

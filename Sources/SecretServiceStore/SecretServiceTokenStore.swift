@@ -20,7 +20,7 @@ import TokenKit
 /// `prompting` allows (``KeyringPrompting``), and otherwise throws `keyringLocked`; when it
 /// finds nothing it checks every collection, so that "locked" is never mistaken for "no
 /// such account".
-public struct SecretServiceTokenStore: TokenStore {
+public struct SecretServiceTokenStore: AddressedTokenStore {
   public let group: String
   /// Whether a locked collection or item may be unlocked, prompting the user; nil: never.
   public let prompting: KeyringPrompting?
@@ -62,6 +62,34 @@ public struct SecretServiceTokenStore: TokenStore {
       return try newestPerAccount(items).map { (try listing(of: $0), $0.secret) }
         .filter { query.matches($0.0.account) }
         .map { listing, secret in try storedAccount(listing, secret: secret) }
+    }
+  }
+
+  /// As ``loadAll(_:)``, each account with its item's object path.
+  public func loadAllAddressed(_ query: AccountQuery) throws -> [AddressedAccount] {
+    try withBus { bus in
+      let items = try find(bus, KeyringSchema.searchAttributes(query, group: group), reading: .both)
+      return try newestPerAccount(items).map { (try listing(of: $0), $0) }
+        .filter { query.matches($0.0.account) }
+        .map { listing, item in
+          AddressedAccount(address: item.path, stored: try storedAccount(listing, secret: item.secret))
+        }
+    }
+  }
+
+  /// The account at the item `address` (an object path a change signal named): its
+  /// `GetAll`, then its secret; nil when the item is not an account item of this group (a
+  /// token for other scopes, another group's, another program's). An item that is gone
+  /// throws, as the service answers for it, and the caller reads the group again.
+  public func load(address: String) throws -> StoredAccount? {
+    try withBus { bus in
+      let item = try properties(bus, of: address)
+      guard item.attributes[KeyringSchema.Attribute.group] == group,
+        KeyringSchema.searchAttributes(.all, group: group).allSatisfy({ item.attributes[$0.key] == $0.value }),
+        let listing = KeyringSchema.listing(from: item.attributes)
+      else { return nil }
+      let found = try items(bus, [address], reading: .secrets)
+      return try storedAccount(listing, secret: found.first?.secret)
     }
   }
 

@@ -364,11 +364,14 @@ public final class AgentService: Sendable {
     }
   }
 
-  /// The keyring changed behind the agent's back: forget everything read from it, and
+  /// The keyring changed behind the agent's back: forget what was read from it (the item
+  /// at `item` alone, when the change names one: a refresh by another process, say), and
   /// look again, a second later and once for a burst of changes, for accounts to keep
   /// fresh (one signed in, or unlocked).
-  public func keyringChanged() {
-    for store in state.withLock({ Array($0.stores.values) }) { store.forget() }
+  public func keyringChanged(item: String? = nil) {
+    for store in state.withLock({ Array($0.stores.values) }) {
+      if let item { store.forget(item: item) } else { store.forget() }
+    }
     // What failed for the keyring's sake (locked, its daemon gone) may work now.
     wakeFailing()
     guard rescanPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }

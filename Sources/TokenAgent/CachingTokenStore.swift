@@ -2,8 +2,9 @@ import Synchronization
 import TokenKit
 
 /// The agent's memory of one group: a store in front of the keyring that answers reads
-/// from what it last read, and forgets everything the moment the keyring says something
-/// changed (``forget()``, called on the Secret Service's signals).
+/// from what it last read, and forgets the moment the keyring says something changed,
+/// called on the Secret Service's signals: the one item a signal names
+/// (``forget(item:)``), which is read again alone, or everything (``forget()``).
 ///
 /// What it holds: the listings it was asked for, by query, and every account of the
 /// group with its tokens, read in one search, the tokens kept in ``SecretBox``es. A read
@@ -20,6 +21,8 @@ final class CachingTokenStore: TokenStore, Sendable {
   private struct Entry {
     var account: Account
     var tokens: SecretBox
+    /// Its item's address, where the store has them (``AddressedTokenStore``).
+    var address: String?
   }
   private struct ScopedKey: Hashable {
     var account: AccountKey
@@ -29,6 +32,9 @@ final class CachingTokenStore: TokenStore, Sendable {
     var generation = 0
     var listings: [AccountQuery: [AccountListing]] = [:]
     var accounts: [Entry]?
+    /// Items the keyring said changed since `accounts` was read (``forget(item:)``): read
+    /// again, one by one, before `accounts` answers.
+    var pending: Set<String> = []
     /// nil for a token read and found absent.
     var scoped: [ScopedKey: SecretBox?] = [:]
   }
@@ -54,13 +60,42 @@ final class CachingTokenStore: TokenStore, Sendable {
     }
   }
 
+  /// Drops what is held of the item at `address` (a change signal named it), and of every
+  /// listing; the group's accounts are kept, and the next read reads that item alone
+  /// (issue 28: with 1,000 accounts, a refresh every few seconds made every answer wait
+  /// for the whole group). A store without addresses forgets everything.
+  func forget(item address: String) {
+    guard backing is any AddressedTokenStore else { return forget() }
+    memory.withLock { memory in
+      memory.generation += 1
+      memory.listings = [:]
+      // Tokens for other scopes are items of their own, with no address held: read again.
+      memory.scoped = [:]
+      guard var accounts = memory.accounts else { return }
+      accounts.removeAll { $0.address == address }
+      memory.accounts = accounts
+      memory.pending.insert(address)
+    }
+  }
+
   /// How many accounts with tokens are held, for the agent's status.
   var heldAccounts: Int { memory.withLock { $0.accounts?.count ?? 0 } }
 
   func list(_ query: AccountQuery) throws -> [AccountListing] {
     guard remembers() else { return try backing.list(query) }
-    let (generation, held) = memory.withLock { ($0.generation, $0.listings[query]) }
+    let (generation, held, holdsAccounts) = memory.withLock {
+      ($0.generation, $0.listings[query], $0.accounts != nil)
+    }
     if let held { return held }
+    // The group's accounts are held: the listing is theirs, without asking the keyring.
+    if holdsAccounts, let entries = try readGroup() {
+      return try entries.filter { query.matches($0.account) }.map { entry in
+        AccountListing(
+          account: entry.account,
+          tokens: try entry.tokens.withBytes { try TokenSet(storageJSON: $0, item: entry.account.qualifiedName) }
+            .summary)
+      }.sorted { ($0.account.type, $0.account.name) < ($1.account.type, $1.account.name) }
+    }
     let listings = try backing.list(query)
     memory.withLock { if $0.generation == generation { $0.listings[query] = listings } }
     return listings
@@ -73,7 +108,7 @@ final class CachingTokenStore: TokenStore, Sendable {
   func loadAll(_ query: AccountQuery) throws -> [StoredAccount] {
     guard remembers() else { return try backing.loadAll(query) }
     let entries: [Entry]
-    if let held = memory.withLock({ $0.accounts }) {
+    if let held = memory.withLock({ $0.pending.isEmpty ? $0.accounts : nil }) {
       entries = held
     } else if let read = try readGroup() {
       entries = read
@@ -94,18 +129,71 @@ final class CachingTokenStore: TokenStore, Sendable {
   private func readGroup() throws -> [Entry]? {
     try reading.withLock { _ in
       // What the read this one waited for found, if nothing changed since.
-      let (generation, held) = memory.withLock { ($0.generation, $0.accounts) }
-      if let held { return held }
-      guard let all = try? backing.loadAll(.all) else { return nil }
-      let entries = try all.map { Entry(account: $0.account, tokens: SecretBox(try $0.tokens.storageJSON())) }
-      memory.withLock { if $0.generation == generation { $0.accounts = entries } }
+      let (generation, held, pending) = memory.withLock { ($0.generation, $0.accounts, $0.pending) }
+      if let held, pending.isEmpty { return held }
+      if let held, let addressed = backing as? any AddressedTokenStore,
+        let entries = try? reread(pending, into: held, from: addressed)
+      {
+        memory.withLock { memory in
+          if memory.generation == generation {
+            memory.accounts = entries
+            memory.pending = []
+          }
+        }
+        return entries
+      }
+      let entries: [Entry]
+      if let addressed = backing as? any AddressedTokenStore {
+        guard let all = try? addressed.loadAllAddressed(.all) else { return nil }
+        entries = try all.map {
+          Entry(account: $0.stored.account, tokens: SecretBox(try $0.stored.tokens.storageJSON()), address: $0.address)
+        }
+      } else {
+        guard let all = try? backing.loadAll(.all) else { return nil }
+        entries = try all.map { Entry(account: $0.account, tokens: SecretBox(try $0.tokens.storageJSON())) }
+      }
+      memory.withLock { memory in
+        if memory.generation == generation {
+          memory.accounts = entries
+          memory.pending = []
+        }
+      }
       return entries
     }
   }
 
+  /// `held` with the items at `addresses` read again; nil where only reading the whole
+  /// group again is sure to be right: an item that cannot be read (gone, locked), or an
+  /// account held from another item (copies of one account, of which the group's read
+  /// keeps the newest).
+  private func reread(
+    _ addresses: Set<String>, into held: [Entry], from store: any AddressedTokenStore
+  ) throws
+    -> [Entry]?
+  {
+    var entries = held
+    for address in addresses.sorted() {
+      guard let stored = try store.load(address: address) else { continue }
+      let key = stored.account.key
+      guard !entries.contains(where: { $0.account.key == key && $0.address != address }) else { return nil }
+      entries.removeAll { $0.account.key == key }
+      entries.append(
+        Entry(account: stored.account, tokens: SecretBox(try stored.tokens.storageJSON()), address: address))
+    }
+    return entries
+  }
+
   func save(_ account: Account, tokens: TokenSet) throws {
-    defer { forget() }
+    defer { forgetAfterWriting(account.key) }
     try backing.save(account, tokens: tokens)
+  }
+
+  /// After a write of `key`'s item (a refresh ahead, one of 1,000 every few seconds): that
+  /// item alone is read again, as after its change signal, when its address is held; the
+  /// store replaces an account's item in place. Anything else forgets everything.
+  private func forgetAfterWriting(_ key: AccountKey) {
+    let address = memory.withLock { $0.accounts?.first { $0.account.key == key }?.address }
+    if let address { forget(item: address) } else { forget() }
   }
 
   func remove(_ key: AccountKey) throws -> Bool {

@@ -31,6 +31,19 @@ final class ChangeRecorder: Sendable {
     return true
   }
 
+  /// Whether a change naming one item (an object path of a collection's) was reported,
+  /// or is within `bound`.
+  func awaitItemChange(within bound: Duration) -> Bool {
+    let deadline = ContinuousClock.now + bound
+    while !changes.contains(where: {
+      if case .item(let path) = $0 { path.hasPrefix("/org/freedesktop/secrets/collection/") } else { false }
+    }) {
+      guard ContinuousClock.now < deadline else { return false }
+      usleep(10_000)
+    }
+    return true
+  }
+
   /// The names of this process's threads, as the kernel knows them.
   static func threadNames() -> Set<String> {
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []

@@ -31,6 +31,12 @@ import TokenKit
     try #require(stored.status == 0, "\(stored.stderr)")
     #expect(recorder.awaitChange(.items, within: Self.bound), "after store: \(recorder.changes)")
 
+    // Replaced in place, as a refresh writes: the change names the item (issue 28).
+    recorder.reset()
+    let replaced = try session.run("secret-tool", ["store", "--label", "monitor test"] + item, stdin: "secret 2")
+    try #require(replaced.status == 0, "\(replaced.stderr)")
+    #expect(recorder.awaitItemChange(within: Self.bound), "after replace: \(recorder.changes)")
+
     recorder.reset()
     let cleared = try session.run("secret-tool", ["clear"] + item)
     try #require(cleared.status == 0, "\(cleared.stderr)")
@@ -89,7 +95,8 @@ import TokenKit
     }
     let stored = try session.run("secret-tool", ["store", "--label", "x", "service", "stop-test"], stdin: "x")
     try #require(stored.status == 0, "\(stored.stderr)")
-    #expect(recorder.awaitChange(.items, within: Self.bound))
+    // The first signal of a new item, ItemCreated, names it; the callback stops there.
+    #expect(recorder.awaitItemChange(within: Self.bound), "\(recorder.changes)")
     let deadline = ContinuousClock.now + Self.bound
     while ChangeRecorder.threadNames().contains("keyring-monitor") && ContinuousClock.now < deadline {
       usleep(10_000)
@@ -148,5 +155,15 @@ import TokenKit
     ] as [(String, String, [String], KeyringChange?)])
   func eachSignalMeansOneChange(interface: String, member: String, properties: [String], change: KeyringChange?) {
     #expect(KeyringChange(interface: interface, member: member, properties: properties) == change)
+  }
+
+  /// An item signal with its path names that item; a collection's never does.
+  @Test func anItemSignalNamesItsItem() {
+    let path = "/org/freedesktop/secrets/collection/login/7"
+    for member in ["ItemCreated", "ItemChanged", "ItemDeleted"] {
+      #expect(KeyringChange(interface: "org.freedesktop.Secret.Collection", member: member, item: path) == .item(path))
+    }
+    #expect(
+      KeyringChange(interface: "org.freedesktop.Secret.Service", member: "CollectionChanged", item: path) == .items)
   }
 }

@@ -81,7 +81,9 @@ extension TokenCtl {
       // reach the agent's memory, or it would hand out tokens that are gone.
       let monitor: KeyringChangeMonitor?
       do {
-        monitor = try KeyringChangeMonitor { _ in service.keyringChanged() }
+        monitor = try KeyringChangeMonitor { change in
+          if case .item(let path) = change { service.keyringChanged(item: path) } else { service.keyringChanged() }
+        }
       } catch {
         monitor = nil
         service.keyringUnwatched()

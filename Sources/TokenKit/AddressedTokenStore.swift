@@ -1,0 +1,25 @@
+/// A store whose items have addresses that its change notices name (the Secret Service's
+/// object paths): a reader that keeps what it read (the agent's memory of a group) reads
+/// again only the item a notice names, not the whole group (issue 28: with 1,000 accounts,
+/// one refresh a few seconds emptied the agent's memory, and answers took seconds).
+public protocol AddressedTokenStore: TokenStore {
+  /// The accounts of this group that match `query`, with their tokens, each with the
+  /// address of the item it was read from.
+  func loadAllAddressed(_ query: AccountQuery) throws -> [AddressedAccount]
+
+  /// The account of this group at `address` with its tokens; nil when there is none there
+  /// now: deleted, an item of another group or of another kind. Throws what a read throws
+  /// (a locked keyring), and the caller then reads the group again.
+  func load(address: String) throws -> StoredAccount?
+}
+
+/// An account read from a store, with the address of its item.
+public struct AddressedAccount: Sendable {
+  public var address: String
+  public var stored: StoredAccount
+
+  public init(address: String, stored: StoredAccount) {
+    self.address = address
+    self.stored = stored
+  }
+}
