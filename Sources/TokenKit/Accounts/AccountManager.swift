@@ -55,7 +55,8 @@ public struct AccountManager: Sendable {
   public var events: AccountEventCenter
   /// Where refreshes run once their lock is held (see ``RefreshIsolation``); nil: here.
   public var refreshIsolation: (any RefreshIsolation)?
-  /// For tests only: see ``TokenRefresher/pauseForTests``.
+  /// For tests only: see ``TokenRefresher/pauseForTests``; a sign-in calls it too, once
+  /// the server has issued the tokens and before the store is read or written.
   public var pauseForTests: (@Sendable (AccountKey) -> Void)?
 
   public init(
@@ -184,9 +185,15 @@ public struct AccountManager: Sendable {
     } else {
       identity = try await self.identity(of: response, nonce: nonce, configuration: configuration)
     }
-    return try save(
-      response, identity: identity, scopes: scopes, configuration: configuration,
-      isServiceAccount: method.isClientCredentials)
+    do {
+      return try save(
+        response, identity: identity, scopes: scopes, configuration: configuration,
+        isServiceAccount: method.isClientCredentials)
+    } catch {
+      // The server issued a grant the keyring did not take: it must not outlive the
+      // sign-in unseen, a live refresh token nobody holds.
+      throw await unstored(response, configuration: configuration, storeError: error)
+    }
   }
 
   private func save(
@@ -195,6 +202,7 @@ public struct AccountManager: Sendable {
   ) throws -> Account {
     let now = clock.now
     let key = AccountKey(type: configuration.descriptor.id, id: identity.id)
+    pauseForTests?(key)
     let existing = try store.load(key)
     let account = Account(
       type: key.type, id: key.id, name: identity.name, group: store.group, scopes: response.scope ?? scopes,
