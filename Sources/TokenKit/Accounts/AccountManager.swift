@@ -55,9 +55,11 @@ public struct AccountManager: Sendable {
   public var events: AccountEventCenter
   /// Where refreshes run once their lock is held (see ``RefreshIsolation``); nil: here.
   public var refreshIsolation: (any RefreshIsolation)?
-  /// For tests only: see ``TokenRefresher/pauseForTests``; a sign-in calls it too, once
-  /// the server has issued the tokens and before the store is read or written.
+  /// For tests only: see ``TokenRefresher/pauseForTests``.
   public var pauseForTests: (@Sendable (AccountKey) -> Void)?
+  /// For tests only: called once a sign-in's tokens are issued and before the store is
+  /// read or written, where a fault leaves a grant nobody holds.
+  public var pauseSignInForTests: (@Sendable (AccountKey) -> Void)?
 
   public init(
     registry: AccountTypeRegistry, store: any TokenStore, transport: any HTTPTransport,
@@ -202,7 +204,7 @@ public struct AccountManager: Sendable {
   ) throws -> Account {
     let now = clock.now
     let key = AccountKey(type: configuration.descriptor.id, id: identity.id)
-    pauseForTests?(key)
+    pauseSignInForTests?(key)
     let existing = try store.load(key)
     let account = Account(
       type: key.type, id: key.id, name: identity.name, group: store.group, scopes: response.scope ?? scopes,

@@ -9,9 +9,10 @@ import Testing
 /// server (RFC 7009), and the error says so; a type with no revocation endpoint says the
 /// grant stays valid until it expires. Before, the grant was dropped, alive at the server.
 ///
-/// The sign-in is held at that moment (`TOKENCTL_TEST_PAUSE`, see ``RefreshTestPause``):
-/// no timing decides anything. The tokens are known to nobody but the server, so the test
-/// asks the server how many it still holds (a server of its own, whose counts are exact).
+/// The sign-in is held at that moment (`TOKENCTL_TEST_PAUSE_SIGN_IN`, see
+/// ``RefreshTestPause``): no timing decides anything. The tokens are known to nobody but
+/// the server, so the test asks the server how many it still holds (a server of its own,
+/// whose counts are exact).
 @Suite(.serialized, .timeLimit(.minutes(5))) struct GrantLossOnLoginTests {
   enum Fault: String, Sendable {
     case keyringLocked = "keyring locked"
@@ -57,7 +58,7 @@ import Testing
     // No display: the keyring, once locked, cannot ask to be unlocked.
     environment["DISPLAY"] = nil
     environment["WAYLAND_DISPLAY"] = nil
-    environment[RefreshTestPause.variable] = pause.path
+    environment[RefreshTestPause.signInVariable] = pause.path
 
     let before = try await server.live()
     let errors = session.directory.appendingPathComponent("login.err").path
