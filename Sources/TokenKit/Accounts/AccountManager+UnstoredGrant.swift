@@ -18,7 +18,8 @@ extension AccountManager {
       ?? TokenKitError(.storeFailure, "the keyring did not take the tokens: \(storeError)")
     let outcome = await revokeUnstored(response, configuration: configuration)
     var error = TokenKitError(
-      original.code, original.message + "; " + outcome, recovery: original.recovery, remedy: original.remedy)
+      original.code, original.message + "; " + outcome + "; sign in again once the keyring works",
+      recovery: original.recovery, remedy: original.remedy)
     error.retryAfter = original.retryAfter
     return error
   }

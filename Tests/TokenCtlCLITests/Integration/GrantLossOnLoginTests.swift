@@ -76,6 +76,7 @@ import Testing
     let after = try await server.live()
 
     #expect(status == (test.fault == .keyringLocked ? 7 : 8), "\(stderr)")
+    #expect(stderr.contains("; sign in again once the keyring works"), "\(stderr)")
     if test.revocable {
       #expect(stderr.contains("the tokens the server issued were revoked there"), "\(stderr)")
       #expect(after.refreshTokens == before.refreshTokens, "a refresh token the keyring never got is still good")
