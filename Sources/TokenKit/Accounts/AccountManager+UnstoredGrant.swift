@@ -15,7 +15,7 @@ extension AccountManager {
   ) async -> TokenKitError {
     let original =
       storeError as? TokenKitError
-      ?? TokenKitError(.storeFailure, "the keyring did not take the tokens: \(storeError)")
+      ?? TokenKitError(.storeFailure, "the token store refused the tokens: \(storeError)")
     let outcome = await revokeUnstored(response, configuration: configuration)
     var error = TokenKitError(
       original.code, original.message + "; " + outcome + "; sign in again once the keyring works",
