@@ -17,6 +17,8 @@ extension AccountManager {
       locks: FileAccountLocks(directories: directories), discoveryCache: FileDiscoveryCache(directories: directories))
     manager.refreshIsolation = isolation
     manager.pauseForTests = RefreshTestPause.hook(environment: environment)
+    manager.pauseSignInForTests = RefreshTestPause.hook(
+      environment: environment, variable: RefreshTestPause.signInVariable)
     manager.events.observe { event in
       if event.kind == .failed, let message = event.message { warn(message) }
     }

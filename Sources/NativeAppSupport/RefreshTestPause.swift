@@ -16,12 +16,18 @@ import TokenKit
 /// happens and nothing is read.
 public enum RefreshTestPause {
   public static let variable = "TOKENCTL_TEST_PAUSE"
+  /// The same pause for a sign-in, once the server has issued the tokens and before the
+  /// keyring is written: a variable of its own, so that a test holding refreshes signs in
+  /// without being held.
+  public static let signInVariable = "TOKENCTL_TEST_PAUSE_SIGN_IN"
   /// How long to wait for `resume`: longer than any test's fault takes under load.
   static let limit: Duration = .seconds(120)
   static let pollInterval: Duration = .milliseconds(20)
 
-  /// The pause `environment` asks for, or nil.
-  public static func hook(environment: [String: String]) -> (@Sendable (AccountKey) -> Void)? {
+  /// The pause `environment` asks for through `variable`, or nil.
+  public static func hook(
+    environment: [String: String], variable: String = variable
+  ) -> (@Sendable (AccountKey) -> Void)? {
     guard let folder = environment[variable], folder.hasPrefix("/") else { return nil }
     return { _ in
       _ = PrivateFile.writeAtomically(folder + "/paused", Array("\(getpid())\n".utf8))

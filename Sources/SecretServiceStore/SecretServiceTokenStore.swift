@@ -368,14 +368,19 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
         let names = lockedCollections.map(\.label)
         guard unlocking else { throw SecretServiceError.locked(names, provider: provider(bus)) }
         try SecretServiceUnlock.unlock(lockedCollections.map(\.path), names: names, bus: bus, prompting: prompting)
-        // KeePassXC completes the prompt before the database's items are searchable:
-        // give a just-unlocked database up to 3 s (1 s was not always enough on 2 cores).
-        for _ in 0..<Self.searchesAfterUnlock {
+        // KeePassXC completes the prompt before it lists the database's items: "nothing"
+        // is the answer only from a search that began once every collection unlocked here
+        // said it is unlocked and listed its items (or after the deadline: an empty one
+        // lists none).
+        let unlocked = Set(lockedCollections.map(\.path))
+        let deadline = ContinuousClock.now + Self.listingAfterUnlock
+        while true {
+          let listed = try collections(bus).filter { unlocked.contains($0.path) }
+            .allSatisfy { !$0.isLocked && $0.itemCount > 0 }
           let found = try find(bus, attributes, reading: reading, unlocking: false)
-          if !found.isEmpty { return found }
-          usleep(200_000)
+          if !found.isEmpty || listed || ContinuousClock.now >= deadline { return found }
+          usleep(50_000)
         }
-        return try find(bus, attributes, reading: reading, unlocking: false)
       }
       // Nothing locked and nothing found: "no such account", unless there is no keyring
       // to keep accounts in at all.
@@ -386,10 +391,12 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
     return items
   }
 
-  /// How many times a search is tried, 200 ms apart (3 s), after unlocking collections before
-  /// it takes "nothing" for an answer (KeePassXC 2.7.4 lists a database's items a moment
-  /// after it reports the database unlocked).
-  private static let searchesAfterUnlock = 15
+  /// How long a search waits, after unlocking collections, for them to list their items
+  /// (KeePassXC 2.7.4 lists a database's items a moment after it completes the unlock
+  /// prompt, and a fixed 1 s was not always enough on a loaded 2-core machine). Only a
+  /// collection that holds no item at all waits it out; the others end the wait as soon as
+  /// they list their items.
+  private static let listingAfterUnlock: Duration = .seconds(15)
 
   /// How long a call that may wait for the provider's dialog waits, in milliseconds:
   /// as long as a prompt would where one may be shown, else GDBus's default (-1, 25 s).
@@ -608,10 +615,12 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
     let path: String
     let label: String
     let isLocked: Bool
+    /// How many items its `Items` property lists.
+    let itemCount: Int
   }
 
-  /// Every collection, with its label and lock: the service's `Collections` property,
-  /// then each one's properties.
+  /// Every collection, with its label, lock and item count: the service's `Collections`
+  /// property, then each one's properties.
   private func collections(_ bus: SecretServiceBus) throws -> [CollectionState] {
     let list = try bus.properties(of: SecretServiceBus.servicePath, interface: SecretServiceBus.serviceInterface)
     defer { tokenctl_g_variant_unref(list) }
@@ -631,7 +640,12 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
         isLocked = tokenctl_g_variant_get_boolean(value) != 0
         tokenctl_g_variant_unref(value)
       }
-      return CollectionState(path: path, label: label, isLocked: isLocked)
+      var itemCount = 0
+      if let value = SecretServiceBus.lookup(properties, "Items", type: "ao") {
+        itemCount = Int(tokenctl_g_variant_n_children(value))
+        tokenctl_g_variant_unref(value)
+      }
+      return CollectionState(path: path, label: label, isLocked: isLocked, itemCount: itemCount)
     }
   }
 

@@ -140,4 +140,33 @@ import TokenStoreTesting
     #expect(lookup.status == 0, "\(lookup.stdout)")
     #expect(lookup.stdout.contains(saved.tokens.accessToken))
   }
+
+  /// Python's secretstorage (which keyring, and so pip and many Python programs, reads the
+  /// Secret Service with) reads our items on every provider, through its own unlock prompt
+  /// where the provider asks (KeePassXC): the secret is text/plain, the token set as JSON.
+  @Test func pythonSecretstorageReadsTheTokens() throws {
+    let group = TokenStoreConformance.freshGroup()
+    let store = Self.store(group: group)
+    let saved = SecretServiceTokenStoreTests.sample(group: group)
+    try store.save(saved.account, tokens: saved.tokens)
+    defer { _ = try? store.remove(saved.account.key) }
+    let script = """
+      import json, sys
+      import secretstorage
+      bus = secretstorage.dbus_init()
+      attributes = {"type": "graph", "account": "00000000-ada-oid", "group": sys.argv[1]}
+      items = list(secretstorage.search_items(bus, attributes))
+      if len(items) != 1:
+          sys.exit(f"{len(items)} items")
+      item = items[0]
+      if item.is_locked() and item.unlock():
+          sys.exit("the unlock prompt was dismissed")
+      print(item.get_secret_content_type())
+      print(json.loads(item.get_secret())["access_token"])
+      """
+    // Debian's python3-secretstorage (make deps), not a venv's.
+    let result = try TestProcess.run("/usr/bin/python3", ["-c", script, group], mergingStandardError: true)
+    #expect(result.status == 0, "\(result.stdout)")
+    #expect(result.stdout == "text/plain\n\(saved.tokens.accessToken)\n", "\(result.stdout)")
+  }
 }

@@ -90,4 +90,22 @@ import TokenStoreTesting
     #expect(token.status == 0 && token.stdout == access + "\n", "\(token.stderr)")
     #expect(ContinuousClock.now - started > .seconds(29))
   }
+
+  /// KWallet keeps its Secret Service collection locked after a KDE login, with the wallet
+  /// open, until a program unlocks it, which tokenctl does itself with no dialog: `doctor`
+  /// failed there ("the KWallet wallet 'kdewallet' is locked", exit 1). It is a warning.
+  /// Run in a KWallet of its own, fresh from login: the tests before it unlocked this one.
+  @Test(.enabled(if: provider == "kwallet" && !throughAgent))
+  func doctorWarnsOfKWalletsLockedCollectionAndPasses() throws {
+    let wrapper = FileManager.default.currentDirectoryPath + "/Tests/Support/with-secret-service"
+    let result = try TestProcess.run(wrapper, ["kwallet", TestProcess.tokenctl, "doctor", "--json"])
+    let document = try #require(
+      try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
+    let checks = try #require(document["checks"] as? [[String: Any]])
+    let unlocked = try #require(checks.first { $0["id"] as? String == "keyring-unlocked" }, "\(checks)")
+    #expect(unlocked["status"] as? String == "warn", "\(unlocked)")
+    #expect((unlocked["detail"] as? String)?.contains("tokenctl unlocks it on first use") == true, "\(unlocked)")
+    #expect(document["ok"] as? Bool == true)
+    #expect(result.status == 0, "\(result.stdout)")
+  }
 }

@@ -15,7 +15,9 @@ extension TokenCtl {
         libsecret, session-bus, secret-service, default-keyring, keyring-unlocked: the way to \
         the keyring. Where there is no desktop session (SSH, WSL, a server), the fix says how to \
         get a keyring there: dbus-run-session, gnome-keyring-daemon --unlock, or \
-        pam_gnome_keyring. The checks after a failed one are left out: they cannot be asked.
+        pam_gnome_keyring. The checks after a failed one are left out: they cannot be asked. \
+        Under KWallet a locked keyring is a warning: KWallet keeps its Secret Service collection \
+        locked until a program unlocks it, and tokenctl unlocks it on first use.
 
         config, type-files: config.toml and the account type files, judged as every command \
         reads them (valid, owner and mode).

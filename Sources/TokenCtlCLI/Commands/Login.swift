@@ -36,6 +36,11 @@ extension TokenCtl {
         `tokenctl unregister ISSUER` deletes it.
 
         Signing in again as the same user updates that account; it never adds a second one.
+
+        When the keyring refuses the tokens after the sign-in (it was locked again and cannot \
+        ask, or its daemon went away), tokenctl revokes the grant the server just issued \
+        (RFC 7009, where the type has a revocation endpoint) and says so; where it cannot, it \
+        says the grant stays valid until it expires.
         """)
 
     @Argument(

@@ -57,6 +57,9 @@ public struct AccountManager: Sendable {
   public var refreshIsolation: (any RefreshIsolation)?
   /// For tests only: see ``TokenRefresher/pauseForTests``.
   public var pauseForTests: (@Sendable (AccountKey) -> Void)?
+  /// For tests only: called once a sign-in's tokens are issued and before the store is
+  /// read or written, where a fault leaves a grant nobody holds.
+  public var pauseSignInForTests: (@Sendable (AccountKey) -> Void)?
 
   public init(
     registry: AccountTypeRegistry, store: any TokenStore, transport: any HTTPTransport,
@@ -184,9 +187,15 @@ public struct AccountManager: Sendable {
     } else {
       identity = try await self.identity(of: response, nonce: nonce, configuration: configuration)
     }
-    return try save(
-      response, identity: identity, scopes: scopes, configuration: configuration,
-      isServiceAccount: method.isClientCredentials)
+    do {
+      return try save(
+        response, identity: identity, scopes: scopes, configuration: configuration,
+        isServiceAccount: method.isClientCredentials)
+    } catch {
+      // The server issued a grant the keyring did not take: it must not outlive the
+      // sign-in unseen, a live refresh token nobody holds.
+      throw await unstored(response, configuration: configuration, storeError: error)
+    }
   }
 
   private func save(
@@ -195,6 +204,7 @@ public struct AccountManager: Sendable {
   ) throws -> Account {
     let now = clock.now
     let key = AccountKey(type: configuration.descriptor.id, id: identity.id)
+    pauseSignInForTests?(key)
     let existing = try store.load(key)
     let account = Account(
       type: key.type, id: key.id, name: identity.name, group: store.group, scopes: response.scope ?? scopes,

@@ -31,6 +31,8 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     # For the tests only: whether the server issued a token and still holds it.
     path("_test/issued", views.issued, name="issued"),
+    # For the tests only: how many access and refresh tokens are still good.
+    path("_test/live", views.live, name="live"),
     # A resource that demands one scope: /api/read/, /api/write/ (tokens for other scopes).
     path("api/<str:scope>/", views.resource, name="resource"),
 ]

@@ -6,7 +6,7 @@ from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider.compat import login_not_required
 from oauth2_provider.oauth2_backends import get_oauthlib_core
-from oauth2_provider.models import get_access_token_model, get_device_grant_model
+from oauth2_provider.models import get_access_token_model, get_device_grant_model, get_refresh_token_model
 from oauth2_provider.views import ConnectDiscoveryInfoView, OAuthServerMetadataView
 from oauth2_provider.views import TokenView as DOTTokenView
 
@@ -97,6 +97,20 @@ def issued(request):
     if token is None:
         return JsonResponse({"issued": False})
     return JsonResponse({"issued": True, "scope": token.scope})
+
+
+@csrf_exempt
+@login_not_required
+def live(request):
+    """For the tests only (loopback): how many access tokens this server still holds and
+    how many refresh tokens are still good (not revoked, not rotated out), for the tests of
+    a grant tokenctl could not keep and must revoke (nobody else knows its tokens)."""
+    return JsonResponse(
+        {
+            "access_tokens": get_access_token_model().objects.count(),
+            "refresh_tokens": get_refresh_token_model().objects.filter(revoked__isnull=True).count(),
+        }
+    )
 
 
 def signed_in(request):

@@ -49,6 +49,10 @@ struct AuthServer: Sendable {
   static let asShipped: Result<AuthServer, TestFailure> = start(
     name: "auth-shipped", accessTokenSeconds: 4, asShipped: true)
 
+  /// A server of one test's own (GrantLossOnLoginTests): `live()` counts every token it
+  /// holds, which only a server no other test signs in to keeps exact.
+  static let ownCount: Result<AuthServer, TestFailure> = start(name: "auth-count")
+
   private static func start(
     name: String, accessTokenSeconds: Int? = nil, asShipped: Bool = false
   ) -> Result<AuthServer, TestFailure> {
@@ -124,6 +128,15 @@ struct AuthServer: Sendable {
     let answer = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
     let scopes = (answer?["scope"] as? String ?? "").split(separator: " ").map(String.init)
     return (answer?["issued"] as? Bool ?? false, Set(scopes))
+  }
+
+  /// How many access tokens the server still holds and how many refresh tokens are still
+  /// good (the test server's `/_test/live`): for a grant whose tokens nobody else knows.
+  func live() async throws -> (accessTokens: Int, refreshTokens: Int) {
+    let endpoint = try #require(URL(string: "\(baseURL)/_test/live"))
+    let response = try await CurlHTTPTransport().send(.form(endpoint, []))
+    let answer = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+    return (try #require(answer["access_tokens"] as? Int), try #require(answer["refresh_tokens"] as? Int))
   }
 
   static func require(_ server: Result<AuthServer, TestFailure> = shared) throws -> AuthServer {
