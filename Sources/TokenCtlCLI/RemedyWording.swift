@@ -22,14 +22,15 @@ enum RemedyWording {
     case .signIn(let type, let device):
       let command = login(type) + (device ? " --device" : "")
       return type == nil || device ? "Run `\(command)` again." : "Run `\(command)`."
-    case .signInAs(let type, let name, let issuer):
-      let issuerOption = issuer.map { " --issuer \(ShellWord.quoted($0))" } ?? ""
-      return "Run `\(login(type))\(issuerOption) --login-hint \(ShellWord.quoted(name))`."
-    case .consentToScopes(let type, let granted, let asked):
+    case .signInAgain(let account, let group) where code == .tokenNotValid:
+      return "Run `\(login(account: account, group: group))` to get a new one."
+    case .signInAgain(let account, let group):
+      return "Run `\(login(account: account, group: group))`."
+    case .consentToScopes(let account, let granted, let asked):
       var both = granted
       for scope in asked where !both.contains(scope) { both.append(scope) }
       return "Ask an administrator to grant the app consent to \(asked.joined(separator: " ")), or sign in again "
-        + "asking for them and consent: `\(login(type))\(both.map { " --scope \(ShellWord.quoted($0))" }.joined())`."
+        + "asking for them and consent: `\(login(account: account))\(both.map { " --scope \(ShellWord.quoted($0))" }.joined())`."
     case .allowAccess(let type):
       return "Run `\(login(type))` again and allow access, or ask the administrator to allow this app."
     case .finishSignIn(let type):
@@ -69,15 +70,23 @@ enum RemedyWording {
         + "config.toml; tokenctl-providers(7) shows how for common providers."
     case .forgetRegistration(let issuer):
       return "Run `tokenctl unregister \(issuer) --local`; the next sign-in registers again."
-    case .requestGrantedScopes(let type, let granted, let asked):
+    case .requestGrantedScopes(let account, let granted, let asked):
       var both = granted
       for scope in asked where !both.contains(scope) { both.append(scope) }
       return "Ask only for scopes the sign-in granted (\(granted.joined(separator: " "))), or sign in again asking for "
-        + "them all: `\(login(type))\(both.map { " --scope \($0)" }.joined())`."
+        + "them all: `\(login(account: account))\(both.map { " --scope \(ShellWord.quoted($0))" }.joined())`."
     }
   }
 
   private static func login(_ type: String?) -> String {
     type.map { "tokenctl login \($0)" } ?? "tokenctl login"
+  }
+
+  /// `tokenctl login ACCOUNT`, which signs the account in again as it signed in before;
+  /// the group named when it is not the default one, so that the command runs as shown
+  /// wherever it is pasted.
+  private static func login(account: String, group: String = Account.defaultGroup) -> String {
+    let groupOption = group == Account.defaultGroup ? "" : " --group \(ShellWord.quoted(group))"
+    return "tokenctl login \(ShellWord.quoted(account))\(groupOption)"
   }
 }

@@ -161,7 +161,7 @@ import TokenStoreTesting
     #expect(result.status == 4)
     #expect(
       result.stderr
-        == "tokenctl: the access token of graph:ada has expired and there is no refresh token\nhint: Run `tokenctl login graph` to get a new one.\n"
+        == "tokenctl: the access token of graph:ada has expired and there is no refresh token\nhint: Run `tokenctl login graph:ada` to get a new one.\n"
     )
   }
 
