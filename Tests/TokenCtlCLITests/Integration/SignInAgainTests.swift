@@ -49,6 +49,9 @@ extension GlewlwydServerTests {
     #expect(accounts.count == 1)
     #expect(accounts.first?.key == signedIn.account.key)
     #expect(accounts.first?.needsSignIn == false)
+    // The old hint, `login oidc --issuer …`, registered another client here (glewlwyd lets
+    // clients register) and moved the account to it; at an issuer that does not, it
+    // failed with exit status 14.
     #expect(accounts.first?.clientID == clientID && accounts.first?.issuer == server.issuer)
     let token = try await tokenctl("token", name)
     #expect(token.status == 0, "\(token.stderr)")
