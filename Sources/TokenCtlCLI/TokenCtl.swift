@@ -143,10 +143,24 @@ public struct TokenCtl: ParsableCommand {
     if arguments.first == "---completion", !code.isSuccess { return ExitStatus.success.rawValue }
     var text = fullMessage(for: error)
     if code.isSuccess, BashCompletionScript.isRequested(by: arguments) { text = BashCompletionScript.amended(text) }
+    if !code.isSuccess, let meant = commandMeant(by: arguments) { text += "\nhint: Did you mean `\(meant)`?" }
     if !text.isEmpty {
       if code.isSuccess { context.output.write(text + "\n") } else { context.output.writeError(text + "\n") }
     }
     return code.rawValue
+  }
+
+  /// The command line `arguments` was likely meant as when its first word is no command
+  /// but a slip of one (`lsit`), with the rest as given: a command that runs as shown.
+  static func commandMeant(by arguments: [String]) -> String? {
+    guard let first = arguments.first, !first.hasPrefix("-") else { return nil }
+    let commands = configuration.subcommands.filter { $0.configuration.shouldDisplay }.flatMap {
+      [$0.configuration.commandName].compactMap { $0 } + $0.configuration.aliases
+    }
+    guard !commands.contains(first), let command = EditDistance.closest(to: first, among: commands) else {
+      return nil
+    }
+    return (["tokenctl", command] + arguments.dropFirst().map(ShellWord.quoted)).joined(separator: " ")
   }
 
   static func report(_ error: TokenKitError, context: CLIContext, json: Bool) {

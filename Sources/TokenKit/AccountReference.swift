@@ -51,8 +51,25 @@ public struct AccountReference: Sendable, Hashable, CustomStringConvertible {
         )
       }
     }
+    let guess =
+      (try? likelyMeant(among: store.list(AccountQuery(type: type)).map(\.account)))
+      .flatMap { $0 }.map { "; did you mean '\($0)'?" } ?? ""
     throw TokenKitError(
-      .noSuchAccount, "no account '\(self)' in group '\(store.group)'",
+      .noSuchAccount, "no account '\(self)' in group '\(store.group)'\(guess)",
       remedy: .listAccounts(group: store.group))
+  }
+
+  /// The account this reference, which names none, was likely meant as, as `TYPE:NAME`
+  /// (`TYPE:ID` where the name is shared): one whose display name is a slip or two away,
+  /// or is an address whose part before the `@` is (`ada` for `ada@contoso.com`).
+  func likelyMeant(among accounts: [Account]) -> String? {
+    let candidates = accounts.filter { type == nil || $0.type == type }
+    guard
+      let meant = EditDistance.closest(
+        to: account, among: candidates,
+        forms: { [$0.name, String($0.name.prefix { $0 != "@" })] })
+    else { return nil }
+    let shared = accounts.count { $0.type == meant.type && $0.name == meant.name } > 1
+    return "\(meant.type):\(shared ? meant.id : meant.name)"
   }
 }

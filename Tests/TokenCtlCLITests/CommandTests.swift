@@ -184,6 +184,39 @@ import TokenStoreTesting
     }
   }
 
+  /// A slip of a key in a command, a type or an account's name (issue 25, first use, item
+  /// 8): the near one is offered, and the offered command runs as shown.
+  @Test func aMistypedNameIsOfferedTheNearOne() async throws {
+    try seed("graph", "oid-1", "ada@contoso.com", expiresIn: 60, access: "ACCESS-1")
+    try seed("oidc", "sub-1", "grace", expiresIn: 60, access: "ACCESS-2")
+
+    let command = try await run("tokn", "graph:ada@contoso.com")
+    #expect(command.status == 64)
+    let hint = try #require(command.stderr.split(separator: "\n").last)
+    #expect(hint == "hint: Did you mean `tokenctl token graph:ada@contoso.com`?", "\(command.stderr)")
+    // Through a shell, the words of the hint are a command line that works.
+    let printed = hint.split(separator: "`")[1]
+    let shell = try await TestProcess.run(
+      "/bin/sh", ["-c", "tokenctl() { printf '%s\\n' \"$@\"; }; \(printed)"], environment: [:])
+    let words = shell.stdout.split(separator: "\n").map(String.init)
+    #expect(try await run(words[0], words[1]).stdout == "ACCESS-1\n")
+    #expect(try await run("zzzz").stderr.contains("Did you mean") == false, "nothing near: no guess")
+
+    let name = try await run("token", "graph:ada@contso.com")
+    #expect(name.status == 2)
+    #expect(
+      name.stderr.contains(
+        "no account 'graph:ada@contso.com' in group 'default'; did you mean 'graph:ada@contoso.com'?"))
+    // The part of an address before the @, and a name of another type.
+    #expect(try await run("token", "ada").stderr.contains("did you mean 'graph:ada@contoso.com'?"))
+    #expect(try await run("token", "grac").stderr.contains("did you mean 'oidc:grace'?"))
+    #expect(try await run("token", "graph:grace").stderr.contains("did you mean") == false, "another type's")
+
+    let type = try await run("login", "githb")
+    #expect(type.status == 6)
+    #expect(type.stderr.contains("no account type 'githb'; did you mean 'github'?"), "\(type.stderr)")
+  }
+
   @Test func accountErrorsHaveTheirExitCodes() async throws {
     try seed("graph", "oid-1", "ada", expiresIn: 60)
     try seed("oidc", "sub-1", "ada", expiresIn: 60)
