@@ -217,6 +217,22 @@ import TokenStoreTesting
     #expect(type.stderr.contains("no account type 'githb'; did you mean 'github'?"), "\(type.stderr)")
   }
 
+  /// `token --json` (issue 25, first use, item 8): the token with its expiry and scopes.
+  @Test func tokenAsJSONSaysWhenItExpiresAndWhatItCarries() async throws {
+    try seed("graph", "oid-1", "ada", expiresIn: 600, access: "ACCESS-1")
+    let result = try await run("token", "graph:ada", "--json")
+    #expect(result.status == 0, "\(result.stderr)")
+    let document = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    #expect(document["format"] as? Int == 1)
+    #expect(document["access_token"] as? String == "ACCESS-1")
+    #expect(document["expires_at"] as? String == "2027-01-15T08:10:00Z")
+    #expect(document["scopes"] as? [String] == ["openid"])
+    // An error is a document too.
+    let missing = try await run("token", "graph:grace", "--json")
+    #expect(missing.status == 2)
+    #expect(missing.stdout.contains("\"no-such-account\"") || missing.stdout.contains("\"error\""))
+  }
+
   @Test func accountErrorsHaveTheirExitCodes() async throws {
     try seed("graph", "oid-1", "ada", expiresIn: 60)
     try seed("oidc", "sub-1", "ada", expiresIn: 60)
