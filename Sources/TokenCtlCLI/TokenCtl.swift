@@ -36,7 +36,7 @@ public struct TokenCtl: ParsableCommand {
       """,
     version: "tokenctl \(version)",
     subcommands: [
-      Types.self, Login.self, List.self, Token.self, Refresh.self, Revoke.self, Request.self, Graph.self,
+      Types.self, Login.self, List.self, Status.self, Token.self, Refresh.self, Revoke.self, Request.self, Graph.self,
       Credential.self, SetupGit.self, DockerCredential.self, SetupDocker.self, CargoCredential.self,
       KubeCredential.self, AgentCommand.self,
       Allow.self, Deny.self,
