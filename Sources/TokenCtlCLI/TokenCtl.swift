@@ -73,6 +73,9 @@ public struct TokenCtl: ParsableCommand {
     help: "Log every HTTP exchange on standard error, without tokens (as TOKENCTL_LOG=debug); any command takes it.")
   var verbose = false
 
+  @Flag(help: "Say nothing when all went well (errors and warnings still go to standard error); any command takes it.")
+  var quiet = false
+
   public init() {}
 
   /// Parses `arguments`, runs the command in `context`, reports any error, and returns the
@@ -93,6 +96,12 @@ public struct TokenCtl: ParsableCommand {
     if arguments[..<options].contains("--verbose") {
       arguments = arguments.enumerated().filter { $0.element != "--verbose" || $0.offset >= options }.map(\.element)
       context.environment["TOKENCTL_LOG"] = "debug"
+    }
+    // --quiet too, anywhere up to a `--` (which the line above may have moved).
+    let quietOptions = arguments.firstIndex(of: "--") ?? arguments.endIndex
+    if arguments[..<quietOptions].contains("--quiet") {
+      arguments = arguments.enumerated().filter { $0.element != "--quiet" || $0.offset >= quietOptions }.map(\.element)
+      context.isQuiet = true
     }
     // Cargo runs an external credential provider as `PROGRAM --cargo-plugin`, whatever
     // else its `credential-provider` says (the rest comes in each request's `args`): that

@@ -233,6 +233,45 @@ import TokenStoreTesting
     #expect(missing.stdout.contains("\"no-such-account\"") || missing.stdout.contains("\"error\""))
   }
 
+  /// `revoke --json`, `unregister --json` and `--quiet` (issue 25, first use, item 8).
+  @Test func revokeAndUnregisterSayWhatTheyDidAsJSONOrNothing() async throws {
+    try seed("graph", "oid-1", "ada", expiresIn: 60)
+    try seed("graph", "oid-2", "grace", expiresIn: 60)
+    let revoke = try await run("revoke", "graph:ada", "--json")
+    #expect(revoke.status == 0, "\(revoke.stderr)")
+    let document = try #require(try JSONSerialization.jsonObject(with: Data(revoke.stdout.utf8)) as? [String: Any])
+    #expect(document["format"] as? Int == 1)
+    #expect(document["account"] as? String == "graph:ada" && document["id"] as? String == "oid-1")
+    #expect(document["group"] as? String == "default")
+    #expect(document["revoked_at_server"] as? Bool == false)
+    #expect(revoke.stderr.isEmpty, "\(revoke.stderr)")
+    let quiet = try await run("--quiet", "revoke", "graph:grace")
+    #expect(quiet.status == 0 && quiet.stdout.isEmpty && quiet.stderr.isEmpty, "\(quiet.stderr)")
+    #expect(try store().list(.all).isEmpty)
+    // An error is still said.
+    #expect(try await run("revoke", "graph:grace", "--quiet").stderr.contains("no account 'graph:grace'"))
+
+    let registrations = InMemoryClientRegistrationStore()
+    try registrations.save(
+      ClientRegistration(
+        issuer: "https://id.example.org", clientID: "client-1", redirectURIs: ["http://127.0.0.1/"],
+        registeredAt: Self.now))
+    let output = CapturedOutput()
+    var context = CLIContext(
+      registry: try BuiltinPlugins.registry(),
+      makeStore: { [backing] in InMemoryTokenStore(group: $0, backing: backing) },
+      clock: FixedClock(Self.now), environment: [:], output: output)
+    context.registrations = registrations
+    let status = await TokenCtl.main(arguments: ["unregister", "https://id.example.org", "--json"], context: context)
+    #expect(status == 0, "\(output.stderr)")
+    let unregistered = try #require(
+      try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any])
+    #expect(unregistered["issuer"] as? String == "https://id.example.org")
+    #expect(unregistered["client_id"] as? String == "client-1")
+    #expect(unregistered["outcome"] as? String == "forgotten")
+    #expect(try registrations.load(issuer: "https://id.example.org") == nil)
+  }
+
   @Test func accountErrorsHaveTheirExitCodes() async throws {
     try seed("graph", "oid-1", "ada", expiresIn: 60)
     try seed("oidc", "sub-1", "ada", expiresIn: 60)

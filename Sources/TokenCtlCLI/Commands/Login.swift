@@ -144,10 +144,9 @@ extension TokenCtl {
           at: registrationIssuer, for: descriptor, redirectURIs: [Self.redirectURI(of: method, descriptor)])
         options.clientID = registration.clientID
         options.clientSecret = registration.clientSecret
-        context.output.writeError(
-          TerminalSafe.text(
-            "Registered tokenctl at \(registration.issuer) as client \(registration.clientID) "
-              + "(`tokenctl unregister \(registration.issuer)` deletes it).") + "\n")
+        context.inform(
+          "Registered tokenctl at \(registration.issuer) as client \(registration.clientID) "
+            + "(`tokenctl unregister \(registration.issuer)` deletes it).")
       }
       let account = try await manager.signIn(type: type, options: options, method: method)
       if let again, account.key != again.account.key {
@@ -160,7 +159,7 @@ extension TokenCtl {
         context.output.write(
           JSONOutput.render(
             AccountsDocument(accounts: listing.map { [AccountDocument($0, clock: context.clock)] } ?? [])))
-      } else {
+      } else if !context.isQuiet {
         context.output.write(
           TerminalSafe.text("Signed in to \(account.type) as \(account.name) (group '\(account.group)').") + "\n")
       }
