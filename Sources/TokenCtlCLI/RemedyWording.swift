@@ -36,9 +36,10 @@ enum RemedyWording {
     case .finishSignIn(let type):
       return "Run `\(login(type))` again and finish signing in in the browser, or use --paste or --device if the "
         + "browser cannot reach this computer."
-    case .signInAnotherWay(let device):
+    case .signInAnotherWay(let type, let device):
       return device
-        ? "Use --device if the type supports the device grant." : "Sign in with the browser, or with --paste over SSH."
+        ? "Run `\(login(type)) --device`."
+        : "Run `\(login(type)) --browser`, or `\(login(type)) --paste` over SSH."
     case .nameOneAccount(let candidates):
       // Quoted where a shell would split or expand them (ids are the provider's: `|`, `$`).
       return "Name one as TYPE:ACCOUNT-ID: \(candidates.map(ShellWord.quoted).joined(separator: ", "))."

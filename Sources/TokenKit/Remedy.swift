@@ -26,9 +26,10 @@ extension TokenKitError {
     /// Sign in again and finish in the browser, or with a method that needs no redirect to
     /// this machine (pasting the address, the device grant).
     case finishSignIn(type: String?)
-    /// This type signs in another way: with the device grant (`device`), or with the
-    /// browser or by pasting the redirected address.
-    case signInAnotherWay(device: Bool)
+    /// Sign in to `type` another way: with the device grant (`device`), or with the
+    /// browser or by pasting the redirected address; the type, or its client, does not
+    /// support the way just tried.
+    case signInAnotherWay(type: String, device: Bool)
     /// No account by the name given: see which accounts `group` holds (nil: the group
     /// just searched).
     case listAccounts(group: String?)
@@ -75,7 +76,7 @@ extension TokenKitError {
           + "for them and consent."
       case .finishSignIn:
         "Sign in again and finish in the browser, or sign in another way if the browser cannot reach this computer."
-      case .signInAnotherWay(let device):
+      case .signInAnotherWay(_, let device):
         device
           ? "Sign in with the device grant, if the type supports it."
           : "Sign in with the browser, or by pasting the redirected address."

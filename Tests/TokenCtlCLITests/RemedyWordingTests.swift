@@ -7,8 +7,8 @@ import TokenKit
 @Suite struct RemedyWordingTests {
   static let remedies: [TokenKitError.Remedy] = [
     .signIn(type: "corp", device: false), .signIn(type: "corp", device: true), .signIn(type: nil, device: false),
-    .allowAccess(type: nil), .finishSignIn(type: "corp"), .signInAnotherWay(device: true),
-    .signInAnotherWay(device: false), .listAccounts(group: nil), .listAccounts(group: "work"),
+    .allowAccess(type: nil), .finishSignIn(type: "corp"), .signInAnotherWay(type: "corp", device: true),
+    .signInAnotherWay(type: "corp", device: false), .listAccounts(group: nil), .listAccounts(group: "work"),
     .forgetLocally(account: "corp:ada"), .removeUnreadableAccount, .configure(type: "corp", setting: "client_id"),
     .configure(type: "corp", setting: "issuer"), .configure(type: "corp", setting: "client_secret"),
     .allowOrigin("https://api.example"), .requestScope("openid"), .chooseType(known: ["corp", "oidc"]),

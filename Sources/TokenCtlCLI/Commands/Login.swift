@@ -71,7 +71,10 @@ extension TokenCtl {
     var noBrowser = false
 
     @Option(help: ArgumentHelp("Seconds to wait for the sign-in to finish.", valueName: "seconds"))
-    var timeout: Int = 300
+    var timeout: Int = Self.defaultTimeout
+
+    /// Five minutes: time to find a password and answer a second factor.
+    static let defaultTimeout = 300
 
     @OptionGroup var groupOption: GroupOption
 
@@ -148,7 +151,12 @@ extension TokenCtl {
           "Registered tokenctl at \(registration.issuer) as client \(registration.clientID) "
             + "(`tokenctl unregister \(registration.issuer)` deletes it).")
       }
-      let account = try await manager.signIn(type: type, options: options, method: method)
+      let account: Account
+      do {
+        account = try await manager.signIn(type: type, options: options, method: method)
+      } catch let error as TokenKitError {
+        throw offeringOtherWays(error)
+      }
       if let again, account.key != again.account.key {
         context.warnings.add(
           "the server signed in \(account.name), not \(again.account.name): \(again.account.qualifiedName) still "
