@@ -40,6 +40,9 @@ enum RemedyWording {
       return device
         ? "Run `\(login(type)) --device`."
         : "Run `\(login(type)) --browser`, or `\(login(type)) --paste` over SSH."
+    case .nameIssuer(let issuer):
+      return "Name the issuer exactly as its server does: pass --issuer \(ShellWord.quoted(issuer)), or set issuer "
+        + "to it in the type's table of config.toml."
     case .nameOneAccount(let candidates):
       // Quoted where a shell would split or expand them (ids are the provider's: `|`, `$`).
       return "Name one as TYPE:ACCOUNT-ID: \(candidates.map(ShellWord.quoted).joined(separator: ", "))."

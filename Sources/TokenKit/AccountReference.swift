@@ -61,7 +61,7 @@ public struct AccountReference: Sendable, Hashable, CustomStringConvertible {
 
   /// The account this reference, which names none, was likely meant as, as `TYPE:NAME`
   /// (`TYPE:ID` where the name is shared): one whose display name is a slip or two away,
-  /// or is an address whose part before the `@` is (`ada` for `ada@contoso.com`).
+  /// or is an address whose part before the `@` is (`ada` for `ada@example.org`).
   func likelyMeant(among accounts: [Account]) -> String? {
     let candidates = accounts.filter { type == nil || $0.type == type }
     guard

@@ -58,6 +58,9 @@ extension TokenKitError {
     /// ``signInAgain(account:group:)``): ask only for scopes of `granted`, what the sign-in
     /// granted, or sign in to the account again asking for both.
     case requestGrantedScopes(account: String, granted: [String], asked: [String])
+    /// The issuer was named otherwise than its server names itself: name it `issuer`, as
+    /// the server does, wherever it was given.
+    case nameIssuer(String)
     /// A name matched several accounts: name one of `candidates` (`TYPE:ACCOUNT-ID`)
     /// instead. Ids are the provider's, and may hold any character.
     case nameOneAccount(candidates: [String])
@@ -99,6 +102,8 @@ extension TokenKitError {
           + "then set its client id for the account type '\(type)'."
       case .forgetRegistration(let issuer):
         "Forget the client registered at \(issuer) on this computer; the next sign-in registers again."
+      case .nameIssuer(let issuer):
+        "Name the issuer exactly as its server does: \(issuer)."
       case .nameOneAccount:
         "Name one as TYPE:ACCOUNT-ID, as listed above."
       case .requestGrantedScopes(_, let granted, _):

@@ -272,6 +272,19 @@ import TokenStoreTesting
     #expect(try registrations.load(issuer: "https://id.example.org") == nil)
   }
 
+  /// `login oidc` with nothing (issue 25, first use, item 4): the issuer is what it needs
+  /// first, since at an issuer that lets clients register it needs no client id.
+  @Test func aSignInWithNothingAsksForTheIssuerFirst() async throws {
+    let result = try await run("login", "oidc", "--browser")
+    #expect(result.status == 14)
+    #expect(
+      result.stderr == """
+        tokenctl: account type 'oidc' needs an issuer
+        hint: Pass --issuer https://… or set issuer in the [types.oidc] table of config.toml.
+
+        """)
+  }
+
   @Test func accountErrorsHaveTheirExitCodes() async throws {
     try seed("graph", "oid-1", "ada", expiresIn: 60)
     try seed("oidc", "sub-1", "ada", expiresIn: 60)

@@ -98,7 +98,11 @@ extension TokenCtl {
     }
 
     func run() async throws {
-      try await run(in: try CommandSession.open(group: groupOption.group))
+      do {
+        try await run(in: try CommandSession.open(group: groupOption.group))
+      } catch let error as TokenKitError {
+        throw offeringOtherWays(error)
+      }
     }
 
     /// Signs in within `session`: the running command's, or the git helper's that offers it.
@@ -151,12 +155,7 @@ extension TokenCtl {
           "Registered tokenctl at \(registration.issuer) as client \(registration.clientID) "
             + "(`tokenctl unregister \(registration.issuer)` deletes it).")
       }
-      let account: Account
-      do {
-        account = try await manager.signIn(type: type, options: options, method: method)
-      } catch let error as TokenKitError {
-        throw offeringOtherWays(error)
-      }
+      let account = try await manager.signIn(type: type, options: options, method: method)
       if let again, account.key != again.account.key {
         context.warnings.add(
           "the server signed in \(account.name), not \(again.account.name): \(again.account.qualifiedName) still "

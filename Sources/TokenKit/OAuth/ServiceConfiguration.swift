@@ -33,6 +33,11 @@ public struct ServiceConfiguration: Sendable {
     _ descriptor: EndpointDescriptor, issuer userIssuer: String? = nil, clientID: String? = nil,
     clientSecret: String? = nil, discovery: MetadataDiscovery
   ) async throws -> ServiceConfiguration {
+    // The issuer first: at one that lets clients register (RFC 7591), it is all a
+    // sign-in needs, and asking for a client id first sends the user to register one.
+    if descriptor.endpoints == .discoveredFromUserIssuer, userIssuer == nil {
+      throw Self.needsIssuer(descriptor)
+    }
     guard let id = clientID ?? descriptor.clientID, !id.isEmpty else {
       throw TokenKitError(
         .notConfigured, "account type '\(descriptor.id)' has no client id",
@@ -58,11 +63,7 @@ public struct ServiceConfiguration: Sendable {
       }
       issuerURL = issuer
     case .discoveredFromUserIssuer:
-      guard let text = userIssuer else {
-        throw TokenKitError(
-          .notConfigured, "account type '\(descriptor.id)' needs an issuer",
-          remedy: .configure(type: descriptor.id, setting: "issuer"))
-      }
+      guard let text = userIssuer else { throw Self.needsIssuer(descriptor) }
       guard let url = OAuthSyntax.issuerURL(text) else {
         throw TokenKitError(
           .notConfigured, "issuer '\(text)' is not an https URL without query or fragment (OpenID Connect Discovery §2)"
@@ -134,6 +135,13 @@ public struct ServiceConfiguration: Sendable {
       recovery:
         "Set the type's issuer back to \(recorded) or remove it. To use \(current), sign in there; that is another account."
     )
+  }
+
+  /// The error for a type that takes its issuer from the user, given none.
+  static func needsIssuer(_ descriptor: EndpointDescriptor) -> TokenKitError {
+    TokenKitError(
+      .notConfigured, "account type '\(descriptor.id)' needs an issuer",
+      remedy: .configure(type: descriptor.id, setting: "issuer"))
   }
 
   /// The configuration to refresh or revoke `account`'s tokens with: its type's, resolved
