@@ -135,6 +135,21 @@ import TokenStoreTesting
     for listing in try store.list(.all) { _ = try? store.remove(listing.account.key) }
   }
 
+  /// Issue 25, first use, item 6: glewlwyd 2.7.5 with its device grant on lists the
+  /// standard device grant in discovery, but its registration refuses a client asking for
+  /// it (`invalid_client_metadata`; it knows the grant by a name of its own). The device
+  /// grant is optional: tokenctl registers without it, and the sign-in goes on.
+  @Test func aServerThatRefusesTheDeviceGrantAtRegistrationGetsAClientWithoutIt() async throws {
+    let server = try GlewlwydServer.require(GlewlwydServer.withDeviceGrant)
+    defer { _ = try? registrations.remove(issuer: server.issuer) }
+    let login = try await tokenctl(["login", "oidc", "--issuer", server.issuer, "--browser"], environment(server))
+    #expect(login.status == 0, "\(login.stderr)")
+    #expect(login.stderr.contains("Registered tokenctl at \(server.issuer) as client "), "\(login.stderr)")
+    let registration = try #require(try registrations.load(issuer: server.issuer))
+    #expect(try store.list(.all).first?.account.clientID == registration.clientID)
+    for listing in try store.list(.all) { _ = try? store.remove(listing.account.key) }
+  }
+
   @Test func aTypeFileWithRegistrationTrueRegistersToo() async throws {
     let server = try GlewlwydServer.require()
     defer { _ = try? registrations.remove(issuer: server.issuer) }
