@@ -3,7 +3,9 @@ import TestSupport
 import Testing
 import TokenKit
 
-/// Issue 25, first use, item 1: an account signed in with `--issuer` and `--client-id` has
+/// Issue 25's first use, at glewlwyd with the real binary and keyring.
+///
+/// Item 1: an account signed in with `--issuer` and `--client-id` has
 /// no client of its type's, so the hint once printed after the server rejected its refresh
 /// token (`tokenctl login oidc --issuer … --login-hint …`) failed with exit status 14, "has
 /// no client id". The account records how it signed in, and the hint signs that account in
@@ -57,5 +59,21 @@ extension GlewlwydServerTests {
     #expect(token.status == 0, "\(token.stderr)")
     // The recipe is in the account's attributes; no secret is.
     #expect(!(refused.stderr + again.stderr).contains(tokens.accessToken))
+  }
+
+  /// Item 7: `request` to the userinfo endpoint of the issuer the account signed in at, a
+  /// type that discovers its endpoints (`oidc`): once refused as a host the type does not
+  /// serve, it is where the token is meant to go. Another path on that host is still
+  /// refused.
+  @Test func requestSendsTheTokenToTheIssuersOwnUserinfoEndpoint() async throws {
+    let server = try GlewlwydServer.require()
+    let (_, signedIn) = try await signInWithRegisteredClient(server)
+    let name = "oidc:\(signedIn.account.name)"
+    let userinfo = try await tokenctl("request", name, server.userinfoEndpoint)
+    #expect(userinfo.status == 0, "\(userinfo.stderr)")
+    #expect(userinfo.stdout.contains("\"sub\""), "\(userinfo.stdout)")
+    let elsewhere = try await tokenctl("request", name, server.baseURL + "/api/profile")
+    #expect(elsewhere.status == 14, "\(elsewhere.stderr)")
+    #expect(elsewhere.stderr.contains("does not serve"), "\(elsewhere.stderr)")
   }
 }
