@@ -57,6 +57,14 @@ extension GlewlwydServerTests {
     #expect(accounts.first?.clientID == clientID && accounts.first?.issuer == server.issuer)
     let token = try await tokenctl("token", name)
     #expect(token.status == 0, "\(token.stderr)")
+    // Item 7: doctor does not warn of the missing client id of a type whose account works
+    // with the client it signed in with.
+    let doctor = try await tokenctl("doctor", "--json")
+    let checks =
+      try #require(try JSONSerialization.jsonObject(with: Data(doctor.stdout.utf8)) as? [String: Any])["checks"]
+      as? [[String: Any]]
+    let clientCheck = try #require(checks?.first { $0["id"] as? String == "client-id:oidc" }, "\(doctor.stdout)")
+    #expect(clientCheck["status"] as? String == "ok", "\(clientCheck)")
     // The recipe is in the account's attributes; no secret is.
     #expect(!(refused.stderr + again.stderr).contains(tokens.accessToken))
   }
