@@ -285,6 +285,32 @@ import TokenStoreTesting
         """)
   }
 
+  /// Without a display, the device grant is chosen only when the server offers it: its
+  /// endpoint, and the grant among those its discovery document lists (issue 25, first
+  /// use, item 3). Otherwise the sign-in asks for the pasted address, and no device code.
+  @Test(arguments: [(["authorization_code", "refresh_token"], false), (nil, true)])
+  func theDeviceGrantIsChosenOnlyWhereTheServerOffersIt(listed: [String]?, device: Bool) async throws {
+    let sandbox = CommandSandbox()
+    let transport = ScriptedTransport { request throws(TransportError) in
+      switch request.url.path() {
+      case "/.well-known/openid-configuration":
+        var document: [String: JSONValue] = [
+          "issuer": .string("https://id.example"), "authorization_endpoint": .string("https://id.example/authorize"),
+          "token_endpoint": .string("https://id.example/token"),
+          "device_authorization_endpoint": .string("https://id.example/device"),
+          "code_challenge_methods_supported": .array([.string("S256")]),
+        ]
+        if let listed { document["grant_types_supported"] = .array(listed.map(JSONValue.string)) }
+        return ScriptedTransport.json(object: document)
+      default: return HTTPResponse(status: 400)
+      }
+    }
+    _ = try await sandbox.run(
+      ["login", "oidc", "--issuer", "https://id.example", "--client-id", "app", "--timeout", "1"],
+      transport: transport)
+    #expect(transport.requests.contains { $0.url.path() == "/device" } == device, "\(transport.requests)")
+  }
+
   @Test func accountErrorsHaveTheirExitCodes() async throws {
     try seed("graph", "oid-1", "ada", expiresIn: 60)
     try seed("oidc", "sub-1", "ada", expiresIn: 60)

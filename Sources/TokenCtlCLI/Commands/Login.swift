@@ -192,7 +192,7 @@ extension TokenCtl {
       // Only the endpoints are looked at here; a client yet to be registered has no id.
       if registering, options.clientID == nil { options.clientID = "(to be registered)" }
       let configuration = try await manager.configuration(type: type, options: options)
-      if configuration.endpoints.deviceAuthorization != nil { return .device }
+      if configuration.offersDeviceGrant { return .device }
       if configuration.endpoints.authorization == nil, configuration.client.secret != nil { return .clientCredentials }
       return .paste
     }

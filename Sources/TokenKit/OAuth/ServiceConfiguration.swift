@@ -15,6 +15,9 @@ public struct ServiceConfiguration: Sendable {
   public var issuer: String?
   /// Whether the server sends `iss` in authorization responses (RFC 9207).
   public var issuerInAuthorizationResponse: Bool
+  /// The grants the server says it supports (RFC 8414 §2 `grant_types_supported`), when
+  /// its discovery document lists them; nil for fixed endpoints or a document without.
+  public var grantTypesSupported: [String]?
 
   public init(
     descriptor: EndpointDescriptor, endpoints: Endpoints, client: ClientIdentity,
@@ -77,9 +80,19 @@ public struct ServiceConfiguration: Sendable {
     } catch {
       throw TokenKitError(error, while: "discover the endpoints of \(issuerURL.absoluteString)")
     }
-    return ServiceConfiguration(
+    var configuration = ServiceConfiguration(
       descriptor: descriptor, endpoints: metadata.endpoints, client: client, issuer: metadata.issuer,
       issuerInAuthorizationResponse: metadata.authorizationResponseIssParameterSupported)
+    configuration.grantTypesSupported = metadata.grantTypes
+    return configuration
+  }
+
+  /// Whether the server offers the device authorization grant (RFC 8628): an endpoint for
+  /// it, and the grant among those it lists, when it lists any: a server may publish the
+  /// endpoint and not offer the grant.
+  public var offersDeviceGrant: Bool {
+    endpoints.deviceAuthorization != nil
+      && grantTypesSupported.map { $0.contains("urn:ietf:params:oauth:grant-type:device_code") } != false
   }
 
   /// Refuses to use `descriptor` for `account` when the type now names another issuer than
