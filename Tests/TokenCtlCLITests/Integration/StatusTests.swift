@@ -49,6 +49,16 @@ import TokenKit
     let token = try fixture.token(ada)
     #expect(!status.stdout.contains("hunter2") && !status.stdout.contains(token))
 
+    // `token --json` (item 8), from the keyring or, under Tests/Support/with-agent, from
+    // the agent's answer: the same document.
+    let tokenJSON = try await tokenctl(["token", "gitlocal:ada", "--json"])
+    #expect(tokenJSON.status == 0, "\(tokenJSON.stderr)")
+    let tokenDocument = try #require(
+      try JSONSerialization.jsonObject(with: Data(tokenJSON.stdout.utf8)) as? [String: Any])
+    #expect(tokenDocument["access_token"] as? String == token)
+    #expect((tokenDocument["expires_at"] as? String)?.hasSuffix("Z") == true, "\(tokenDocument)")
+    #expect((tokenDocument["scopes"] as? [String])?.contains("openid") == true, "\(tokenDocument)")
+
     let json = try await tokenctl(["status", "--json"])
     let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
     #expect(document["format"] as? Int == 1)
@@ -56,5 +66,25 @@ import TokenKit
     #expect(hosts.first { $0["url"] as? String == served }?["account"] as? String == "gitlocal:ada")
     #expect((document["agent"] as? [String: Any])?["running"] as? Bool == false)
     #expect((document["accounts"] as? [[String: Any]])?.count == 1)
+
+    // With the agent: status says it runs, and `token --json` comes from its answer.
+    let agentDirectory = fixture.directory.path("agent")
+    try FileManager.default.createDirectory(
+      atPath: agentDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    let socket = agentDirectory + "/agent.sock"
+    let agent = try await TestAgent.start(
+      environment: fixture.environment, socket: socket, log: agentDirectory + "/agent.log")
+    let running = try await TestProcess.run(TestProcess.tokenctl, ["status"], environment: agent.environment)
+    #expect(running.stdout.contains("Agent: running (pid "), "\(running.stdout)")
+    let fromAgent = try await TestProcess.run(
+      TestProcess.tokenctl, ["token", "gitlocal:ada", "--json"], environment: agent.environment)
+    #expect(fromAgent.status == 0, "\(fromAgent.stderr)")
+    let agentDocument = try #require(
+      try JSONSerialization.jsonObject(with: Data(fromAgent.stdout.utf8)) as? [String: Any])
+    #expect(agentDocument["access_token"] as? String == token)
+    #expect(agentDocument["expires_at"] as? String == tokenDocument["expires_at"] as? String, "\(agentDocument)")
+    #expect(agentDocument["scopes"] as? [String] == tokenDocument["scopes"] as? [String], "\(agentDocument)")
+    #expect(try await agent.status()["requests"] as? Int ?? 0 > 0, "the agent answered")
+    _ = await agent.stop()
   }
 }
