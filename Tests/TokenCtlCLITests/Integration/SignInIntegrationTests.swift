@@ -233,7 +233,7 @@ import TokenStoreTesting
       "SCRIPTED_BROWSER_SERVER_JSON": server.serverJSON, "SCRIPTED_BROWSER_ACTION": answer,
     ]) { $1 }
     let run = try await tokenctl(
-      ["login", "local-device", "--device"], server: server,
+      ["login", "local-device", "--device", "--scope", "openid"], server: server,
       sleep: { seconds in
         // The first wait is when a user reads the code and answers on another device.
         if !answered.testAndSet() {
@@ -253,6 +253,11 @@ import TokenStoreTesting
     } else {
       #expect(run.status == 12, "\(run.stderr)")
       #expect(try store.list(.all).isEmpty)
+      // The way out is this very command line, its options kept (issue 25, first use).
+      #expect(
+        run.stderr.contains(
+          "hint: Run `tokenctl login local-device --scope openid --device` again and approve the request."),
+        "\(run.stderr)")
     }
   }
 
