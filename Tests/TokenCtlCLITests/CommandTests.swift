@@ -311,6 +311,32 @@ import TokenStoreTesting
     #expect(transport.requests.contains { $0.url.path() == "/device" } == device, "\(transport.requests)")
   }
 
+  /// A browser sign-in at a server that cannot be reached fails at once, with the network's
+  /// exit status, and opens no browser (issue 25, first use, item 7: it waited out the
+  /// whole timeout, five minutes by default).
+  @Test func aBrowserSignInAtAServerThatCannotBeReachedFailsAtOnce() async throws {
+    let sandbox = CommandSandbox()
+    let transport = ScriptedTransport { request throws(TransportError) in
+      guard request.url.path() == "/.well-known/openid-configuration" else { return HTTPResponse(status: 404) }
+      return ScriptedTransport.json(object: [
+        "issuer": .string("https://id.example"),
+        // RFC 2606: `.invalid` never resolves.
+        "authorization_endpoint": .string("https://login.id.invalid/authorize"),
+        "token_endpoint": .string("https://login.id.invalid/token"),
+        "code_challenge_methods_supported": .array([.string("S256")]),
+      ])
+    }
+    let started = ContinuousClock.now
+    let result = try await sandbox.run(
+      ["login", "oidc", "--issuer", "https://id.example", "--client-id", "app", "--browser", "--timeout", "30"],
+      transport: transport)
+    #expect(result.status == 10, "\(result.stderr)")
+    #expect(
+      result.stderr.contains("cannot reach login.id.invalid, where the browser would sign in"), "\(result.stderr)")
+    #expect(!result.stderr.contains("Open this address"), "\(result.stderr)")
+    #expect(ContinuousClock.now - started < .seconds(15))
+  }
+
   @Test func accountErrorsHaveTheirExitCodes() async throws {
     try seed("graph", "oid-1", "ada", expiresIn: 60)
     try seed("oidc", "sub-1", "ada", expiresIn: 60)

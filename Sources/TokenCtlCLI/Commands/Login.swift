@@ -155,6 +155,7 @@ extension TokenCtl {
           "Registered tokenctl at \(registration.issuer) as client \(registration.clientID) "
             + "(`tokenctl unregister \(registration.issuer)` deletes it).")
       }
+      if chosen == .browser { try await checkReachable(type, options: options, manager: manager, context: context) }
       let account = try await manager.signIn(type: type, options: options, method: method)
       if let again, account.key != again.account.key {
         context.warnings.add(
