@@ -256,11 +256,7 @@ public struct Configuration: Sendable, Hashable {
   ) -> TokenKitError {
     let place = header.map { " in \($0)" } ?? ""
     var message = "unknown key '\(TOMLTable.displayKey(key))'\(place)"
-    if let guess = expected.min(by: { EditDistance.levenshtein(key, $0) < EditDistance.levenshtein(key, $1) }),
-      EditDistance.levenshtein(key, guess) <= 2
-    {
-      message += "; did you mean '\(guess)'?"
-    }
+    if let guess = EditDistance.closest(to: key, among: expected) { message += "; did you mean '\(guess)'?" }
     return TokenKitError(
       .notConfigured, "\(path):\(position): \(message)",
       recovery: "Known keys\(place): \(expected.joined(separator: ", ")).")

@@ -20,7 +20,8 @@ extension AgentMessage {
   public enum Answer {
     /// `access-token`, then `warning`s; and for a request with `scopes`, those `scopes`
     /// again, so that a client knows the agent heard them (an agent older than them does
-    /// not echo them, and answered with the account's own token).
+    /// not echo them, and answered with the account's own token). `expires` (seconds since
+    /// 1970, when known) and `token-scopes` describe the token, for `token --json`.
     public static let token = "token"
     /// An optional `answer` (git's response, serialized), then `warning`s.
     public static let credential = "credential"

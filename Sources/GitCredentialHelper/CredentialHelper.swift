@@ -132,7 +132,8 @@ public struct CredentialHelper: Sendable {
   /// The account `reference` names, or nil when none is signed in.
   private func account(_ reference: AccountReference) throws -> Account? {
     do {
-      return try reference.resolve(in: store).account
+      // No message is shown: no listing for a suggestion either.
+      return try reference.resolve(in: store, suggesting: false).account
     } catch let error as TokenKitError where error.code == .noSuchAccount {
       return nil
     }

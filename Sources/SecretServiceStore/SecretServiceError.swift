@@ -85,9 +85,12 @@ enum SecretServiceError {
         asks KWallet to unlock \(provider.naming(first)), or open it with `kwalletmanager5`.
         """
     case .gnomeKeyring, .other:
+      // --replace: a running gnome-keyring-daemon ignores --unlock from another one (Debian
+      // 12's 42.1); one that takes over opens the keyring with the password.
       return """
         Unlock it: log in to the desktop session, open Seahorse (Passwords and Keys) and unlock \
-        '\(first)', or run `gnome-keyring-daemon --unlock` and type its password followed by Ctrl-D.
+        '\(first)', or run `gnome-keyring-daemon --replace --unlock --components=secrets` and type its \
+        password followed by Ctrl-D.
         """
     }
   }

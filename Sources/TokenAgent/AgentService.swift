@@ -196,9 +196,17 @@ public final class AgentService: Sendable {
     handedOut(group, stored.account)
     answer.append("access-token", tokens.accessToken)
     if let scopes { answer.append("scopes", scopes.text) }
+    Self.describe(tokens, granted: tokens.scope ?? stored.account.scopes, in: &answer)
     for warning in world.typeWarnings { answer.append("type-warning", warning) }
     for warning in warnings.drain() { answer.append("warning", warning) }
     return answer
+  }
+
+  /// What `token --json` shows of a token beside it: when it expires (`expires`, seconds
+  /// since 1970) and the scopes it carries (`token-scopes`). Neither is secret.
+  static func describe(_ tokens: TokenSet, granted: [String], in answer: inout AgentMessage) {
+    if let expiresAt = tokens.expiresAt { answer.append("expires", "\(Int64(expiresAt.timeIntervalSince1970))") }
+    answer.append("token-scopes", granted.joined(separator: " "))
   }
 
   /// `tokenctl token --scope`: a token for other scopes than the account's own, from
@@ -235,6 +243,7 @@ public final class AgentService: Sendable {
     var answer = AgentMessage(AgentMessage.Answer.token)
     answer.append("access-token", tokens.accessToken)
     answer.append("scopes", scopes.text)
+    Self.describe(tokens, granted: tokens.scope ?? scopes.scopes, in: &answer)
     for warning in world.typeWarnings { answer.append("type-warning", warning) }
     for warning in warnings.drain() { answer.append("warning", warning) }
     return answer

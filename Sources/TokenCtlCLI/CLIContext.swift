@@ -91,6 +91,15 @@ public struct CLIContext: Sendable {
     return context
   }
 
+  /// `--quiet`: say nothing when all went well (``inform(_:)``); errors, warnings and
+  /// what a sign-in needs the user to see are still written.
+  public var isQuiet = false
+
+  /// Writes `text`, a line saying what a command did, to standard error unless `--quiet`.
+  func inform(_ text: String) {
+    if !isQuiet { output.writeError(TerminalSafe.text(text) + "\n") }
+  }
+
   /// Whether `--verbose` or `TOKENCTL_LOG=debug` asked for a debug log.
   var isDebugging: Bool { environment["TOKENCTL_LOG"] == "debug" }
 

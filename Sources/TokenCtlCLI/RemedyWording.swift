@@ -22,22 +22,27 @@ enum RemedyWording {
     case .signIn(let type, let device):
       let command = login(type) + (device ? " --device" : "")
       return type == nil || device ? "Run `\(command)` again." : "Run `\(command)`."
-    case .signInAs(let type, let name, let issuer):
-      let issuerOption = issuer.map { " --issuer \(ShellWord.quoted($0))" } ?? ""
-      return "Run `\(login(type))\(issuerOption) --login-hint \(ShellWord.quoted(name))`."
-    case .consentToScopes(let type, let granted, let asked):
+    case .signInAgain(let account, let group) where code == .tokenNotValid:
+      return "Run `\(login(account: account, group: group))` to get a new one."
+    case .signInAgain(let account, let group):
+      return "Run `\(login(account: account, group: group))`."
+    case .consentToScopes(let account, let granted, let asked):
       var both = granted
       for scope in asked where !both.contains(scope) { both.append(scope) }
       return "Ask an administrator to grant the app consent to \(asked.joined(separator: " ")), or sign in again "
-        + "asking for them and consent: `\(login(type))\(both.map { " --scope \(ShellWord.quoted($0))" }.joined())`."
+        + "asking for them and consent: `\(login(account: account))\(both.map { " --scope \(ShellWord.quoted($0))" }.joined())`."
     case .allowAccess(let type):
       return "Run `\(login(type))` again and allow access, or ask the administrator to allow this app."
     case .finishSignIn(let type):
       return "Run `\(login(type))` again and finish signing in in the browser, or use --paste or --device if the "
         + "browser cannot reach this computer."
-    case .signInAnotherWay(let device):
+    case .signInAnotherWay(let type, let device):
       return device
-        ? "Use --device if the type supports the device grant." : "Sign in with the browser, or with --paste over SSH."
+        ? "Run `\(login(type)) --device`."
+        : "Run `\(login(type)) --browser`, or `\(login(type)) --paste` over SSH."
+    case .nameIssuer(let issuer):
+      return "Name the issuer exactly as its server does: pass --issuer \(ShellWord.quoted(issuer)), or set issuer "
+        + "to it in the type's table of config.toml."
     case .nameOneAccount(let candidates):
       // Quoted where a shell would split or expand them (ids are the provider's: `|`, `$`).
       return "Name one as TYPE:ACCOUNT-ID: \(candidates.map(ShellWord.quoted).joined(separator: ", "))."
@@ -69,15 +74,23 @@ enum RemedyWording {
         + "config.toml; tokenctl-providers(7) shows how for common providers."
     case .forgetRegistration(let issuer):
       return "Run `tokenctl unregister \(issuer) --local`; the next sign-in registers again."
-    case .requestGrantedScopes(let type, let granted, let asked):
+    case .requestGrantedScopes(let account, let granted, let asked):
       var both = granted
       for scope in asked where !both.contains(scope) { both.append(scope) }
       return "Ask only for scopes the sign-in granted (\(granted.joined(separator: " "))), or sign in again asking for "
-        + "them all: `\(login(type))\(both.map { " --scope \($0)" }.joined())`."
+        + "them all: `\(login(account: account))\(both.map { " --scope \(ShellWord.quoted($0))" }.joined())`."
     }
   }
 
   private static func login(_ type: String?) -> String {
     type.map { "tokenctl login \($0)" } ?? "tokenctl login"
+  }
+
+  /// `tokenctl login ACCOUNT`, which signs the account in again as it signed in before;
+  /// the group named when it is not the default one, so that the command runs as shown
+  /// wherever it is pasted.
+  private static func login(account: String, group: String = Account.defaultGroup) -> String {
+    let groupOption = group == Account.defaultGroup ? "" : " --group \(ShellWord.quoted(group))"
+    return "tokenctl login \(ShellWord.quoted(account))\(groupOption)"
   }
 }

@@ -38,7 +38,7 @@ public struct TokenCtl: ParsableCommand {
       """,
     version: "tokenctl \(version)",
     subcommands: [
-      Types.self, Login.self, List.self, Token.self, Refresh.self, Revoke.self, Request.self, Graph.self,
+      Types.self, Login.self, List.self, Status.self, Token.self, Refresh.self, Revoke.self, Request.self, Graph.self,
       Credential.self, SetupGit.self, DockerCredential.self, SetupDocker.self, CargoCredential.self,
       KubeCredential.self, AgentCommand.self,
       Allow.self, Deny.self,
@@ -75,6 +75,9 @@ public struct TokenCtl: ParsableCommand {
     help: "Log every HTTP exchange on standard error, without tokens (as TOKENCTL_LOG=debug); any command takes it.")
   var verbose = false
 
+  @Flag(help: "Say nothing when all went well (errors and warnings still go to standard error); any command takes it.")
+  var quiet = false
+
   public init() {}
 
   /// Parses `arguments`, runs the command in `context`, reports any error, and returns the
@@ -95,6 +98,12 @@ public struct TokenCtl: ParsableCommand {
     if arguments[..<options].contains("--verbose") {
       arguments = arguments.enumerated().filter { $0.element != "--verbose" || $0.offset >= options }.map(\.element)
       context.environment["TOKENCTL_LOG"] = "debug"
+    }
+    // --quiet too, anywhere up to a `--` (which the line above may have moved).
+    let quietOptions = arguments.firstIndex(of: "--") ?? arguments.endIndex
+    if arguments[..<quietOptions].contains("--quiet") {
+      arguments = arguments.enumerated().filter { $0.element != "--quiet" || $0.offset >= quietOptions }.map(\.element)
+      context.isQuiet = true
     }
     // Cargo runs an external credential provider as `PROGRAM --cargo-plugin`, whatever
     // else its `credential-provider` says (the rest comes in each request's `args`): that
@@ -145,10 +154,24 @@ public struct TokenCtl: ParsableCommand {
     if arguments.first == "---completion", !code.isSuccess { return ExitStatus.success.rawValue }
     var text = fullMessage(for: error)
     if code.isSuccess, BashCompletionScript.isRequested(by: arguments) { text = BashCompletionScript.amended(text) }
+    if !code.isSuccess, let meant = commandMeant(by: arguments) { text += "\nhint: Did you mean `\(meant)`?" }
     if !text.isEmpty {
       if code.isSuccess { context.output.write(text + "\n") } else { context.output.writeError(text + "\n") }
     }
     return code.rawValue
+  }
+
+  /// The command line `arguments` was likely meant as when its first word is no command
+  /// but a slip of one (`lsit`), with the rest as given: a command that runs as shown.
+  static func commandMeant(by arguments: [String]) -> String? {
+    guard let first = arguments.first, !first.hasPrefix("-") else { return nil }
+    let commands = configuration.subcommands.filter { $0.configuration.shouldDisplay }.flatMap {
+      [$0.configuration.commandName].compactMap { $0 } + $0.configuration.aliases
+    }
+    guard !commands.contains(first), let command = EditDistance.closest(to: first, among: commands) else {
+      return nil
+    }
+    return (["tokenctl", command] + arguments.dropFirst().map(ShellWord.quoted)).joined(separator: " ")
   }
 
   static func report(_ error: TokenKitError, context: CLIContext, json: Bool) {

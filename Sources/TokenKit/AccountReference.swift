@@ -24,19 +24,21 @@ public struct AccountReference: Sendable, Hashable, CustomStringConvertible {
   /// Finds the one account this reference names in `store`, without its tokens.
   ///
   /// The display name is tried first, then the stable id. Throws `noSuchAccount` or
-  /// `ambiguousAccount`, whose message lists the candidates.
-  public func resolve(in store: some TokenStore) throws -> AccountListing {
-    try resolve(store) { try store.list($0).map { ($0.account, $0) } }.value
+  /// `ambiguousAccount`, whose message lists the candidates. `suggesting`: a name that
+  /// matches none is answered with the one it was likely meant as, which costs a listing
+  /// of the group; a caller that shows no message (git's helper) passes false.
+  public func resolve(in store: some TokenStore, suggesting: Bool = true) throws -> AccountListing {
+    try resolve(store, suggesting: suggesting) { try store.list($0).map { ($0.account, $0) } }.value
   }
 
   /// Finds the one account this reference names in `store` and loads its tokens, in as
   /// few round trips as the store allows (this is `tokenctl token`'s path).
   public func load(from store: some TokenStore) throws -> StoredAccount {
-    try resolve(store) { try store.loadAll($0).map { ($0.account, $0) } }.value
+    try resolve(store, suggesting: true) { try store.loadAll($0).map { ($0.account, $0) } }.value
   }
 
   private func resolve<Value>(
-    _ store: some TokenStore, using find: (AccountQuery) throws -> [(account: Account, value: Value)]
+    _ store: some TokenStore, suggesting: Bool, using find: (AccountQuery) throws -> [(account: Account, value: Value)]
   ) throws -> (account: Account, value: Value) {
     for query in [AccountQuery(type: type, name: account), AccountQuery(type: type, id: account)] {
       let found = try find(query)
@@ -51,8 +53,28 @@ public struct AccountReference: Sendable, Hashable, CustomStringConvertible {
         )
       }
     }
+    var guess = ""
+    if suggesting, let accounts = try? store.list(AccountQuery(type: type)).map(\.account),
+      let meant = likelyMeant(among: accounts)
+    {
+      guess = "; did you mean '\(meant)'?"
+    }
     throw TokenKitError(
-      .noSuchAccount, "no account '\(self)' in group '\(store.group)'",
+      .noSuchAccount, "no account '\(self)' in group '\(store.group)'\(guess)",
       remedy: .listAccounts(group: store.group))
+  }
+
+  /// The account this reference, which names none, was likely meant as, as `TYPE:NAME`
+  /// (`TYPE:ID` where the name is shared): one whose display name is a slip or two away,
+  /// or is an address whose part before the `@` is (`ada` for `ada@example.org`).
+  func likelyMeant(among accounts: [Account]) -> String? {
+    let candidates = accounts.filter { type == nil || $0.type == type }
+    guard
+      let meant = EditDistance.closest(
+        to: account, among: candidates,
+        forms: { [$0.name, String($0.name.prefix { $0 != "@" })] })
+    else { return nil }
+    let shared = accounts.count { $0.type == meant.type && $0.name == meant.name } > 1
+    return "\(meant.type):\(shared ? meant.id : meant.name)"
   }
 }

@@ -104,8 +104,9 @@ public struct AccountTypeRegistry: Sendable {
   /// The descriptor registered under `id`, or an error listing the known ids.
   public func descriptor(_ id: String) throws -> EndpointDescriptor {
     guard let entry = entries[id] else {
+      let guess = EditDistance.closest(to: id, among: ids).map { "; did you mean '\($0)'?" } ?? ""
       throw TokenKitError(
-        .unknownAccountType, "no account type '\(id)'",
+        .unknownAccountType, "no account type '\(id)'\(guess)",
         remedy: .chooseType(known: ids))
     }
     return entry.descriptor

@@ -10,23 +10,26 @@ extension TokenKitError {
     /// Sign in to an account of `type` again; nil: of the type just tried. `device`: with
     /// the device authorization grant (RFC 8628) again.
     case signIn(type: String?, device: Bool)
-    /// Sign in to the account `name` of `type` again, at `issuer` when the account's type
-    /// takes one per sign-in, naming the account to the server so that a person signed
-    /// in there as several users is not asked to pick (OpenID Connect Core §3.1.2.1
-    /// `login_hint`).
-    case signInAs(type: String, name: String, issuer: String?)
+    /// Sign in again to the account `account` (`TYPE:NAME`, or `TYPE:ID` where another
+    /// account of the type shares the name) of `group`, as it signed in before: at its
+    /// issuer, with its client and scopes, naming the user to the server so that a person
+    /// signed in there as several users is not asked to pick (OpenID Connect Core
+    /// §3.1.2.1 `login_hint`). The account records all of these.
+    case signInAgain(account: String, group: String)
     /// Sign in again and allow the access asked for, or have an administrator allow the app.
     case allowAccess(type: String?)
-    /// The server wants consent to `asked` before it issues a token for them from an
-    /// account of `type` that was granted `granted`: an administrator grants it for the
-    /// app, or the user signs in again asking for both and consents.
-    case consentToScopes(type: String, granted: [String], asked: [String])
+    /// The server wants consent to `asked` before it issues a token for them from
+    /// `account` (named as in ``signInAgain(account:group:)``), which was granted
+    /// `granted`: an administrator grants it for the app, or the user signs in to the
+    /// account again asking for both and consents.
+    case consentToScopes(account: String, granted: [String], asked: [String])
     /// Sign in again and finish in the browser, or with a method that needs no redirect to
     /// this machine (pasting the address, the device grant).
     case finishSignIn(type: String?)
-    /// This type signs in another way: with the device grant (`device`), or with the
-    /// browser or by pasting the redirected address.
-    case signInAnotherWay(device: Bool)
+    /// Sign in to `type` another way: with the device grant (`device`), or with the
+    /// browser or by pasting the redirected address; the type, or its client, does not
+    /// support the way just tried.
+    case signInAnotherWay(type: String, device: Bool)
     /// No account by the name given: see which accounts `group` holds (nil: the group
     /// just searched).
     case listAccounts(group: String?)
@@ -51,9 +54,13 @@ extension TokenKitError {
     /// The stored client registration cannot be read: forget it, and the next sign-in
     /// registers again.
     case forgetRegistration(issuer: String)
-    /// The server refused a token for `asked` from an account of `type`: ask only for
-    /// scopes of `granted`, what the sign-in granted, or sign in again asking for both.
-    case requestGrantedScopes(type: String, granted: [String], asked: [String])
+    /// The server refused a token for `asked` from `account` (named as in
+    /// ``signInAgain(account:group:)``): ask only for scopes of `granted`, what the sign-in
+    /// granted, or sign in to the account again asking for both.
+    case requestGrantedScopes(account: String, granted: [String], asked: [String])
+    /// The issuer was named otherwise than its server names itself: name it `issuer`, as
+    /// the server does, wherever it was given.
+    case nameIssuer(String)
     /// A name matched several accounts: name one of `candidates` (`TYPE:ACCOUNT-ID`)
     /// instead. Ids are the provider's, and may hold any character.
     case nameOneAccount(candidates: [String])
@@ -63,8 +70,8 @@ extension TokenKitError {
       switch self {
       case .signIn(_, let device):
         device ? "Start the device sign-in again." : "Sign in again."
-      case .signInAs(_, let name, _):
-        "Sign in again as \(name)."
+      case .signInAgain(let account, _):
+        "Sign in to \(account) again."
       case .allowAccess:
         "Sign in again and allow access, or ask the administrator to allow this app."
       case .consentToScopes(_, _, let asked):
@@ -72,7 +79,7 @@ extension TokenKitError {
           + "for them and consent."
       case .finishSignIn:
         "Sign in again and finish in the browser, or sign in another way if the browser cannot reach this computer."
-      case .signInAnotherWay(let device):
+      case .signInAnotherWay(_, let device):
         device
           ? "Sign in with the device grant, if the type supports it."
           : "Sign in with the browser, or by pasting the redirected address."
@@ -95,6 +102,8 @@ extension TokenKitError {
           + "then set its client id for the account type '\(type)'."
       case .forgetRegistration(let issuer):
         "Forget the client registered at \(issuer) on this computer; the next sign-in registers again."
+      case .nameIssuer(let issuer):
+        "Name the issuer exactly as its server does: \(issuer)."
       case .nameOneAccount:
         "Name one as TYPE:ACCOUNT-ID, as listed above."
       case .requestGrantedScopes(_, let granted, _):

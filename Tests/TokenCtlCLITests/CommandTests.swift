@@ -161,7 +161,7 @@ import TokenStoreTesting
     #expect(result.status == 4)
     #expect(
       result.stderr
-        == "tokenctl: the access token of graph:ada has expired and there is no refresh token\nhint: Run `tokenctl login graph` to get a new one.\n"
+        == "tokenctl: the access token of graph:ada has expired and there is no refresh token\nhint: Run `tokenctl login graph:ada` to get a new one.\n"
     )
   }
 
@@ -182,6 +182,159 @@ import TokenStoreTesting
       let token = try await run("token", shell.stdout)
       #expect(token.stdout == access + "\n", "\(word) → \(shell.stdout): \(token.stderr)")
     }
+  }
+
+  /// A slip of a key in a command, a type or an account's name (issue 25, first use, item
+  /// 8): the near one is offered, and the offered command runs as shown.
+  @Test func aMistypedNameIsOfferedTheNearOne() async throws {
+    try seed("graph", "oid-1", "ada@contoso.com", expiresIn: 60, access: "ACCESS-1")
+    try seed("oidc", "sub-1", "grace", expiresIn: 60, access: "ACCESS-2")
+
+    let command = try await run("tokn", "graph:ada@contoso.com")
+    #expect(command.status == 64)
+    let hint = try #require(command.stderr.split(separator: "\n").last)
+    #expect(hint == "hint: Did you mean `tokenctl token graph:ada@contoso.com`?", "\(command.stderr)")
+    // Through a shell, the words of the hint are a command line that works.
+    let printed = hint.split(separator: "`")[1]
+    let shell = try await TestProcess.run(
+      "/bin/sh", ["-c", "tokenctl() { printf '%s\\n' \"$@\"; }; \(printed)"], environment: [:])
+    let words = shell.stdout.split(separator: "\n").map(String.init)
+    #expect(try await run(words[0], words[1]).stdout == "ACCESS-1\n")
+    #expect(try await run("zzzz").stderr.contains("Did you mean") == false, "nothing near: no guess")
+
+    let name = try await run("token", "graph:ada@contso.com")
+    #expect(name.status == 2)
+    #expect(
+      name.stderr.contains(
+        "no account 'graph:ada@contso.com' in group 'default'; did you mean 'graph:ada@contoso.com'?"))
+    // The part of an address before the @, and a name of another type.
+    #expect(try await run("token", "ada").stderr.contains("did you mean 'graph:ada@contoso.com'?"))
+    #expect(try await run("token", "grac").stderr.contains("did you mean 'oidc:grace'?"))
+    #expect(try await run("token", "graph:grace").stderr.contains("did you mean") == false, "another type's")
+
+    let type = try await run("login", "githb")
+    #expect(type.status == 6)
+    #expect(type.stderr.contains("no account type 'githb'; did you mean 'github'?"), "\(type.stderr)")
+  }
+
+  /// `token --json` (issue 25, first use, item 8): the token with its expiry and scopes.
+  @Test func tokenAsJSONSaysWhenItExpiresAndWhatItCarries() async throws {
+    try seed("graph", "oid-1", "ada", expiresIn: 600, access: "ACCESS-1")
+    let result = try await run("token", "graph:ada", "--json")
+    #expect(result.status == 0, "\(result.stderr)")
+    let document = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    #expect(document["format"] as? Int == 1)
+    #expect(document["access_token"] as? String == "ACCESS-1")
+    #expect(document["expires_at"] as? String == "2027-01-15T08:10:00Z")
+    #expect(document["scopes"] as? [String] == ["openid"])
+    // An error is a document too.
+    let missing = try await run("token", "graph:grace", "--json")
+    #expect(missing.status == 2)
+    #expect(missing.stdout.contains("\"no-such-account\"") || missing.stdout.contains("\"error\""))
+  }
+
+  /// `revoke --json`, `unregister --json` and `--quiet` (issue 25, first use, item 8).
+  @Test func revokeAndUnregisterSayWhatTheyDidAsJSONOrNothing() async throws {
+    try seed("graph", "oid-1", "ada", expiresIn: 60)
+    try seed("graph", "oid-2", "grace", expiresIn: 60)
+    let revoke = try await run("revoke", "graph:ada", "--json")
+    #expect(revoke.status == 0, "\(revoke.stderr)")
+    let document = try #require(try JSONSerialization.jsonObject(with: Data(revoke.stdout.utf8)) as? [String: Any])
+    #expect(document["format"] as? Int == 1)
+    #expect(document["account"] as? String == "graph:ada" && document["id"] as? String == "oid-1")
+    #expect(document["group"] as? String == "default")
+    #expect(document["revoked_at_server"] as? Bool == false)
+    #expect(revoke.stderr.isEmpty, "\(revoke.stderr)")
+    let quiet = try await run("--quiet", "revoke", "graph:grace")
+    #expect(quiet.status == 0 && quiet.stdout.isEmpty && quiet.stderr.isEmpty, "\(quiet.stderr)")
+    #expect(try store().list(.all).isEmpty)
+    // An error is still said.
+    #expect(try await run("revoke", "graph:grace", "--quiet").stderr.contains("no account 'graph:grace'"))
+
+    let registrations = InMemoryClientRegistrationStore()
+    try registrations.save(
+      ClientRegistration(
+        issuer: "https://id.example.org", clientID: "client-1", redirectURIs: ["http://127.0.0.1/"],
+        registeredAt: Self.now))
+    let output = CapturedOutput()
+    var context = CLIContext(
+      registry: try BuiltinPlugins.registry(),
+      makeStore: { [backing] in InMemoryTokenStore(group: $0, backing: backing) },
+      clock: FixedClock(Self.now), environment: [:], output: output)
+    context.registrations = registrations
+    let status = await TokenCtl.main(arguments: ["unregister", "https://id.example.org", "--json"], context: context)
+    #expect(status == 0, "\(output.stderr)")
+    let unregistered = try #require(
+      try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any])
+    #expect(unregistered["issuer"] as? String == "https://id.example.org")
+    #expect(unregistered["client_id"] as? String == "client-1")
+    #expect(unregistered["outcome"] as? String == "forgotten")
+    #expect(try registrations.load(issuer: "https://id.example.org") == nil)
+  }
+
+  /// `login oidc` with nothing (issue 25, first use, item 4): the issuer is what it needs
+  /// first, since at an issuer that lets clients register it needs no client id.
+  @Test func aSignInWithNothingAsksForTheIssuerFirst() async throws {
+    let result = try await run("login", "oidc", "--browser")
+    #expect(result.status == 14)
+    #expect(
+      result.stderr == """
+        tokenctl: account type 'oidc' needs an issuer
+        hint: Pass --issuer https://… or set issuer in the [types.oidc] table of config.toml.
+
+        """)
+  }
+
+  /// Without a display, the device grant is chosen only when the server offers it: its
+  /// endpoint, and the grant among those its discovery document lists (issue 25, first
+  /// use, item 3). Otherwise the sign-in asks for the pasted address, and no device code.
+  @Test(arguments: [(["authorization_code", "refresh_token"], false), (nil, true)])
+  func theDeviceGrantIsChosenOnlyWhereTheServerOffersIt(listed: [String]?, device: Bool) async throws {
+    let sandbox = CommandSandbox()
+    let transport = ScriptedTransport { request throws(TransportError) in
+      switch request.url.path() {
+      case "/.well-known/openid-configuration":
+        var document: [String: JSONValue] = [
+          "issuer": .string("https://id.example"), "authorization_endpoint": .string("https://id.example/authorize"),
+          "token_endpoint": .string("https://id.example/token"),
+          "device_authorization_endpoint": .string("https://id.example/device"),
+          "code_challenge_methods_supported": .array([.string("S256")]),
+        ]
+        if let listed { document["grant_types_supported"] = .array(listed.map(JSONValue.string)) }
+        return ScriptedTransport.json(object: document)
+      default: return HTTPResponse(status: 400)
+      }
+    }
+    _ = try await sandbox.run(
+      ["login", "oidc", "--issuer", "https://id.example", "--client-id", "app", "--timeout", "1"],
+      transport: transport)
+    #expect(transport.requests.contains { $0.url.path() == "/device" } == device, "\(transport.requests)")
+  }
+
+  /// A browser sign-in at a server that cannot be reached fails at once, with the network's
+  /// exit status, and opens no browser (issue 25, first use, item 7: it waited out the
+  /// whole timeout, five minutes by default).
+  @Test func aBrowserSignInAtAServerThatCannotBeReachedFailsAtOnce() async throws {
+    let sandbox = CommandSandbox()
+    let transport = ScriptedTransport { request throws(TransportError) in
+      guard request.url.path() == "/.well-known/openid-configuration" else { return HTTPResponse(status: 404) }
+      return ScriptedTransport.json(object: [
+        "issuer": .string("https://id.example"),
+        // RFC 2606: `.invalid` never resolves.
+        "authorization_endpoint": .string("https://login.id.invalid/authorize"),
+        "token_endpoint": .string("https://login.id.invalid/token"),
+        "code_challenge_methods_supported": .array([.string("S256")]),
+      ])
+    }
+    let started = ContinuousClock.now
+    let result = try await sandbox.run(
+      ["login", "oidc", "--issuer", "https://id.example", "--client-id", "app", "--browser", "--timeout", "30"],
+      transport: transport)
+    #expect(result.status == 10, "\(result.stderr)")
+    #expect(
+      result.stderr.contains("cannot reach login.id.invalid, where the browser would sign in"), "\(result.stderr)")
+    #expect(!result.stderr.contains("Open this address"), "\(result.stderr)")
+    #expect(ContinuousClock.now - started < .seconds(15))
   }
 
   @Test func accountErrorsHaveTheirExitCodes() async throws {

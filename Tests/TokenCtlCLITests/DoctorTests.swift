@@ -174,6 +174,29 @@ import Testing
     #expect(try world.doctor().checks["keyring-unlocked"]?.status == "ok")
   }
 
+  /// The store's own hint for a locked keyring, run through /bin/sh as printed with the
+  /// password on standard input, unlocks the daemon that runs (issue 25, first use, item
+  /// 7: `gnome-keyring-daemon --unlock` alone left it locked).
+  @Test func theLockedKeyringsHintUnlocksTheRunningDaemon() throws {
+    let world = try World(.unlockedKeyring)
+    try world.session.lockLoginKeyring()
+    let locked = try world.tokenctl(["list"])
+    #expect(locked.status != 0)
+    let hint = try #require(locked.stderr.split(separator: "\n").first { $0.hasPrefix("hint: ") }, "\(locked.stderr)")
+    let command = try #require(hint.split(separator: "`").dropFirst().first, "\(hint)")
+    #expect(command.hasPrefix("gnome-keyring-daemon"), "\(hint)")
+    let unlock = try TestProcess.run(
+      "/bin/sh", ["-c", String(command)], environment: world.environment, stdin: "tokenctl-test")
+    #expect(unlock.status == 0, "\(unlock.stderr)")
+    // The daemon that takes over needs a moment to own the Secret Service's name.
+    var listed = try world.tokenctl(["list"])
+    for _ in 0..<50 where listed.status != 0 {
+      Thread.sleep(forTimeInterval: 0.1)
+      listed = try world.tokenctl(["list"])
+    }
+    #expect(listed.status == 0, "\(listed.stderr)")
+  }
+
   // MARK: Settings
 
   @Test func aTypeFileOthersMayChangeIsRefusedWithTheChmodToRun() throws {

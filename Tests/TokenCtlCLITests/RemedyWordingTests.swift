@@ -7,11 +7,12 @@ import TokenKit
 @Suite struct RemedyWordingTests {
   static let remedies: [TokenKitError.Remedy] = [
     .signIn(type: "corp", device: false), .signIn(type: "corp", device: true), .signIn(type: nil, device: false),
-    .allowAccess(type: nil), .finishSignIn(type: "corp"), .signInAnotherWay(device: true),
-    .signInAnotherWay(device: false), .listAccounts(group: nil), .listAccounts(group: "work"),
+    .allowAccess(type: nil), .finishSignIn(type: "corp"), .signInAnotherWay(type: "corp", device: true),
+    .signInAnotherWay(type: "corp", device: false), .listAccounts(group: nil), .listAccounts(group: "work"),
     .forgetLocally(account: "corp:ada"), .removeUnreadableAccount, .configure(type: "corp", setting: "client_id"),
     .configure(type: "corp", setting: "issuer"), .configure(type: "corp", setting: "client_secret"),
     .allowOrigin("https://api.example"), .requestScope("openid"), .chooseType(known: ["corp", "oidc"]),
+    .signInAgain(account: "oidc:ada@example.org", group: "default"),
   ]
 
   /// What a user of the command line needs: the command to run, the flag to pass or the
@@ -36,6 +37,20 @@ import TokenKit
     #expect(
       RemedyWording.sentence(.configure(type: "corp", setting: "client_secret"))
         == "Set client_secret in the [types.corp] table of config.toml.")
+  }
+
+  /// Signing in again names the account, which records how it signed in (issuer, client,
+  /// scopes), quoted for the shell, and its group when that is not the default one.
+  @Test func signingInAgainNamesTheAccount() {
+    #expect(
+      RemedyWording.sentence(.signInAgain(account: "oidc:ada@example.org", group: "default"))
+        == "Run `tokenctl login oidc:ada@example.org`.")
+    #expect(
+      RemedyWording.sentence(.signInAgain(account: "oidc:Ada Lovelace", group: "my work"))
+        == "Run `tokenctl login 'oidc:Ada Lovelace' --group 'my work'`.")
+    #expect(
+      RemedyWording.sentence(.signInAgain(account: "corp:ada", group: "default"), for: .tokenNotValid)
+        == "Run `tokenctl login corp:ada` to get a new one.")
   }
 
   /// An error without a remedy keeps the core's words; one with a remedy gets ours.

@@ -75,6 +75,42 @@ import TokenStoreTesting
     }
   }
 
+  /// A host no type serves is still configured, as asked, but not without a word: git
+  /// would ask tokenctl for it in vain (issue 25, first use, item 7).
+  @Test func aHostNothingServesIsConfiguredWithAWarning() async throws {
+    let added = try await tokenctl("setup-git", "--host", "git.example.org")
+    #expect(added.status == 0, "\(added.stderr)")
+    #expect(
+      added.stderr.contains(
+        "tokenctl: warning: no account type serves git.example.org, so git will ask tokenctl for it in vain"),
+      "\(added.stderr)")
+    let served = try await tokenctl("setup-git", "--host", "github.com")
+    #expect(!served.stderr.contains("warning"), "\(served.stderr)")
+  }
+
+  /// `--json` (issue 25, first use, item 8) and `--quiet`: the URLs configured as a
+  /// document on standard output, or nothing at all when all went well.
+  @Test func setupGitSaysWhatItConfiguredAsJSONOrNothing() async throws {
+    let output = CapturedOutput()
+    let backing = backing
+    let context = CLIContext(
+      registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0, backing: backing) },
+      clock: SystemClock(), environment: environment, output: output)
+    let status = await TokenCtl.main(arguments: ["setup-git", "--host", "github.com", "--json"], context: context)
+    #expect(status == 0, "\(output.stderr)")
+    let document = try #require(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any])
+    #expect(document["format"] as? Int == 1)
+    #expect(document["urls"] as? [String] == ["https://github.com"])
+    #expect(document["scope"] as? String == "global" && document["unset"] as? Bool == false)
+    #expect(output.stderr.isEmpty, "\(output.stderr)")
+    #expect(try await helpers("github.com") == ["tokenctl"])
+
+    let quiet = try await tokenctl("--quiet", "setup-git", "--host", "gitlab.com")
+    #expect(quiet.status == 0)
+    #expect(quiet.stderr.isEmpty, "\(quiet.stderr)")
+    #expect(try await helpers("gitlab.com") == ["tokenctl"])
+  }
+
   @Test func aLoopbackHostIsConfiguredForEverySchemeTheHelperAnswers() async throws {
     try writeLoopbackForgeType()
     let added = try await tokenctl("setup-git", "--host", "127.0.0.1:3000")

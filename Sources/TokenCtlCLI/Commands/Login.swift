@@ -35,7 +35,10 @@ extension TokenCtl {
         client and keeps it in the keyring, and later sign-ins at that issuer reuse it. \
         `tokenctl unregister ISSUER` deletes it.
 
-        Signing in again as the same user updates that account; it never adds a second one.
+        Signing in again as the same user updates that account; it never adds a second one. \
+        `tokenctl login ACCOUNT` (TYPE:NAME, or a NAME that is unique) signs that account in \
+        again as it signed in before: at its issuer, with its client and scopes, naming the \
+        user to the server; options given still apply.
 
         When the keyring refuses the tokens after the sign-in (it was locked again and cannot \
         ask, or its daemon went away), tokenctl revokes the grant the server just issued \
@@ -44,7 +47,8 @@ extension TokenCtl {
         """)
 
     @Argument(
-      help: ArgumentHelp("The account type (see `tokenctl types`).", valueName: "type"),
+      help: ArgumentHelp(
+        "The account type (see `tokenctl types`), or an account to sign in to again.", valueName: "type-or-account"),
       completion: ShellCompletion.types)
     var type: String
 
@@ -72,7 +76,10 @@ extension TokenCtl {
     var noBrowser = false
 
     @Option(help: ArgumentHelp("Seconds to wait for the sign-in to finish.", valueName: "seconds"))
-    var timeout: Int = 300
+    var timeout: Int = Self.defaultTimeout
+
+    /// Five minutes: time to find a password and answer a second factor.
+    static let defaultTimeout = 300
 
     @OptionGroup var groupOption: GroupOption
 
@@ -96,7 +103,11 @@ extension TokenCtl {
     }
 
     func run() async throws {
-      try await run(in: try CommandSession.open(group: groupOption.group))
+      do {
+        try await run(in: try CommandSession.open(group: groupOption.group))
+      } catch let error as TokenKitError {
+        throw offeringOtherWays(error)
+      }
     }
 
     /// Signs in within `session`: the running command's, or the git helper's that offers it.
@@ -107,40 +118,61 @@ extension TokenCtl {
       var options = SignInOptions(
         scopes: scopes.isEmpty ? nil : scopes, clientID: clientID, issuer: issuer, timeout: .seconds(timeout))
       options.loginHint = loginHint
+      // `login ACCOUNT`: that account's type, and how it signed in.
+      let again = try SignInAgain.account(named: type, registry: manager.registry, store: store).map(SignInAgain.init)
+      let type = again?.account.type ?? type
       let descriptor = try manager.registry.descriptor(type)
+      let registrar = session.registrar
+      if let again {
+        options = try again.options(completing: options, descriptor: descriptor) { userIssuer in
+          try ClientRegistrar.issuer(registeringFor: descriptor, clientID: nil, userIssuer: userIssuer)
+            .flatMap { try registrar.existing(at: $0) }?.clientID
+        }
+      }
       // The keyring first: a sign-in the keyring then refuses leaves the user with a grant
       // issued for nothing, after a trip through the browser.
       try store.checkWritable()
       // A type that registers its own client: the one registered at this issuer before,
       // whose loopback port a server that compares redirect URIs exactly insists on.
       let registrationIssuer = ClientRegistrar.issuer(
-        registeringFor: descriptor, clientID: clientID, userIssuer: issuer)
-      let registrar = session.registrar
+        registeringFor: descriptor, clientID: options.clientID, userIssuer: options.issuer)
       let registered = try registrationIssuer.flatMap { try registrar.existing(at: $0) }
       if let registered {
         options.clientID = registered.clientID
         options.clientSecret = registered.clientSecret
       }
-      let chosen = try await choose(
-        descriptor, manager: manager, options: options, registering: registrationIssuer != nil, context: context)
-      let method = try signInMethod(chosen, descriptor, port: registered?.loopbackPort, context: context)
+      // A service account signs in again as the client it is.
+      let chosen: Method
+      if again?.account.isServiceAccount == true, method == nil {
+        chosen = .clientCredentials
+      } else {
+        chosen = try await choose(
+          type, descriptor, manager: manager, options: options, registering: registrationIssuer != nil,
+          context: context)
+      }
+      let method = try signInMethod(chosen, type, descriptor, port: registered?.loopbackPort, context: context)
       if let registrationIssuer, registered == nil, chosen != .clientCredentials {
         let (registration, _) = try await registrar.client(
           at: registrationIssuer, for: descriptor, redirectURIs: [Self.redirectURI(of: method, descriptor)])
         options.clientID = registration.clientID
         options.clientSecret = registration.clientSecret
-        context.output.writeError(
-          TerminalSafe.text(
-            "Registered tokenctl at \(registration.issuer) as client \(registration.clientID) "
-              + "(`tokenctl unregister \(registration.issuer)` deletes it).") + "\n")
+        context.inform(
+          "Registered tokenctl at \(registration.issuer) as client \(registration.clientID) "
+            + "(`tokenctl unregister \(registration.issuer)` deletes it).")
       }
+      if chosen == .browser { try await checkReachable(type, options: options, manager: manager, context: context) }
       let account = try await manager.signIn(type: type, options: options, method: method)
+      if let again, account.key != again.account.key {
+        context.warnings.add(
+          "the server signed in \(account.name), not \(again.account.name): \(again.account.qualifiedName) still "
+            + "needs its own sign-in")
+      }
       if json {
         let listing = try store.list(AccountQuery(type: account.type, id: account.id)).first
         context.output.write(
           JSONOutput.render(
             AccountsDocument(accounts: listing.map { [AccountDocument($0, clock: context.clock)] } ?? [])))
-      } else {
+      } else if !context.isQuiet {
         context.output.write(
           TerminalSafe.text("Signed in to \(account.type) as \(account.name) (group '\(account.group)').") + "\n")
       }
@@ -149,7 +181,8 @@ extension TokenCtl {
     /// The method the user asked for, else the device grant when no display can show a
     /// browser and the type offers it, else the browser (or paste for out-of-band types).
     private func choose(
-      _ descriptor: EndpointDescriptor, manager: AccountManager, options: SignInOptions, registering: Bool,
+      _ type: String, _ descriptor: EndpointDescriptor, manager: AccountManager, options: SignInOptions,
+      registering: Bool,
       context: CLIContext
     ) async throws -> Method {
       if let method { return method }
@@ -165,7 +198,7 @@ extension TokenCtl {
       // Only the endpoints are looked at here; a client yet to be registered has no id.
       if registering, options.clientID == nil { options.clientID = "(to be registered)" }
       let configuration = try await manager.configuration(type: type, options: options)
-      if configuration.endpoints.deviceAuthorization != nil { return .device }
+      if configuration.offersDeviceGrant { return .device }
       if configuration.endpoints.authorization == nil, configuration.client.secret != nil { return .clientCredentials }
       return .paste
     }
@@ -184,7 +217,8 @@ extension TokenCtl {
     /// type fixes none; when it is taken, any port, which servers that follow RFC 8252
     /// §7.3 accept.
     private func signInMethod(
-      _ method: Method, _ descriptor: EndpointDescriptor, port registeredPort: UInt16? = nil, context: CLIContext
+      _ method: Method, _ type: String, _ descriptor: EndpointDescriptor, port registeredPort: UInt16? = nil,
+      context: CLIContext
     ) throws
       -> SignInMethod
     {

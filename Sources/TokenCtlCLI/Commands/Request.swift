@@ -26,7 +26,8 @@ extension TokenCtl {
         A relative URL (`/me` or `me`) is resolved against the account type's API base, \
         keeping its path: `graph` + `/me` is https://graph.microsoft.com/v1.0/me. An \
         absolute URL must be https (http only on the loopback address), and its origin \
-        (scheme, host and port) one the account type serves (see `tokenctl types`); \
+        (scheme, host and port) one the account type serves (see `tokenctl types`), or \
+        the URL be the userinfo endpoint of the issuer the account signed in at; \
         others need --allow-host, since the token would be given to them: HOST or \
         HOST:PORT allows https to that host and port (443 by default), an origin such as \
         http://127.0.0.1:8080 allows exactly that.

@@ -3,7 +3,7 @@ import TokenKit
 
 extension TokenCtl {
   /// `tokenctl revoke`: sign out of an account.
-  struct Revoke: AsyncParsableCommand {
+  struct Revoke: AsyncParsableCommand, JSONOutputting {
     static let configuration = CommandConfiguration(
       commandName: "revoke",
       abstract: "Revoke an account's tokens at the server, then remove the account (also: logout).",
@@ -25,6 +25,9 @@ extension TokenCtl {
     var local = false
 
     @OptionGroup var groupOption: GroupOption
+
+    @Flag(help: "Print what was done as JSON.")
+    var json = false
 
     func run() async throws {
       let session = try CommandSession.open(group: groupOption.group, configured: false)
@@ -49,11 +52,29 @@ extension TokenCtl {
         result = try await session.configured().manager.signOut(listing.account.key)
       }
       let name = result.account.qualifiedName
-      let text =
+      if json {
+        context.output.write(
+          JSONOutput.render(
+            RevokeDocument(
+              account: name, id: result.account.id, group: store.group, revoked_at_server: result.revokedAtServer,
+              note: result.note)))
+        return
+      }
+      context.inform(
         result.revokedAtServer
-        ? "Revoked the tokens of \(name) at the server and removed the account from group '\(store.group)'."
-        : "Removed \(name) from group '\(store.group)'; \(result.note ?? "its tokens were not revoked")."
-      context.output.writeError(TerminalSafe.text(text) + "\n")
+          ? "Revoked the tokens of \(name) at the server and removed the account from group '\(store.group)'."
+          : "Removed \(name) from group '\(store.group)'; \(result.note ?? "its tokens were not revoked").")
     }
+  }
+
+  /// `revoke --json`: the account removed, and whether the server was told.
+  struct RevokeDocument: Encodable {
+    let format = JSONOutput.formatVersion
+    var account: String
+    var id: String
+    var group: String
+    var revoked_at_server: Bool
+    /// Why the tokens were not revoked at the server, when they were not.
+    var note: String?
   }
 }

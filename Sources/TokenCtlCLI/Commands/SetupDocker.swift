@@ -64,11 +64,8 @@ extension TokenCtl {
       for path in Self.files(environment: context.environment) {
         try Self.update(path, hosts: chosen, unset: unset)
         for host in chosen {
-          context.output.writeError(
-            TerminalSafe.text(
-              unset
-                ? "\(path) no longer names tokenctl for \(host)."
-                : "\(path) names tokenctl for \(host).") + "\n")
+          context.inform(
+            unset ? "\(path) no longer names tokenctl for \(host)." : "\(path) names tokenctl for \(host).")
         }
       }
     }

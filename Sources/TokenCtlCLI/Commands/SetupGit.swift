@@ -5,7 +5,7 @@ import TokenKit
 
 extension TokenCtl {
   /// `tokenctl setup-git`: tell git to ask tokenctl for credentials of the hosts it serves.
-  struct SetupGit: ParsableCommand {
+  struct SetupGit: ParsableCommand, JSONOutputting {
     static let configuration = CommandConfiguration(
       commandName: "setup-git",
       abstract: "Configure git to get credentials from tokenctl for the hosts its account types serve.",
@@ -31,6 +31,9 @@ extension TokenCtl {
 
     @OptionGroup var groupOption: GroupOption
 
+    @Flag(help: "Print the URLs configured as JSON.")
+    var json = false
+
     enum Scope: String, EnumerableFlag {
       case global, local
     }
@@ -49,6 +52,16 @@ extension TokenCtl {
         unset
         ? (hosts.isEmpty ? helper.servedHosts() : hosts).flatMap(GitServedURL.everyURL(of:))
         : helper.servedURLs(hosts: hosts.isEmpty ? nil : hosts)
+      // A host no type serves gets no answer from the helper: say so now, not at the first
+      // failed clone (issue 25, first use, item 7).
+      if !unset {
+        let served = Set(helper.servedHosts())
+        for host in hosts.map({ $0.lowercased() }) where !served.contains(host) {
+          context.warnings.add(
+            "no account type serves \(host), so git will ask tokenctl for it in vain: add it to a type's "
+              + "[credentials] hosts (tokenctl-types(5)); 'tokenctl types' lists the types")
+        }
+      }
       guard !urls.isEmpty else {
         throw TokenKitError(
           .notConfigured, "no account type names a git host", recovery: "Pass --host HOST.")
@@ -69,12 +82,27 @@ extension TokenCtl {
         guard status == 0 || (unset && status == 5) else {
           throw TokenKitError(.notConfigured, "git config failed for \(url) (exit status \(status))")
         }
-        context.output.writeError(
-          TerminalSafe.text(
+        if !json {
+          context.inform(
             unset
               ? "git no longer asks tokenctl for \(url) (\(scope.rawValue))."
-              : "git asks tokenctl for \(url) (\(scope.rawValue)).") + "\n")
+              : "git asks tokenctl for \(url) (\(scope.rawValue)).")
+        }
+      }
+      if json {
+        context.output.write(
+          JSONOutput.render(
+            SetupGitDocument(scope: scope.rawValue, unset: unset, urls: urls.map(\.description))))
       }
     }
+  }
+
+  /// `setup-git --json`: the URLs whose helper line was added (or removed, `unset`), and
+  /// in which of git's configuration files (`global` or `local`).
+  struct SetupGitDocument: Encodable {
+    let format = JSONOutput.formatVersion
+    var scope: String
+    var unset: Bool
+    var urls: [String]
   }
 }

@@ -2,9 +2,15 @@ import AgentProtocol
 import ArgumentParser
 import TokenKit
 
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
 extension TokenCtl {
   /// `tokenctl token`: print an account's access token for a script or a tool.
-  struct Token: AsyncParsableCommand {
+  struct Token: AsyncParsableCommand, JSONOutputting {
     static let configuration = CommandConfiguration(
       commandName: "token",
       abstract: "Print an account's access token, refreshing it first if needed.",
@@ -22,6 +28,9 @@ extension TokenCtl {
         such as Outlook's IMAP from a Microsoft sign-in. It is kept beside the account, \
         per set of scopes, and refreshed the same way; the account's own token is left as \
         it is. A scope the server refuses (invalid_scope) gives exit status 17.
+
+        --json prints the token with when it expires and the scopes it carries, as a \
+        document with a format version.
         """)
 
     @Argument(
@@ -39,18 +48,23 @@ extension TokenCtl {
 
     @OptionGroup var groupOption: GroupOption
 
+    @Flag(help: "Print the token, its expiry and its scopes as JSON.")
+    var json = false
+
     func validate() throws {
       if let minValid, minValid < 0 { throw ValidationError("--min-valid must be 0 or more seconds.") }
     }
 
     func run() async throws {
       try await Self.printToken(
-        account: account, minValid: minValid, scopes: scopeOption.scopes, group: groupOption.group)
+        account: account, minValid: minValid, scopes: scopeOption.scopes, group: groupOption.group, json: json)
     }
 
     /// The command's work, on its parsed values. `TokenCtl.main` calls it directly, without
     /// parsing, for the plain `token ACCOUNT` (see ``TokenCtl/Shortcut``).
-    static func printToken(account: String, minValid: Int?, scopes: ScopeSet? = nil, group: String?) async throws {
+    static func printToken(
+      account: String, minValid: Int?, scopes: ScopeSet? = nil, group: String?, json: Bool = false
+    ) async throws {
       var session = try CommandSession.open(group: group, configured: false)
       var account = account
       if account.contains("://") {
@@ -62,7 +76,17 @@ extension TokenCtl {
       let store = session.store
       switch context.agent?.token(account: account, minValid: minValid, scopes: scopes, group: store.group) {
       case .answered(let answer, _, let warnings):
-        context.output.write((answer["access-token"] ?? "") + "\n")
+        let token = answer["access-token"] ?? ""
+        context.output.write(
+          json
+            ? JSONOutput.render(
+              TokenDocument(
+                access_token: token,
+                expires_at: answer["expires"].flatMap(Double.init).map {
+                  JSONOutput.timestamp(Date(timeIntervalSince1970: $0))
+                },
+                scopes: answer["token-scopes"].map { $0.split(separator: " ").map(String.init) }))
+            : token + "\n")
         for warning in warnings { context.warnings.add(warning) }
         return
       case .failed(let error, _): throw error
@@ -74,7 +98,7 @@ extension TokenCtl {
         let manager = try session.configured().manager
         let tokens = try await manager.freshTokens(
           for: stored, scopes: scopes, minimumValidity: minValid.map(Double.init))
-        context.output.write(tokens.accessToken + "\n")
+        context.output.write(Self.text(tokens, scopes: tokens.scope ?? scopes.scopes, json: json))
         return
       }
       // The fast path: a valid token needs no configuration or network, and of the lock
@@ -88,12 +112,41 @@ extension TokenCtl {
         {
           try session.configured().registry.requireRecordedIssuer(of: stored.account)
         }
-        context.output.write(stored.tokens.accessToken + "\n")
+        context.output.write(
+          Self.text(stored.tokens, scopes: stored.tokens.scope ?? stored.account.scopes, json: json))
         return
       }
       let manager = try session.configured().manager
       let tokens = try await manager.freshTokens(for: stored, minimumValidity: minValid.map(Double.init))
-      context.output.write(tokens.accessToken + "\n")
+      context.output.write(Self.text(tokens, scopes: tokens.scope ?? stored.account.scopes, json: json))
     }
+
+    /// The token alone on a line, or with its expiry and scopes as JSON.
+    private static func text(_ tokens: TokenSet, scopes: [String], json: Bool) -> String {
+      guard json else { return tokens.accessToken + "\n" }
+      return JSONOutput.render(
+        TokenDocument(
+          access_token: tokens.accessToken, expires_at: tokens.expiresAt.map(JSONOutput.timestamp), scopes: scopes))
+    }
+  }
+
+  /// `token --json`: the token, when it expires (RFC 3339, null when the server did not
+  /// say) and the scopes it carries.
+  struct TokenDocument: Encodable {
+    let format = JSONOutput.formatVersion
+    var access_token: String
+    var expires_at: String?
+    var scopes: [String]?
+
+    func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: CodingKeys.self)
+      try container.encode(format, forKey: .format)
+      try container.encode(access_token, forKey: .access_token)
+      // null rather than absent: a script reads `.expires_at` either way.
+      try container.encode(expires_at, forKey: .expires_at)
+      try container.encodeIfPresent(scopes, forKey: .scopes)
+    }
+
+    enum CodingKeys: String, CodingKey { case format, access_token, expires_at, scopes }
   }
 }

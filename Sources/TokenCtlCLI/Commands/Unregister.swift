@@ -9,7 +9,7 @@ import TokenKit
 
 extension TokenCtl {
   /// `tokenctl unregister`: delete the client tokenctl registered at an issuer.
-  struct Unregister: AsyncParsableCommand {
+  struct Unregister: AsyncParsableCommand, JSONOutputting {
     static let configuration = CommandConfiguration(
       commandName: "unregister",
       abstract: "Delete the client tokenctl registered at an issuer, and forget it.",
@@ -29,6 +29,9 @@ extension TokenCtl {
     @Flag(help: "Forget the registration on this computer without telling the server.")
     var local = false
 
+    @Flag(help: "Print what was done as JSON.")
+    var json = false
+
     func run() async throws {
       let session = try CommandSession.open(group: nil, configured: false)
       let context = session.context
@@ -41,9 +44,12 @@ extension TokenCtl {
         guard let forgotten = try candidates.first(where: { try registrar.store.remove(issuer: $0) }) else {
           throw Self.noRegistration(issuer)
         }
-        context.output.writeError(
-          TerminalSafe.text("Forgot the client registered at \(forgotten) (--local); it stays registered there.") + "\n"
-        )
+        if json {
+          context.output.write(
+            JSONOutput.render(UnregisterDocument(issuer: forgotten, client_id: nil, outcome: "forgotten-locally")))
+        } else {
+          context.inform("Forgot the client registered at \(forgotten) (--local); it stays registered there.")
+        }
         return
       }
       guard let stored = try candidates.first(where: { try registrar.store.load(issuer: $0) != nil }) else {
@@ -59,17 +65,25 @@ extension TokenCtl {
             + "`tokenctl unregister \(stored) --local`.")
       }
       let text: String
+      let document: UnregisterDocument
       switch outcome {
       case .deleted(let registration):
         text = "Deleted client \(registration.clientID) at \(registration.issuer) and forgot it."
+        document = .init(issuer: registration.issuer, client_id: registration.clientID, outcome: "deleted")
       case .unknownToServer(let registration):
         text = "\(registration.issuer) no longer knew client \(registration.clientID); forgot it."
+        document = .init(issuer: registration.issuer, client_id: registration.clientID, outcome: "unknown-to-server")
       case .forgotten(let registration):
         text =
           "Forgot client \(registration.clientID) of \(registration.issuer); the server gave no way to delete it "
           + "(RFC 7592), so it stays registered there."
+        document = .init(issuer: registration.issuer, client_id: registration.clientID, outcome: "forgotten")
       }
-      context.output.writeError(TerminalSafe.text(text) + "\n")
+      if json {
+        context.output.write(JSONOutput.render(document))
+      } else {
+        context.inform(text)
+      }
     }
 
     private static func noRegistration(_ issuer: String) -> TokenKitError {
@@ -77,5 +91,15 @@ extension TokenCtl {
         .notConfigured, "tokenctl registered no client at \(issuer)",
         recovery: "Only issuers that tokenctl login registered a client at can be unregistered.")
     }
+  }
+
+  /// `unregister --json`: the issuer, the client, and what became of it: `deleted` at the
+  /// server, `unknown-to-server`, `forgotten` (the server offers no deletion) or
+  /// `forgotten-locally` (--local).
+  struct UnregisterDocument: Encodable {
+    let format = JSONOutput.formatVersion
+    var issuer: String
+    var client_id: String?
+    var outcome: String
   }
 }

@@ -104,6 +104,14 @@ enum SettingsChecks {
             "client \(registration.clientID), registered at \(registration.issuer) (RFC 7591; "
               + "`tokenctl unregister \(registration.issuer)` deletes it)")
         }
+        // Accounts signed in with --client-id work with the client they were issued to,
+        // and `login ACCOUNT` signs them in again with it (issue 25, first use, item 7).
+        if !accounts.isEmpty, accounts.allSatisfy({ $0.clientID != nil }) {
+          return .ok(
+            id, title,
+            "none configured; each account keeps the client it signed in with (`tokenctl login TYPE:NAME` signs "
+              + "it in again with it), and a new sign-in registers tokenctl where the issuer lets it")
+        }
         return .warn(
           id, title,
           "no client id configured: at the first sign-in tokenctl registers itself with the issuer if it offers "
@@ -113,8 +121,8 @@ enum SettingsChecks {
       if !accounts.isEmpty, accounts.allSatisfy({ $0.clientID != nil }) {
         return .warn(
           id, title,
-          "no client id configured: the accounts keep refreshing with the client id they were issued to, "
-            + "but a new sign-in fails",
+          "no client id configured: the accounts keep refreshing with the client id they were issued to, and "
+            + "`tokenctl login TYPE:NAME` signs one in again with it, but signing in another account fails",
           fix: "For new sign-ins, " + manual)
       }
       return .fail(

@@ -160,7 +160,7 @@ public struct AccountManager: Sendable {
       guard configuration.endpoints.deviceAuthorization != nil else {
         throw TokenKitError(
           .notConfigured, "account type '\(type)' does not support the device authorization grant",
-          remedy: .signInAnotherWay(device: false))
+          remedy: .signInAnotherWay(type: type, device: false))
       }
       response = try await DeviceAuthorizationFlow(
         configuration: configuration, scopes: scopes, transport: transport, clock: clock, sleep: sleep,

@@ -41,12 +41,34 @@ public struct AuthorizedClient: Sendable {
     }
     guard let origin = Origin(request.url), descriptor.servedOrigins.contains(origin) || allowed.contains(origin)
     else {
+      if try await isUserinfoEndpoint(request.url, of: descriptor) { return try await authorized(request, host: host) }
       let named = Origin(request.url)?.description ?? host
       throw TokenKitError(
         .notConfigured,
         "account type '\(account.type)' does not serve \(named), so its token is not sent there",
         remedy: .allowOrigin(named))
     }
+    return try await authorized(request, host: host)
+  }
+
+  /// Whether `url` is the userinfo endpoint (OpenID Connect Core §5.3) of the issuer the
+  /// account signed in at, for a type that discovers its endpoints: the one place besides
+  /// the types' own hosts that a token is meant for, which a type with fixed endpoints
+  /// serves already (``EndpointDescriptor/servedOrigins``). Exactly that URL, not its
+  /// origin: an issuer's host may serve other things.
+  private func isUserinfoEndpoint(_ url: URL, of descriptor: EndpointDescriptor) async throws -> Bool {
+    if case .fixed = descriptor.endpoints { return false }
+    guard url.query == nil, url.fragment == nil,
+      let listed = try manager.store.list(AccountQuery(type: account.type, id: account.id)).first
+    else { return false }
+    let configuration = try await ServiceConfiguration.resolve(
+      for: listed.account, descriptor: descriptor, behavior: manager.registry.behavior(account.type),
+      discovery: manager.discovery)
+    return configuration.endpoints.userinfo?.absoluteString == url.absoluteString
+  }
+
+  /// Sends `request`, which may go where it goes, with the account's token.
+  private func authorized(_ request: HTTPRequest, host: String) async throws -> HTTPResponse {
     var tokens =
       if let scopes {
         try await manager.freshTokens(for: account, scopes: scopes)

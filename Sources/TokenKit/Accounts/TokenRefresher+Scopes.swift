@@ -67,7 +67,7 @@ extension TokenRefresher {
         .tokenNotValid,
         "\(account.qualifiedName) has no refresh token, without which there is no token for the "
           + "\(scopes.phrase)",
-        remedy: .signIn(type: account.type, device: false))
+        remedy: signInAgain(account))
     }
     let lock = try await self.lock(account)
     defer { lock.release() }
@@ -133,7 +133,8 @@ extension TokenRefresher {
           "the authorization server wants consent or a new sign-in before it issues a token for the "
             + "\(scopes.phrase) from the sign-in of \(account.qualifiedName) (\(oauth)); the account and its stored "
             + "tokens are unchanged" + TokenKitError.reference(oauth),
-          remedy: .consentToScopes(type: account.type, granted: signedInScopes(account), asked: scopes.scopes))
+          remedy: .consentToScopes(
+            account: reference(to: account), granted: signedInScopes(account), asked: scopes.scopes))
         events.publish(AccountEvent(.failed, account, message: failure.message))
         throw failure
       }
@@ -143,7 +144,7 @@ extension TokenRefresher {
         .scopeRefused,
         "the authorization server refused to issue a token for the \(scopes.phrase) from the sign-in of "
           + "\(account.qualifiedName) (\(oauth)); the stored tokens are unchanged" + TokenKitError.reference(oauth),
-        remedy: .requestGrantedScopes(type: account.type, granted: account.scopes, asked: scopes.scopes))
+        remedy: .requestGrantedScopes(account: reference(to: account), granted: account.scopes, asked: scopes.scopes))
     }
     if let behavior = registry.behavior(account.type) { response = behavior.normalized(response) }
     let now = clock.now

@@ -83,7 +83,7 @@ public struct TokenRefresher: Sendable {
     guard stored.tokens.refreshToken != nil || account.isServiceAccount else {
       throw TokenKitError(
         .tokenNotValid, "the access token of \(account.qualifiedName) has expired and there is no refresh token",
-        remedy: .signIn(type: account.type, device: false))
+        remedy: signInAgain(account))
     }
     let lock = try await self.lock(account)
     defer { lock.release() }
@@ -233,10 +233,18 @@ public struct TokenRefresher: Sendable {
     return failure
   }
 
-  /// Signing in again as `account`, at its issuer when its type takes one per sign-in.
+  /// Signing in to `account` again, as it signed in before (the account records its
+  /// issuer, client and scopes).
   func signInAgain(_ account: Account) -> TokenKitError.Remedy {
-    let perAccountIssuer = (try? registry.descriptor(account.type).endpoints) == .discoveredFromUserIssuer
-    return .signInAs(type: account.type, name: account.name, issuer: perAccountIssuer ? account.issuer : nil)
+    .signInAgain(account: reference(to: account), group: account.group)
+  }
+
+  /// How the user names `account` so that it names no other: `TYPE:NAME`, or `TYPE:ID`
+  /// where another account of the type shares the display name (ids are unique within a
+  /// type). The name is tried first when a name is resolved, as ``AccountReference`` does.
+  func reference(to account: Account) -> String {
+    let sharing = (try? store.list(AccountQuery(type: account.type, name: account.name)).count) ?? 0
+    return "\(account.type):\(sharing <= 1 ? account.name : account.id)"
   }
 
   /// What is sent for new tokens: the refresh token (RFC 6749 §6), or for a service account

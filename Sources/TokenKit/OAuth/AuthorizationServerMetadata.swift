@@ -43,10 +43,7 @@ public struct AuthorizationServerMetadata: Sendable, Hashable {
     }
     // RFC 8414 §3.3 and Discovery §4.3: a mismatch means the document is for another
     // server (or an attacker's); using it would send our codes there.
-    guard issuer == expectedIssuer else {
-      throw .malformedResponse(
-        "the discovery document is for issuer \(ServerText.escaped(issuer)), not \(expectedIssuer)")
-    }
+    guard issuer == expectedIssuer else { throw .issuerMismatch(named: issuer, asked: expectedIssuer) }
     func url(_ name: String) throws(AuthorizationServiceError) -> URL? {
       guard let text = object.string(name) else { return nil }
       guard let url = URL(string: text), url.scheme == "https" || url.scheme == "http" else {

@@ -50,6 +50,9 @@ public struct OAuthError: Error, Sendable, Hashable, CustomStringConvertible {
   /// `invalid_grant` (§5.2): the refresh token or code is expired, revoked, or was issued
   /// to another client. Only a new sign-in helps.
   public static let invalidGrant = "invalid_grant"
+  /// `unauthorized_client` (§5.2, RFC 8628 §3.2): the client may not use this grant; a
+  /// client registered for the authorization code grant alone gets it for the device grant.
+  public static let unauthorizedClient = "unauthorized_client"
   /// `invalid_scope` (§5.2): a scope asked for is unknown, malformed, or exceeds what the
   /// resource owner granted.
   public static let invalidScope = "invalid_scope"

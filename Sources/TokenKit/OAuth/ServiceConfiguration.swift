@@ -15,6 +15,9 @@ public struct ServiceConfiguration: Sendable {
   public var issuer: String?
   /// Whether the server sends `iss` in authorization responses (RFC 9207).
   public var issuerInAuthorizationResponse: Bool
+  /// The grants the server says it supports (RFC 8414 §2 `grant_types_supported`), when
+  /// its discovery document lists them; nil for fixed endpoints or a document without.
+  public var grantTypesSupported: [String]?
 
   public init(
     descriptor: EndpointDescriptor, endpoints: Endpoints, client: ClientIdentity,
@@ -33,6 +36,11 @@ public struct ServiceConfiguration: Sendable {
     _ descriptor: EndpointDescriptor, issuer userIssuer: String? = nil, clientID: String? = nil,
     clientSecret: String? = nil, discovery: MetadataDiscovery
   ) async throws -> ServiceConfiguration {
+    // The issuer first: at one that lets clients register (RFC 7591), it is all a
+    // sign-in needs, and asking for a client id first sends the user to register one.
+    if descriptor.endpoints == .discoveredFromUserIssuer, userIssuer == nil {
+      throw Self.needsIssuer(descriptor)
+    }
     guard let id = clientID ?? descriptor.clientID, !id.isEmpty else {
       throw TokenKitError(
         .notConfigured, "account type '\(descriptor.id)' has no client id",
@@ -58,11 +66,7 @@ public struct ServiceConfiguration: Sendable {
       }
       issuerURL = issuer
     case .discoveredFromUserIssuer:
-      guard let text = userIssuer else {
-        throw TokenKitError(
-          .notConfigured, "account type '\(descriptor.id)' needs an issuer",
-          remedy: .configure(type: descriptor.id, setting: "issuer"))
-      }
+      guard let text = userIssuer else { throw Self.needsIssuer(descriptor) }
       guard let url = OAuthSyntax.issuerURL(text) else {
         throw TokenKitError(
           .notConfigured, "issuer '\(text)' is not an https URL without query or fragment (OpenID Connect Discovery §2)"
@@ -76,9 +80,19 @@ public struct ServiceConfiguration: Sendable {
     } catch {
       throw TokenKitError(error, while: "discover the endpoints of \(issuerURL.absoluteString)")
     }
-    return ServiceConfiguration(
+    var configuration = ServiceConfiguration(
       descriptor: descriptor, endpoints: metadata.endpoints, client: client, issuer: metadata.issuer,
       issuerInAuthorizationResponse: metadata.authorizationResponseIssParameterSupported)
+    configuration.grantTypesSupported = metadata.grantTypes
+    return configuration
+  }
+
+  /// Whether the server offers the device authorization grant (RFC 8628): an endpoint for
+  /// it, and the grant among those it lists, when it lists any: a server may publish the
+  /// endpoint and not offer the grant.
+  public var offersDeviceGrant: Bool {
+    endpoints.deviceAuthorization != nil
+      && grantTypesSupported.map { $0.contains("urn:ietf:params:oauth:grant-type:device_code") } != false
   }
 
   /// Refuses to use `descriptor` for `account` when the type now names another issuer than
@@ -134,6 +148,13 @@ public struct ServiceConfiguration: Sendable {
       recovery:
         "Set the type's issuer back to \(recorded) or remove it. To use \(current), sign in there; that is another account."
     )
+  }
+
+  /// The error for a type that takes its issuer from the user, given none.
+  static func needsIssuer(_ descriptor: EndpointDescriptor) -> TokenKitError {
+    TokenKitError(
+      .notConfigured, "account type '\(descriptor.id)' needs an issuer",
+      remedy: .configure(type: descriptor.id, setting: "issuer"))
   }
 
   /// The configuration to refresh or revoke `account`'s tokens with: its type's, resolved

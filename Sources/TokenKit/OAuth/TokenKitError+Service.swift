@@ -65,12 +65,44 @@ extension TokenKitError {
         .serverError, "the authorization server answered HTTP \(status)\(what) while trying to \(action)",
         recovery: (status >= 500 || status == 429 ? Self.wait(retryAfter) : "") + unchanged)
       self.retryAfter = retryAfter.map(Double.init)
+    case .issuerMismatch(let named, let asked):
+      // Not the server's fault when it is the same server spelt another way: say what
+      // differs. Either way nothing is used: the document's endpoints are not trusted.
+      let shown = ServerText.escaped(named)
+      if let difference = Self.difference(between: named, and: asked) {
+        self.init(
+          .notConfigured,
+          "the server's discovery document names its issuer \(shown), not \(asked) as given (\(difference)), "
+            + "while trying to \(action); the issuer must be named exactly as the server names it",
+          remedy: .nameIssuer(named))
+      } else {
+        self.init(
+          .serverError,
+          "could not \(action): the discovery document is for issuer \(shown), not \(asked)",
+          recovery: "The server misbehaved, or is not the one meant; nothing was sent to it. \(unchanged)")
+      }
     case .malformedResponse(let problem):
       self.init(
         .serverError, "could not \(action): \(problem)",
         recovery: "The server misbehaved; try again later. \(unchanged)")
     }
     if case .oauth(let oauth, _) = error { oauthError = oauth }
+  }
+
+  /// How `named` differs from `asked` when they are the same server spelt another way: a
+  /// trailing slash, or the case of the scheme and host (which URLs ignore, but issuer
+  /// comparison does not, RFC 8414 §3.3). Nil for two different servers.
+  static func difference(between named: String, and asked: String) -> String? {
+    func trimmed(_ text: String) -> Substring {
+      var text = Substring(text)
+      while text.hasSuffix("/") { text = text.dropLast() }
+      return text
+    }
+    if trimmed(named) == trimmed(asked) {
+      return named.hasSuffix("/") ? "the server's ends with a slash" : "the server's has no trailing slash"
+    }
+    if trimmed(named).lowercased() == trimmed(asked).lowercased() { return "they differ in upper and lower case" }
+    return nil
   }
 
   /// When to try again, as the server said or else vaguely.

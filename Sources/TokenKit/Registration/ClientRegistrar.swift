@@ -61,17 +61,23 @@ public struct ClientRegistrar: Sendable {
           + "themselves (its discovery document has no registration_endpoint)",
         remedy: .registerClient(type: descriptor.id))
     }
-    var grantTypes = ["authorization_code", "refresh_token"]
+    var grantTypes = Self.requiredGrants
     let deviceGrant = "urn:ietf:params:oauth:grant-type:device_code"
     if metadata.endpoints.deviceAuthorization != nil, metadata.grantTypes?.contains(deviceGrant) == true {
       grantTypes.append(deviceGrant)
     }
-    let request = ClientMetadata(
-      redirectURIs: redirectURIs, grantTypes: grantTypes,
-      additionalMetadata: descriptor.additionalRegistrationMetadata)
     let response: ClientRegistrationResponse
     do {
-      response = try await AuthorizationService.register(request, at: endpoint, transport: transport)
+      response = try await register(grantTypes, redirectURIs: redirectURIs, for: descriptor, at: endpoint)
+    } catch .oauth(let oauth, _) where oauth.code == "invalid_client_metadata" && grantTypes != Self.requiredGrants {
+      // The grants beyond the required ones are optional: a server that refuses them
+      // (glewlwyd 2.7.5 knows the device grant only by a name of its own) gets a client
+      // without them, which signs in with the browser.
+      do {
+        response = try await register(Self.requiredGrants, redirectURIs: redirectURIs, for: descriptor, at: endpoint)
+      } catch {
+        throw Self.refusal(error, issuer: issuer, descriptor: descriptor, redirectURIs: redirectURIs)
+      }
     } catch {
       throw Self.refusal(error, issuer: issuer, descriptor: descriptor, redirectURIs: redirectURIs)
     }
@@ -82,6 +88,20 @@ public struct ClientRegistrar: Sendable {
       redirectURIs: response.redirectURIs ?? redirectURIs, registeredAt: clock.now)
     try store.save(registration)
     return (registration, true)
+  }
+
+  /// The grants a client of ours cannot do without: the browser's sign-in (RFC 6749 §4.1)
+  /// and refreshing (§6). Any other is asked for only where the server offers it, and
+  /// dropped when the server refuses it.
+  static let requiredGrants = ["authorization_code", "refresh_token"]
+
+  /// Registers a native public client with `grantTypes` at `endpoint` (RFC 7591 §3.1).
+  private func register(
+    _ grantTypes: [String], redirectURIs: [String], for descriptor: EndpointDescriptor, at endpoint: URL
+  ) async throws(AuthorizationServiceError) -> ClientRegistrationResponse {
+    let request = ClientMetadata(
+      redirectURIs: redirectURIs, grantTypes: grantTypes, additionalMetadata: descriptor.additionalRegistrationMetadata)
+    return try await AuthorizationService.register(request, at: endpoint, transport: transport)
   }
 
   /// What ``unregister(issuer:)`` did.

@@ -39,7 +39,7 @@ public struct AuthorizationCodeFlow: Sendable {
     guard let endpoint = configuration.endpoints.authorization else {
       throw TokenKitError(
         .notConfigured, "account type '\(configuration.descriptor.id)' has no authorization endpoint",
-        remedy: .signInAnotherWay(device: true))
+        remedy: .signInAnotherWay(type: configuration.descriptor.id, device: true))
     }
     return AuthorizationRequest(
       endpoint: endpoint, clientID: configuration.client.id, redirectURI: receiver.redirectURI,
@@ -65,6 +65,14 @@ public struct AuthorizationCodeFlow: Sendable {
       throw TokenKitError(
         .signInFailed, "the authorization server refused the authorization code (\(oauth))",
         recovery: "Sign in again; if it keeps failing, the redirect address or the PKCE support may be misconfigured.")
+    } catch .oauth(let oauth, _)
+      where oauth.code == OAuthError.unauthorizedClient && configuration.endpoints.deviceAuthorization != nil
+    {
+      // The client may not use this grant; the device grant is the other way in.
+      throw TokenKitError(
+        .signInFailed,
+        "the authorization server does not let client \(configuration.client.id) sign in with the browser (\(oauth))",
+        remedy: .signInAnotherWay(type: configuration.descriptor.id, device: true))
     } catch {
       throw TokenKitError(
         error, while: "exchange the authorization code at \(configuration.endpoints.token.absoluteString)")

@@ -39,6 +39,8 @@ public struct DeviceAuthorizationFlow: Sendable {
     let authorization: DeviceAuthorizationResponse
     do {
       authorization = try await service.deviceAuthorization(scopes: scopes)
+    } catch .oauth(let oauth, _) where oauth.code == OAuthError.unauthorizedClient {
+      throw unauthorized(oauth)
     } catch {
       throw TokenKitError(error, while: "start a device sign-in for \(type)")
     }
@@ -63,6 +65,10 @@ public struct DeviceAuthorizationFlow: Sendable {
             remedy: .signIn(type: type, device: true))
         case OAuthError.expiredToken:
           throw expired()
+        case OAuthError.unauthorizedClient:
+          // Some servers let a client that lacks the grant show the code, and refuse only
+          // once the user approved it.
+          throw unauthorized(oauth)
         case OAuthError.invalidGrant:
           // The device code was refused: this sign-in is over; no stored account is affected.
           throw TokenKitError(
@@ -75,6 +81,15 @@ public struct DeviceAuthorizationFlow: Sendable {
         throw TokenKitError(error, while: "finish the device sign-in for \(type)")
       }
     }
+  }
+
+  /// The client may not use the device grant (RFC 8628 §3.2, RFC 6749 §5.2): the
+  /// browser or a pasted address is the way in.
+  private func unauthorized(_ oauth: OAuthError) -> TokenKitError {
+    TokenKitError(
+      .signInFailed,
+      "the authorization server does not let client \(configuration.client.id) use the device grant (\(oauth))",
+      remedy: .signInAnotherWay(type: configuration.descriptor.id, device: false))
   }
 
   private func expired() -> TokenKitError {

@@ -32,7 +32,7 @@ enum OAuthResponseFuzzing {
         _ = oauth.description
         return "oauth-error"
       case .httpStatus: return "http-error"
-      case .malformedResponse, .transport: return "refused"
+      case .malformedResponse, .transport, .issuerMismatch: return "refused"
       }
     }
     var labels: [String] = []

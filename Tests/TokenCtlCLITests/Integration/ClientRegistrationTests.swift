@@ -106,6 +106,50 @@ import TokenStoreTesting
     }
   }
 
+  /// Issue 25, first use, item 4: an issuer typed with a trailing slash is the server's
+  /// own, spelt another way. Nothing is used (the issuer must match exactly), but the
+  /// server is not blamed: what differs is said, and the hint, run through /bin/sh as
+  /// printed, signs in.
+  @Test func anIssuerWithATrailingSlashIsSaidSoWithTheCommandThatWorks() async throws {
+    let server = try GlewlwydServer.require()
+    defer { _ = try? registrations.remove(issuer: server.issuer) }
+    var environment = environment(server)
+    let slashed = server.issuer + "/"
+    let refused = try await tokenctl(["login", "oidc", "--issuer", slashed, "--browser"], environment)
+    #expect(refused.status == 14, "\(refused.stderr)")
+    #expect(
+      refused.stderr.contains(
+        "names its issuer \(server.issuer), not \(slashed) as given (the server's has no trailing slash)"),
+      "\(refused.stderr)")
+    #expect(!refused.stderr.contains("misbehaved"))
+    let hint = try #require(refused.stderr.split(separator: "\n").first { $0.hasPrefix("hint: ") })
+    #expect(hint == "hint: Run `tokenctl login oidc --issuer \(server.issuer) --browser`.", "\(hint)")
+    #expect(try store.list(.all).isEmpty && (try registrations.load(issuer: server.issuer)) == nil)
+
+    let binaries = URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent().path
+    environment["PATH"] = binaries + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+    let again = try await TestProcess.run(
+      "/bin/sh", ["-c", String(hint.split(separator: "`")[1])], environment: environment)
+    #expect(again.status == 0, "\(again.stderr)")
+    #expect(try store.list(.all).first?.account.issuer == server.issuer)
+    for listing in try store.list(.all) { _ = try? store.remove(listing.account.key) }
+  }
+
+  /// Issue 25, first use, item 6: glewlwyd 2.7.5 with its device grant on lists the
+  /// standard device grant in discovery, but its registration refuses a client asking for
+  /// it (`invalid_client_metadata`; it knows the grant by a name of its own). The device
+  /// grant is optional: tokenctl registers without it, and the sign-in goes on.
+  @Test func aServerThatRefusesTheDeviceGrantAtRegistrationGetsAClientWithoutIt() async throws {
+    let server = try GlewlwydServer.require(GlewlwydServer.withDeviceGrant)
+    defer { _ = try? registrations.remove(issuer: server.issuer) }
+    let login = try await tokenctl(["login", "oidc", "--issuer", server.issuer, "--browser"], environment(server))
+    #expect(login.status == 0, "\(login.stderr)")
+    #expect(login.stderr.contains("Registered tokenctl at \(server.issuer) as client "), "\(login.stderr)")
+    let registration = try #require(try registrations.load(issuer: server.issuer))
+    #expect(try store.list(.all).first?.account.clientID == registration.clientID)
+    for listing in try store.list(.all) { _ = try? store.remove(listing.account.key) }
+  }
+
   @Test func aTypeFileWithRegistrationTrueRegistersToo() async throws {
     let server = try GlewlwydServer.require()
     defer { _ = try? registrations.remove(issuer: server.issuer) }

@@ -35,12 +35,21 @@ struct GlewlwydServer: Sendable {
 
   /// The failure (with the server's own message) when glewlwyd is not installed or does not
   /// start: `make deps` installs it.
-  static let shared: Result<GlewlwydServer, TestFailure> = {
-    let state = FileManager.default.temporaryDirectory.appendingPathComponent("tokenctl-glewlwyd-\(getpid())")
+  static let shared: Result<GlewlwydServer, TestFailure> = start("tokenctl-glewlwyd")
+
+  /// A second server with the device authorization grant on (RFC 8628), whose registration
+  /// refuses a client that asks for the grant by its standard name (issue 25, first use,
+  /// item 6).
+  static let withDeviceGrant: Result<GlewlwydServer, TestFailure> = start(
+    "tokenctl-glewlwyd-device", environment: ["GLEWLWYD_DEVICE_ENABLED": "1"])
+
+  /// Starts a server with its state in the temporary directory `name`-PID.
+  static func start(_ name: String, environment: [String: String] = [:]) -> Result<GlewlwydServer, TestFailure> {
+    let state = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(getpid())")
     do {
       let result = try TestProcess.run(
         AuthServer.path("Tests/Support/glewlwyd-server"), ["start", state.path, "--watch-pid", String(getpid())],
-        environment: ProcessInfo.processInfo.environment)
+        environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
       guard result.status == 0 else {
         return .failure(TestFailure("glewlwyd-server start failed: \(result.stderr)"))
       }
@@ -61,10 +70,10 @@ struct GlewlwydServer: Sendable {
     } catch {
       return .failure(TestFailure("glewlwyd-server: \(error)"))
     }
-  }()
+  }
 
-  static func require() throws -> GlewlwydServer {
-    switch shared {
+  static func require(_ server: Result<GlewlwydServer, TestFailure> = shared) throws -> GlewlwydServer {
+    switch server {
     case .success(let server): return server
     case .failure(let error): throw error
     }

@@ -153,7 +153,9 @@ import TokenStoreTesting
     let refresh = try await tokenctl("refresh", Self.ada)
     #expect(refresh.status == 5, "\(refresh.stderr)")
     let command = try Self.hintedCommand(refresh.stderr)
-    #expect(command == ["tokenctl", "login", "graph", "--login-hint", "ada@contoso.test"])
+    // The account, which records how it signed in (the tenant's issuer, the client), and
+    // the test's group.
+    #expect(Array(command.prefix(4)) == ["tokenctl", "login", "graph:ada@contoso.test", "--group"])
     #expect(try await tokenctl("token", Self.ada).status == 5)
     // The hint, run as printed.
     let again = try await tokenctl(Array(command.dropFirst()), environment: environment())

@@ -157,7 +157,7 @@ import TokenStoreTesting
     #expect(admin.stderr.contains("refused to issue a token for the scope 'admin'"), "\(admin.stderr)")
     #expect(admin.stderr.contains("invalid_scope"))
     #expect(admin.stderr.contains("Ask only for scopes the sign-in granted (openid read write)"))
-    #expect(admin.stderr.contains("tokenctl login local --scope openid --scope read --scope write --scope admin"))
+    #expect(admin.stderr.contains("tokenctl login \(name) --scope openid --scope read --scope write --scope admin"))
     #expect(try store.load(key) == before)
     #expect(try store.loadToken(for: key, scopes: ScopeSet(["admin"])!) == nil)
 

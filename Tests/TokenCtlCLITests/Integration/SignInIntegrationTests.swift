@@ -233,7 +233,7 @@ import TokenStoreTesting
       "SCRIPTED_BROWSER_SERVER_JSON": server.serverJSON, "SCRIPTED_BROWSER_ACTION": answer,
     ]) { $1 }
     let run = try await tokenctl(
-      ["login", "local-device", "--device"], server: server,
+      ["login", "local-device", "--device", "--scope", "openid"], server: server,
       sleep: { seconds in
         // The first wait is when a user reads the code and answers on another device.
         if !answered.testAndSet() {
@@ -253,7 +253,50 @@ import TokenStoreTesting
     } else {
       #expect(run.status == 12, "\(run.stderr)")
       #expect(try store.list(.all).isEmpty)
+      // The way out is this very command line, its options kept (issue 25, first use).
+      #expect(
+        run.stderr.contains(
+          "hint: Run `tokenctl login local-device --scope openid --device` again and approve the request."),
+        "\(run.stderr)")
     }
+  }
+
+  /// A client without the device grant (issue 25, first use, item 3): the server shows a
+  /// code, the user approves, and the token request is refused with `unauthorized_client`.
+  /// The hint is this command line with `--browser` (or `--paste`), and it runs as shown.
+  @Test func aClientWithoutTheDeviceGrantIsToldTheWayOutThatRuns() async throws {
+    let server = try AuthServer.require()
+    let output = CapturedOutput()
+    let answered = SendableFlag()
+    let environment = ProcessInfo.processInfo.environment.merging([
+      "SCRIPTED_BROWSER_SERVER_JSON": server.serverJSON, "SCRIPTED_BROWSER_ACTION": "allow",
+    ]) { $1 }
+    let run = try await tokenctl(
+      ["login", "local", "--device", "--scope", "openid", "--scope", "profile"], server: server,
+      sleep: { seconds in
+        if !answered.testAndSet() {
+          let words = output.stderr.split(whereSeparator: \.isWhitespace).map(String.init)
+          let uri = words.first { $0.hasPrefix("http") } ?? ""
+          let code = words.firstIndex(of: "code").map { words[$0 + 1] } ?? ""
+          _ = try await TestProcess.run(
+            AuthServer.path("Tests/Support/scripted-browser"), ["--device", uri, code], environment: environment)
+        }
+        try await Task.sleep(for: .milliseconds(Int(min(seconds, 1) * 1000)))
+      }, output: output)
+    #expect(run.status == 12, "\(run.stderr)")
+    #expect(run.stderr.contains("unauthorized_client"), "\(run.stderr)")
+    let hint = try #require(run.stderr.split(separator: "\n").first { $0.hasPrefix("hint: ") }, "\(run.stderr)")
+    #expect(
+      hint
+        == "hint: Run `tokenctl login local --scope openid --scope profile --browser`, or "
+        + "`tokenctl login local --scope openid --scope profile --paste` over SSH.")
+    // As printed, through a shell.
+    let command = hint.split(separator: "`")[1]
+    let shell = try await TestProcess.run(
+      "/bin/sh", ["-c", "tokenctl() { printf '%s\\n' \"$@\"; }; \(command)"], environment: [:])
+    let again = try await tokenctl(shell.stdout.split(separator: "\n").map(String.init), server: server)
+    #expect(again.status == 0, "\(again.stderr)")
+    #expect(try store.list(AccountQuery(type: "local")).count == 1)
   }
 
   /// Results on a terminal, messages into a file (`tokenctl login --device 2>log`): the

@@ -94,7 +94,8 @@ import TokenKit
     #expect(error?.code == .scopeRefused)
     #expect(error?.message.contains("admin") == true)
     #expect(error?.message.contains("invalid_scope") == true)
-    #expect(error?.remedy == .requestGrantedScopes(type: "corp", granted: ["openid"], asked: ["admin"]))
+    #expect(
+      error?.remedy == .requestGrantedScopes(account: "corp:ada@example.org", granted: ["openid"], asked: ["admin"]))
     #expect(error.map { !$0.fullText.contains("RT-1") && !$0.fullText.contains("AT-1") } == true)
     #expect(try harness.stored() == seeded)
     #expect(try harness.store.loadToken(for: H.key, scopes: admin) == nil)

@@ -105,7 +105,8 @@ import TokenKit
     // leave out the scope that brings a refresh token).
     #expect(
       error?.remedy
-        == .consentToScopes(type: "corp", granted: ["openid", "profile", "offline_access"], asked: ["Mail.Read"]))
+        == .consentToScopes(
+          account: "corp:ada@example.org", granted: ["openid", "profile", "offline_access"], asked: ["Mail.Read"]))
     let stored = try #require(try harness.stored())
     #expect(!stored.account.needsSignIn)
     #expect(stored.tokens.refreshToken == "RT-1")

@@ -103,7 +103,7 @@ import TokenKit
     #expect(error?.code == .needsSignIn)
     #expect(error?.message.contains("Token has been revoked") == true)
     // The hint names the account, so that the server need not ask which user.
-    #expect(error?.remedy == .signInAs(type: "corp", name: "ada@example.org", issuer: nil))
+    #expect(error?.remedy == .signInAgain(account: "corp:ada@example.org", group: harness.store.group))
     #expect(error.map { !$0.fullText.contains("RT-1") } == true)
 
     let stored = try #require(try harness.stored())

@@ -77,8 +77,22 @@ func discoveryDocument(issuer: String, _ changes: [String: String?] = [:]) -> St
 
   @Test(arguments: ["https://evil.example", "https://id.example/", "https://ID.example", "http://id.example"])
   func refusesADocumentForAnotherIssuer(issuer: String) {
-    let message = Self.problem(discoveryDocument(issuer: issuer))
-    #expect(message?.contains("is for issuer \(issuer), not https://id.example") == true)
+    #expect(throws: AuthorizationServiceError.issuerMismatch(named: issuer, asked: "https://id.example")) {
+      try Self.metadata(discoveryDocument(issuer: issuer))
+    }
+  }
+
+  /// The same server spelt another way is told from another server (issue 25, first use,
+  /// item 4): what differs is said, and it is not blamed on the server.
+  @Test func anIssuerSpeltAnotherWayIsToldFromAnotherServer() {
+    let action = "discover the endpoints of https://id.example/"
+    let slash = TokenKitError(.issuerMismatch(named: "https://id.example", asked: "https://id.example/"), while: action)
+    #expect(slash.code == .notConfigured)
+    #expect(slash.message.contains("(the server's has no trailing slash)"), "\(slash.message)")
+    #expect(slash.remedy == .nameIssuer("https://id.example"))
+    let other = TokenKitError(
+      .issuerMismatch(named: "https://evil.example", asked: "https://id.example"), while: action)
+    #expect(other.code == .serverError && other.remedy == nil)
   }
 
   @Test func refusesADocumentWithoutIssuerOrTokenEndpoint() {
@@ -284,11 +298,7 @@ func discoveryDocument(issuer: String, _ changes: [String: String?] = [:]) -> St
     ])
     let discovery = MetadataDiscovery(transport: transport, cache: cache, clock: TestClock())
     let error = await #expect(throws: AuthorizationServiceError.self) { try await discovery.metadata(for: Self.issuer) }
-    guard case .malformedResponse(let message)? = error else {
-      Issue.record("expected a malformed response")
-      return
-    }
-    #expect(message.contains("https://evil.example"))
+    #expect(error == .issuerMismatch(named: "https://evil.example", asked: Self.issuer.absoluteString))
     #expect(cache.stores == 0)
   }
 
