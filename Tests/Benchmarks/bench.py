@@ -74,6 +74,8 @@ row ran clients: a client that fell back to the direct path would measure the wr
 14. `tokenctl --version` and `--help` as installed (the front end, which answers
     `--version` itself and runs the full program for `--help`) vs the full program alone,
     goal ≤ 1.0 (issue 26: no slower than before the front end).
+15. Docker's helper `get` through the agent vs `git credential fill` through it, same host
+    (issue 25: every helper's `get` no slower than git's fill), goal ≤ 1.0.
 
 Every row times what `make install` installs: `tokenctl` and `git-credential-tokenctl` are
 the front end (links to .build/release/tokenctl-front-end), which runs the full program
@@ -758,6 +760,25 @@ printf '%s\\n' "$access"
                        f"{ours * 1000:.1f} ms", f"C helper {floor * 1000:.1f} ms", "≤ C helper + 2 ms",
                        ours <= floor + 0.002)
 
+    def row15_docker(self):
+        """Issue 25: Docker's helper `get` through the agent vs `git credential fill` through
+        it, for the same host (goal: no slower)."""
+        agent = self.ensure_agent()
+        docker = Path(self.helper).parent / "docker-credential-tokenctl"
+        if not docker.exists():
+            target = self.bin / ("tokenctl-front-end" if Path(self.helper).is_symlink() else "docker-credential-tokenctl")
+            docker.symlink_to(target)
+        server = self.scratch / "docker-server"
+        server.write_text("http://127.0.0.1\n")
+        out = run([str(docker), "get"], input=server.read_bytes(), capture_output=True, env=self.agent_env).stdout
+        assert b"bench-access-token" in out, out
+        r = agent.served("row 15", 2 * self.args.runs, lambda: self.hyperfine([
+            ("git fill via tokenctl (agent)", self.fills["tokenctl"]),
+            ("docker get (agent)", f"{shlex.quote(str(docker))} get < {server}"),
+        ], shell=True, env=self.agent_env))
+        self.add(15, "`docker-credential-tokenctl get` through the agent vs `git credential fill` through it",
+                 r["docker get (agent)"]["median"], r["git fill via tokenctl (agent)"]["median"], "≤ 1.0", 1.0)
+
     def row14_start(self):
         """Issue 26, goal 4: `tokenctl --version` and `--help` as installed (the front end)
         no slower than the full program alone, as they ran before the front end."""
@@ -1043,7 +1064,7 @@ def main():
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--quick", action="store_true",
                         help="fewer runs and 200 accounts, row 8 over 20 s and row 9 idle for 20 s, to try the script")
-    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11,12,13,14")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11,12,13,14,15")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--before-bin", help="release binaries from before the agent, for row 10 (rows 1, 2, 2b)")
     args = parser.parse_args()
@@ -1060,7 +1081,7 @@ def main():
         # the rows through the agent need the items, helpers and figures of the rows they
         # are measured against, and row 9 row 5's accounts.
         needs = {"4": {"3"}, "6": {"1", "2"}, "1a": {"1"}, "10": {"1"}, "11": {"1"}, "2a": {"2"}, "6a": {"2"}, "4a": {"3"},
-                 "9": {"5"}, "12": {"1", "2"}, "13": {"9"}}
+                 "9": {"5"}, "12": {"1", "2"}, "13": {"9"}, "15": {"1", "2"}}
         # Until nothing is added: a row's need may have needs of its own (13 → 9 → 5).
         while any(row in only and not rows <= only for row, rows in needs.items()):
             for row, rows in needs.items():
@@ -1074,7 +1095,7 @@ def main():
         steps = [("14", bench.row14_start), ("1", bench.row1_token), ("10", bench.row10_fallback), ("2", bench.row2_git),
                  ("3", bench.row3_expired), ("4", bench.row4_race), ("6", bench.row6_memory),
                  ("1a", bench.row1a_token_agent), ("2a", bench.row2a_git_agent), ("6a", bench.row6a_memory_agent),
-                 ("4a", bench.row4a_race_agent), ("12", bench.row12_peers), ("11", bench.row11_dbus), ("8", bench.row8_refresh_ahead),
+                 ("4a", bench.row4a_race_agent), ("12", bench.row12_peers), ("15", bench.row15_docker), ("11", bench.row11_dbus), ("8", bench.row8_refresh_ahead),
                  ("-", bench.stop_agent),
                  ("7", bench.row7_browser), ("5", bench.row5_list), ("9", bench.row9_agent_accounts)]
         for number, step in steps:
