@@ -84,8 +84,8 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
   public func load(address: String) throws -> StoredAccount? {
     try withBus { bus in
       let item = try properties(bus, of: address)
-      guard item.attributes[KeyringSchema.Attribute.group] == group,
-        KeyringSchema.searchAttributes(.all, group: group).allSatisfy({ item.attributes[$0.key] == $0.value }),
+      // The schema and group a search of this store's would ask for.
+      guard KeyringSchema.searchAttributes(.all, group: group).allSatisfy({ item.attributes[$0.key] == $0.value }),
         let listing = KeyringSchema.listing(from: item.attributes)
       else { return nil }
       let found = try items(bus, [address], reading: .secrets)
