@@ -11,6 +11,16 @@ public enum ClientCommand: Sendable, Equatable {
   /// The name of the command `docker-credential-tokenctl` runs.
   public static let dockerCredentialName = "docker-credential"
 
+  /// The registry Docker's `get` names on standard input, without the white space and
+  /// line break around it. On bytes: the front end and the full program's fast path read
+  /// it, where grapheme breaking would page in tables.
+  public static func dockerServer(_ input: [UInt8]) -> String {
+    let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0a || $0 == 0x0d }
+    guard let first = input.firstIndex(where: { !isSpace($0) }), let last = input.lastIndex(where: { !isSpace($0) })
+    else { return "" }
+    return String(decoding: input[first...last], as: UTF8.self)
+  }
+
   public var group: String? {
     switch self {
     case .token(_, _, let group), .credentialGet(let group), .dockerGet(let group): group

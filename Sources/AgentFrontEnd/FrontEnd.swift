@@ -7,8 +7,9 @@ import CLinux
 
 /// What users run as `tokenctl`, `git-credential-tokenctl` and `docker-credential-tokenctl`
 /// (tokenctl-front-end's `main`): a small executable, linked statically, that answers
-/// `token` and git's `get` from the agent and hands everything else to the full program
-/// (`libexec/tokenctl/tokenctl`), which it execs with the same arguments.
+/// `token`, git's `get` and Docker's `get` (whose JSON the agent writes) from the agent,
+/// and hands everything else to the full program (`libexec/tokenctl/tokenctl`), which it
+/// execs with the same arguments.
 ///
 /// Why: a client of the agent spends its time starting, not asking. The full program is a
 /// 50 MB executable that binds libstdc++, libm and libgcc_s at start (three quarters of
@@ -95,8 +96,18 @@ public enum FrontEnd {
           printed = answer["answer"] ?? ""
         }
         handOver = HandOver(reply)
+      case .dockerGet where !group.isEmpty:
+        let read = StandardInput.readMessage(limit: credentialInputLimit)
+        input = read
+        var fields = [AgentMessage.Field("server", ClientCommand.dockerServer(read))]
+        if let account = environment["TOKENCTL_ACCOUNT"] { fields.append(.init("account", account)) }
+        reply = asker.ask(AgentMessage.Request.dockerGet, group: group, fields)
+        // Docker's JSON as the agent wrote it; "not found" is the full program's to say.
+        if let answer = reply.answer, answer.kind == AgentMessage.Answer.credential {
+          printed = answer["answer"]
+        }
+        handOver = HandOver(reply)
       default:
-        // Docker's `get` answers in JSON, the full program's to write.
         break
       }
       if let answer = reply.answer, let printed, answer.values("warning").isEmpty,
