@@ -267,7 +267,7 @@ let package = Package(
       name: "TokenCtlCLITests",
       dependencies: [
         "TokenCtlCLI", "TokenStoreTesting", "TestSupport", "NativeAppSupport", "SecretServiceStore",
-        "AccountTypeFiles", "ApplicationConsent", "AgentFrontEnd",
+        "AccountTypeFiles", "ApplicationConsent", "AgentFrontEnd", "TokenAgent",
         // The git server's log names tokens by SHA-256, which the tests compute too.
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
