@@ -3,6 +3,7 @@ import AgentProtocol
 import GitCredentialHelper
 import NativeAppSupport
 import Synchronization
+import TokenCtlRuntime
 import TokenKit
 
 #if canImport(Glibc)

@@ -234,15 +234,21 @@ extension TokenCtl {
         let listener: LoopbackRedirectListener
         if port == nil, let registeredPort {
           do {
-            listener = try LoopbackRedirectListener(host: host, port: registeredPort, path: path, log: log)
+            listener = try LoopbackRedirectListener(
+              host: host, port: registeredPort, path: path, successPage: SignInPages.success,
+              failurePage: SignInPages.failure, log: log)
           } catch {
             context.warnings.add(
               "port \(registeredPort), which tokenctl's client was registered with, is taken; a server that "
                 + "compares redirect URIs port included will refuse the sign-in")
-            listener = try LoopbackRedirectListener(host: host, port: nil, path: path, log: log)
+            listener = try LoopbackRedirectListener(
+              host: host, port: nil, path: path, successPage: SignInPages.success,
+              failurePage: SignInPages.failure, log: log)
           }
         } else {
-          listener = try LoopbackRedirectListener(host: host, port: port, path: path, log: log)
+          listener = try LoopbackRedirectListener(
+            host: host, port: port, path: path, successPage: SignInPages.success,
+            failurePage: SignInPages.failure, log: log)
         }
         let environment = context.environment
         let open = context.openBrowser
