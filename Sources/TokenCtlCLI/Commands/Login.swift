@@ -49,7 +49,7 @@ extension TokenCtl {
     @Argument(
       help: ArgumentHelp(
         "The account type (see `tokenctl types`), or an account to sign in to again.", valueName: "type-or-account"),
-      completion: ShellCompletion.types)
+      completion: ShellCompletion.typesAndAccounts)
     var type: String
 
     @Option(help: ArgumentHelp("The client id to use instead of the type's.", valueName: "id"))
