@@ -134,6 +134,7 @@ public final class AgentService: Sendable {
       case AgentMessage.Request.token: return try await token(request, handedOut: handedOut)
       case AgentMessage.Request.credentialGet: return try await credentialGet(request, handedOut: handedOut)
       case AgentMessage.Request.dockerGet: return try await dockerGet(request, handedOut: handedOut)
+      case AgentMessage.Request.kubeGet: return try await kubeGet(request, handedOut: handedOut)
       case AgentMessage.Request.list: return try list(request)
       case AgentMessage.Request.status: return status()
       default: return Self.direct("unknown request kind")
@@ -287,6 +288,18 @@ public final class AgentService: Sendable {
     }
     return try await credential(for: message, request, handedOut: handedOut) {
       DockerCredentials.answer($0, server: server)
+    }
+  }
+
+  /// kubectl's exec credential: git's `get` for the API server's URL, answered as an
+  /// ExecCredential, as `tokenctl kube-credential` answers it.
+  private func kubeGet(_ request: AgentMessage, handedOut: HandedOut) async throws -> AgentMessage {
+    let info = ExecCredential.request(request["exec-info"])
+    guard let server = ExecCredential.server(option: request["server"], request: info),
+      let message = CredentialMessage(requestFor: server)
+    else { throw DirectAnswer(reason: "a request the command line refuses") }
+    return try await credential(for: message, request, handedOut: handedOut) {
+      ExecCredential.answer($0, request: info)
     }
   }
 

@@ -1,5 +1,6 @@
 import AgentFrontEnd
 import Foundation
+import GitCredentialHelper
 import Testing
 
 @testable import TokenCtlCLI
