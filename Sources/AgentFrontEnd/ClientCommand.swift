@@ -1,7 +1,8 @@
 /// The command lines a client answers from the agent before anything else starts, parsed
 /// as swift-argument-parser would parse them: `token ACCOUNT` with at most `--min-valid N`
 /// and `--group G` (as separate words), `credential get` and `docker-credential get` with
-/// at most `--group G`, and `kube-credential` with at most `--server URL` and `--group G`. Anything odder is not taken, and goes to the full command line.
+/// at most `--group G`, `kube-credential` with at most `--server URL` and `--group G`, and
+/// `--cargo-plugin` alone. Anything odder is not taken, and goes to the full command line.
 public enum ClientCommand: Sendable, Equatable {
   case token(account: String, minValid: Int?, group: String?)
   case credentialGet(group: String?)
@@ -9,6 +10,12 @@ public enum ClientCommand: Sendable, Equatable {
   case dockerGet(group: String?)
   /// `kube-credential` with at most `--server URL`: kubectl's exec credential plugin.
   case kubeCredential(server: String?, group: String?)
+
+  /// `--cargo-plugin` alone, as cargo runs its credential providers.
+  case cargoPlugin
+
+  /// The flag cargo runs a credential provider with.
+  public static let cargoPluginFlag = "--cargo-plugin"
 
   /// The name of kubectl's plugin command.
   public static let kubeCredentialName = "kube-credential"
@@ -30,11 +37,16 @@ public enum ClientCommand: Sendable, Equatable {
     switch self {
     case .token(_, _, let group), .credentialGet(let group), .dockerGet(let group), .kubeCredential(_, let group):
       group
+    case .cargoPlugin: nil
     }
   }
 
   public init?(_ arguments: [String]) {
     guard let name = arguments.first else { return nil }
+    if arguments == [Self.cargoPluginFlag] {
+      self = .cargoPlugin
+      return
+    }
     var account: String?
     var minValid: Int?
     var group: String?

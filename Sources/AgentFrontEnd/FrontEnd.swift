@@ -35,6 +35,11 @@ public enum FrontEnd {
     case agentSilent
     /// The agent's answer, for the full program to report as if it had asked.
     case answer(AgentMessage)
+    /// cargo's conversation (`--cargo-plugin`), hello written and earlier requests
+    /// answered: `unread` is what was read of standard input and not answered, beginning
+    /// with the request the agent did not answer in full. The full program answers the
+    /// rest itself.
+    case cargo(unread: [UInt8])
   }
 
   /// The words the full program runs under each of the front end's names: git and Docker
@@ -73,6 +78,11 @@ public enum FrontEnd {
     }
     var input: [UInt8]?
     var handOver: HandOver?
+    if ClientCommand(full) == .cargoPlugin, let socket = AgentSocketLocation.sessionPath(environment: environment),
+      let asker = AgentAsk(environment: environment, socket: socket)
+    {
+      converseWithCargo(asker, environment: environment)
+    }
     if let command = ClientCommand(full), let socket = AgentSocketLocation.sessionPath(environment: environment),
       let asker = AgentAsk(environment: environment, socket: socket)
     {
@@ -134,6 +144,41 @@ public enum FrontEnd {
     execFullProgram(arguments: full, input: input, handOver: handOver)
   }
 
+  /// The longest request line of cargo's taken: the full program's limit
+  /// (`CargoCredential.maximumLineLength`; a test checks the two agree).
+  public static let cargoLineLimit = 64 * 1024
+
+  /// The protocol's hello (`CargoCredentialResponse.hello`, which the front end does not
+  /// link; a test checks the two agree).
+  public static let cargoHello = "{\"v\":[1]}\n"
+
+  /// Holds cargo's conversation (`--cargo-plugin`): writes the hello, then answers each
+  /// request the agent answers in full, until cargo closes standard input. At the first
+  /// request it does not, it hands the rest to the full program (``HandOver/cargo(unread:)``),
+  /// which answers that request and the next ones itself.
+  private static func converseWithCargo(_ asker: AgentAsk, environment: [String: String]) -> Never {
+    guard write(cargoHello) else { exit(1) }
+    let group = environment["TOKENCTL_GROUP"] ?? AgentAsk.defaultGroup
+    var lines = StandardInputLines(limit: cargoLineLimit)
+    while let line = lines.next() {
+      if !group.isEmpty, let text = String(validating: line, as: UTF8.self) {
+        var fields = [AgentMessage.Field("input", text)]
+        if let account = environment["TOKENCTL_ACCOUNT"] { fields.append(.init("account", account)) }
+        if let answer = asker.ask(AgentMessage.Request.cargoGet, group: group, fields).answer,
+          answer.kind == AgentMessage.Answer.credential, let response = answer["answer"],
+          answer.values("warning").isEmpty, answer.values("type-warning").isEmpty
+        {
+          guard write(response) else { exit(1) }
+          continue
+        }
+      }
+      execFullProgram(
+        arguments: [ClientCommand.cargoPluginFlag], input: nil,
+        handOver: .cargo(unread: line + [UInt8(ascii: "\n")] + lines.unread))
+    }
+    exit(0)
+  }
+
   /// Reads and removes what the front end handed over; nil when the full program was run
   /// directly. Call before anything else reads standard input or starts a child.
   public static func takeHandOver() -> HandOver? {
@@ -142,7 +187,10 @@ public enum FrontEnd {
     unsetenv(handOverVariable)
     if value == "agent-silent" { return .agentSilent }
     if value == "no-agent" { return .noAgent }
-    guard value.hasPrefix("answer:"), let fd = Int32(value.dropFirst(7)), fd > 2 else { return nil }
+    let isCargo = value.hasPrefix("cargo:")
+    guard value.hasPrefix("answer:") || isCargo, let fd = Int32(value.dropFirst(isCargo ? 6 : 7)), fd > 2 else {
+      return nil
+    }
     defer { close(fd) }
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 4096)
@@ -153,6 +201,7 @@ public enum FrontEnd {
       guard count > 0 else { break }
       bytes += chunk[..<count]
     }
+    if isCargo { return .cargo(unread: bytes) }
     // A frame the front end wrote from the agent's: anything else is treated as no answer.
     guard bytes.count >= 4, AgentMessage.payloadLength(Array(bytes[..<4])) == bytes.count - 4,
       let message = try? AgentMessage(payload: bytes[4...])
@@ -185,6 +234,13 @@ public enum FrontEnd {
       // the environment or on disk.
       let fd = memoryFile(message.framed())
       if fd > 2 { setenv(handOverVariable, "answer:\(fd)", 1) }
+    case .cargo(let unread):
+      let fd = memoryFile(unread)
+      guard fd > 2 else {
+        _ = writeError("tokenctl: could not hand cargo's request on: \(String(cString: strerror(errno)))\n")
+        exit(1)
+      }
+      setenv(handOverVariable, "cargo:\(fd)", 1)
     case nil: unsetenv(handOverVariable)
     }
     let argv = ([program] + arguments).map { strdup($0) } + [nil]

@@ -19,6 +19,10 @@ extension AgentMessage {
     /// whose `answer` is the ExecCredential's JSON line (absent: no account serves the API
     /// server), or `error`.
     public static let kubeGet = "kube-get"
+    /// `group`, `input` (one request line of cargo's credential provider protocol),
+    /// optional `account`; answered `credential`, whose `answer` is the response line, for
+    /// a `get` of version 1; anything else is answered `direct`.
+    public static let cargoGet = "cargo-get"
     /// `group`, optional `type`; answered `accounts` or `error`.
     public static let list = "list"
     /// Answered `status`.

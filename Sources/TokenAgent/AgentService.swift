@@ -135,6 +135,7 @@ public final class AgentService: Sendable {
       case AgentMessage.Request.credentialGet: return try await credentialGet(request, handedOut: handedOut)
       case AgentMessage.Request.dockerGet: return try await dockerGet(request, handedOut: handedOut)
       case AgentMessage.Request.kubeGet: return try await kubeGet(request, handedOut: handedOut)
+      case AgentMessage.Request.cargoGet: return try await cargoGet(request, handedOut: handedOut)
       case AgentMessage.Request.list: return try list(request)
       case AgentMessage.Request.status: return status()
       default: return Self.direct("unknown request kind")
@@ -300,6 +301,18 @@ public final class AgentService: Sendable {
     else { throw DirectAnswer(reason: "a request the command line refuses") }
     return try await credential(for: message, request, handedOut: handedOut) {
       ExecCredential.answer($0, request: info)
+    }
+  }
+
+  /// cargo's credential provider `get`: git's `get` for the registry's index URL, answered
+  /// in cargo's words, as `tokenctl --cargo-plugin` answers it. A registry no type serves is
+  /// `url-not-supported`; `login`, `logout` and the rest are the command line's to word.
+  private func cargoGet(_ request: AgentMessage, handedOut: HandedOut) async throws -> AgentMessage {
+    guard let line = request["input"], let cargo = CargoCredentialRequest.decode(Array(line.utf8)),
+      cargo.kind == "get", let message = CredentialMessage(requestFor: cargo.indexURL)
+    else { throw DirectAnswer(reason: "a cargo request the command line answers") }
+    return try await credential(for: message, request, handedOut: handedOut) { answer in
+      (answer.map { CargoCredentialResponse.token($0) } ?? .urlNotSupported).line
     }
   }
 

@@ -81,6 +81,10 @@ enum AgentFastPath {
       case nil:
         return .direct(input: input)
       }
+    case .cargoPlugin:
+      // A conversation, which only the front end holds with the agent's help; run alone,
+      // the full program answers it itself.
+      return .notTaken
     case .kubeCredential(let server, _):
       let info = getenv(ExecCredential.variable).map { String(cString: $0) }
       switch client.kube(server: server, execInfo: info, account: environment["TOKENCTL_ACCOUNT"], group: group) {

@@ -40,6 +40,9 @@ public struct CLIContext: Sendable {
   public var warnings = WarningLog()
   /// The agent to ask before doing the work here (``AgentClient``); nil: never ask.
   var agent: AgentClient?
+  /// What the front end read of cargo's conversation and did not answer, after it wrote
+  /// the hello (``FrontEnd/HandOver/cargo(unread:)``); nil when it did not.
+  var cargoUnread: [UInt8]?
   /// Where the clients registered at issuers (RFC 7591) are kept: the keyring, shared by
   /// every group.
   public var registrations: any ClientRegistrationStore = SecretServiceClientRegistrationStore()

@@ -26,9 +26,13 @@ extension TokenCtl {
     let full = arguments.first == RefreshWorker.commandName ? arguments : prefix + arguments
     // What the front end (tokenctl-front-end) did before it ran this program, if it did.
     let fastPath: AgentFastPath.Result
+    var cargoUnread: [UInt8]?
     switch FrontEnd.takeHandOver() {
     case .agentSilent, .noAgent: fastPath = .direct(input: nil)
     case .answer(let answer): fastPath = AgentFastPath.run(full, handedOver: answer)
+    case .cargo(let unread):
+      cargoUnread = unread
+      fastPath = .direct(input: nil)
     case nil: fastPath = AgentFastPath.run(full)
     }
     if case .done(let status) = fastPath { Glibc.exit(status) }
@@ -43,6 +47,7 @@ extension TokenCtl {
     }
     do {
       var context = try CLIContext.live(environment: environment)
+      context.cargoUnread = cargoUnread
       if case .direct(let input) = fastPath {
         // The agent was asked already; git's request, if read, is the one to answer.
         context.agent = nil

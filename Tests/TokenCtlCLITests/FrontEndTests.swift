@@ -13,6 +13,15 @@ import TokenKit
     #expect(AgentAsk.answerTimeoutMilliseconds == Int32(2 * HTTPTransportLimits.totalTimeoutSeconds + 15) * 1000)
     #expect(FrontEnd.credentialInputLimit == CredentialMessage.maximumInputLength)
     #expect(FrontEnd.kubeExecInfoVariable == ExecCredential.variable)
+    #expect(FrontEnd.cargoHello == CargoCredentialResponse.hello)
+    #expect(FrontEnd.cargoLineLimit == TokenCtl.CargoCredential.maximumLineLength)
+  }
+
+  /// cargo runs a provider with `--cargo-plugin` alone; anything more is the parser's.
+  @Test func cargoPluginIsTakenAlone() {
+    #expect(ClientCommand(["--cargo-plugin"]) == .cargoPlugin)
+    #expect(ClientCommand(["--cargo-plugin", "--group", "g"]) == nil)
+    #expect(ClientCommand(["cargo-credential", "--cargo-plugin"]) == nil)
   }
 
   /// kubectl's plugin as the parser reads it, and nothing odder.

@@ -1,3 +1,4 @@
+import AgentFrontEnd
 import ArgumentParser
 import GitCredentialHelper
 import NativeAppSupport
@@ -43,15 +44,14 @@ extension TokenCtl {
 
     func run() async throws {
       guard let running = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
-      // The hello: the protocol versions spoken, before cargo writes anything.
-      running.output.write("{\"v\":[1]}\n")
-      var lines = StandardInputLines(limit: Self.maximumLineLength)
+      // The hello: the protocol versions spoken, before cargo writes anything; the front
+      // end wrote it already when it hands over what it read (FrontEnd.HandOver.cargo).
+      if running.cargoUnread == nil { running.output.write(CargoCredentialResponse.hello) }
+      var lines = StandardInputLines(limit: Self.maximumLineLength, buffered: running.cargoUnread ?? [])
       var session: CommandSession?
       while let line = lines.next() {
         let response: CargoCredentialResponse
-        if let request = try? JSONDecoder().decode(CargoCredentialRequest.self, from: Data(line)),
-          request.version == 1
-        {
+        if let request = CargoCredentialRequest.decode(line) {
           response = await answer(request) {
             if let session { return session }
             let opened = try CommandSession.open(group: groupOption.group)
@@ -61,7 +61,7 @@ extension TokenCtl {
         } else {
           response = .other("tokenctl speaks version 1 of cargo's credential provider protocol; update tokenctl")
         }
-        running.output.write(JSONOutput.compact(response))
+        running.output.write(response.line)
       }
     }
 
@@ -81,7 +81,7 @@ extension TokenCtl {
           guard let answer = try await Credential.fill(message, session: session, name: Self.name) else {
             return .notFound
           }
-          return Self.token(answer)
+          return .token(answer)
         } catch let error as TokenKitError {
           return .other([error.message, error.recovery].compactMap { $0 }.joined(separator: ". "))
         } catch {
@@ -100,10 +100,5 @@ extension TokenCtl {
       }
     }
 
-    /// `get`'s answer from the helper's: registries take an OAuth token as a bearer token
-    /// (RFC 6750), and cargo sends the token as the whole `Authorization` value.
-    private static func token(_ answer: CredentialMessage) -> CargoCredentialResponse {
-      .token("Bearer " + (answer["password"] ?? ""), expiration: answer["password_expiry_utc"].flatMap { Int($0) })
-    }
   }
 }

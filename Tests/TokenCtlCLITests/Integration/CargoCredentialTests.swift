@@ -129,6 +129,60 @@ import TokenKit
     #expect(!result.stderr.contains(token))
   }
 
+  /// The front end, installed as `tokenctl`, holds cargo's conversation with the agent
+  /// alone (issue 25, bench row 16): with no full program beside it, it answers every
+  /// `get` the agent answers, byte for byte as the full program, asking once each.
+  @Test func theFrontEndAloneAnswersGetsThroughTheAgent() async throws {
+    defer { fixture.cleanUp() }
+    _ = try fixture.signIn("ada")
+    let socket = fixture.directory.path("agent/agent.sock")
+    let agent = try await TestAgent.start(
+      environment: fixture.environment, socket: socket, log: fixture.directory.path("agent.log"))
+    let client = TestAgent.clientEnvironment(fixture.environment, socket: socket)
+    // A hard link (the agent allows its own files only, by identity) in a folder of its
+    // own beside the build's, on the build's file system.
+    let folder = URL(fileURLWithPath: TestProcess.frontEnd).deletingLastPathComponent()
+      .appendingPathComponent("cargo-alone-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let alone = folder + "/tokenctl"
+    try FileManager.default.linkItem(atPath: TestProcess.frontEnd, toPath: alone)
+    let requests = [
+      request("get", index: "sparse+\(fixture.registry)/index/"),
+      request("get", index: "sparse+https://cargo.example.org/index/"),
+    ].map { $0 + "\n" }.joined()
+    let full = try await TestProcess.run(
+      TestProcess.tokenctl, ["--cargo-plugin"], environment: client.merging(["TOKENCTL_AGENT": "0"]) { $1 },
+      stdin: requests)
+    #expect(full.status == 0, "\(full.stderr)")
+    let before = try await agent.requests()
+    let answer = try await TestProcess.run(alone, ["--cargo-plugin"], environment: client, stdin: requests)
+    #expect(answer.status == 0, "\(answer.stderr)")
+    #expect(answer.stdout == full.stdout && answer.stderr.isEmpty, "\(answer.stdout)\n\(full.stdout)")
+    #expect(answer.stdout.split(separator: "\n").count == 3 && answer.stdout.contains("Bearer "))
+    // Its two requests and the status request that reads the counter.
+    #expect(try await agent.requests() == before + 3)
+
+    // A request the agent leaves to the command line (login): the front end hands it, and
+    // what follows, to the full program, which answers them as it would have.
+    let handed =
+      requests
+      + [request("login", index: "sparse+\(fixture.registry)/index/"), request("get", index: "x")]
+      .map { $0 + "\n" }.joined()
+    let fullHanded = try await TestProcess.run(
+      TestProcess.tokenctl, ["--cargo-plugin"], environment: client.merging(["TOKENCTL_AGENT": "0"]) { $1 },
+      stdin: handed)
+    let beforeHanded = try await agent.requests()
+    let answerHanded = try await TestProcess.run(
+      TestProcess.frontEnd, ["--cargo-plugin"], environment: client, stdin: handed)
+    #expect(answerHanded.status == 0, "\(answerHanded.stderr)")
+    #expect(answerHanded.stdout == fullHanded.stdout, "\(answerHanded.stdout)\n\(fullHanded.stdout)")
+    #expect(answerHanded.stdout.split(separator: "\n").count == 5 && answerHanded.stdout.contains("'tokenctl login'"))
+    // Two gets and the login, then nothing more of the agent: and the status request.
+    #expect(try await agent.requests() == beforeHanded + 4)
+    #expect(await agent.stop() == 0)
+  }
+
   @Test func withoutAnAccountGetIsNotFoundAndSaysWhichLoginToRun() async throws {
     let result = try await provider([request("get", index: "sparse+\(fixture.registry)/index/")])
     #expect(result.stdout == "{\"v\":[1]}\n{\"Err\":{\"kind\":\"not-found\"}}\n")

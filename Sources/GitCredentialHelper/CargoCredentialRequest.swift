@@ -1,18 +1,24 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
 /// One request of cargo's credential provider protocol, version 1 (The Cargo Book,
 /// "Credential Provider Protocol"): what cargo asks, for which registry. Only the fields
 /// tokenctl reads; the others (`operation`, `args`, `headers`…) are ignored.
-struct CargoCredentialRequest: Decodable {
+public struct CargoCredentialRequest: Decodable, Sendable {
   /// `v`: the protocol version, 1 (the only one the hello offers).
-  var version: Int
+  public var version: Int
   /// `kind`: `get`, `login` or `logout`.
-  var kind: String
-  var registry: Registry
+  public var kind: String
+  public var registry: Registry
 
-  struct Registry: Decodable {
+  public struct Registry: Decodable, Sendable {
     /// `index-url`: the registry's index, such as `sparse+https://cargo.example.org/index/`.
-    var indexURL: String
+    public var indexURL: String
     /// `name`: the registry's name in cargo's configuration, when it has one.
-    var name: String?
+    public var name: String?
 
     enum CodingKeys: String, CodingKey {
       case indexURL = "index-url"
@@ -25,9 +31,17 @@ struct CargoCredentialRequest: Decodable {
     case kind, registry
   }
 
+  /// The request on `line`, nil when it is none of version 1.
+  public static func decode(_ line: [UInt8]) -> CargoCredentialRequest? {
+    guard let request = try? JSONDecoder().decode(Self.self, from: Data(line)), request.version == 1 else {
+      return nil
+    }
+    return request
+  }
+
   /// The index's URL as a URL: without the `sparse+` or `registry+` cargo puts before
   /// the scheme to say how it reads the index.
-  var indexURL: String {
+  public var indexURL: String {
     for prefix in ["sparse+", "registry+"] where registry.indexURL.hasPrefix(prefix) {
       return String(registry.indexURL.dropFirst(prefix.count))
     }

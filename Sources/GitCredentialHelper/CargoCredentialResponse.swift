@@ -1,6 +1,14 @@
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
 /// One answer of cargo's credential provider protocol, version 1: `{"Ok":{…}}` or
-/// `{"Err":{…}}`, the serde encoding of the `cargo-credential` crate's `Result`.
-enum CargoCredentialResponse: Encodable {
+/// `{"Err":{…}}`, the serde encoding of the `cargo-credential` crate's `Result`. In one
+/// place for the command line's direct path and the agent, which writes it for the front
+/// end to print as it came.
+public enum CargoCredentialResponse: Encodable, Sendable {
   /// `get`'s answer: the token, and until when cargo may keep it (`cache: "expires"` with
   /// `expiration` in Unix seconds), else for this cargo process alone (`"session"`).
   case token(String, expiration: Int?)
@@ -37,7 +45,24 @@ enum CargoCredentialResponse: Encodable {
     case err = "Err"
   }
 
-  func encode(to encoder: any Encoder) throws {
+  /// The hello a provider writes before cargo writes anything: the versions it speaks.
+  public static let hello = "{\"v\":[1]}\n"
+
+  /// The answer as its JSON line.
+  public var line: String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    // Strings and numbers only: encoding cannot fail.
+    return String(decoding: try! encoder.encode(self), as: UTF8.self) + "\n"
+  }
+
+  /// `get`'s answer from git's: registries take an OAuth token as a bearer token (RFC
+  /// 6750), and cargo sends the token as the whole `Authorization` value.
+  public static func token(_ answer: CredentialMessage) -> CargoCredentialResponse {
+    .token("Bearer " + (answer["password"] ?? ""), expiration: answer["password_expiry_utc"].flatMap { Int($0) })
+  }
+
+  public func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: CodingKeys.self)
     switch self {
     case .token(let token, let expiration):

@@ -6,14 +6,23 @@
 /// other side waits for each answer before it writes again (cargo's credential providers).
 ///
 /// Reads only what is there: a line is answered as soon as it is complete, never after
-/// waiting to fill a buffer.
+/// waiting to fill a buffer. In the front end too, which hands what it read and did not
+/// answer to the full program (``FrontEnd/HandOver/cargo(unread:)``).
 public struct StandardInputLines {
   /// The longest line taken: a request of a few hundred bytes, with room to spare.
   let limit: Int
   private var buffered: [UInt8] = []
   private var ended = false
 
-  public init(limit: Int) { self.limit = limit }
+  /// `buffered`: what was read from standard input already and not taken (the front end's
+  /// hand-over), taken first.
+  public init(limit: Int, buffered: [UInt8] = []) {
+    self.limit = limit
+    self.buffered = buffered
+  }
+
+  /// What was read and not taken yet.
+  public var unread: [UInt8] { buffered }
 
   /// The next line without its line break; nil at the end of input, or when a line is
   /// longer than `limit` (what follows it is not read).
