@@ -12,9 +12,30 @@ import TokenKit
 /// until SIGTERM or SIGINT (tokenctl-agent(1)).
 ///
 /// Threads, not the cooperative pool, do the blocking parts: one accepts, one per
-/// connection (``ConnectionThreads``, which keeps a few for the next) reads its request within a deadline and, once the service has answered,
-/// writes the answer within another (``PendingAnswer``). A slow or silent client holds only its own thread;
-/// a bad one gets a `refused` answer and changes nothing.
+/// connection (``ConnectionThreads``, which keeps a few for the next) reads its request
+/// within a deadline and, once the service has answered, writes the answer within another
+/// (``PendingAnswer``). A slow or silent client holds only its own thread; a bad one gets a
+/// `refused` answer and changes nothing.
+///
+/// ## Who runs where
+/// The agent's threads, all of one process (`tokenctl agent run`), written down once here:
+/// - **The pool** (`ThreadPoolExecutor.shared`, the main thread one of its threads, up to
+///   32): every task of the service: answers, refreshes ahead, the D-Bus methods' answers.
+///   Nothing on it blocks for long; what blocks has a thread below.
+/// - **Accept** (``acceptLoop()``): `accept4`, the peer's uid and the per-process bound.
+/// - **Connections** (``ConnectionThreads``, up to 8 parked): a request's read, the peer's
+///   identity (`/proc`), the wait for its answer and the write.
+/// - **Signals** (``SignalPipe``): waits for SIGTERM, SIGINT and SIGHUP.
+/// - **Socket watch** (``watchSocket()``): inotify on the socket's folder.
+/// - **Timers** (`DeadlineTimer.shared`): the service's sleeps, refreshes ahead included.
+/// - **Wall clock** (`WallClockWatch`): a step of the clock or a resume.
+/// - **GLib**: the keyring's item signals (`KeyringChangeMonitor`, a GLib thread of its
+///   own), the D-Bus front end's main loop (`AgentBusService`: method calls, notification
+///   signals), and the default main context that leaves when the bus closes
+///   (`AgentBusService.leaveWhenTheBusCloses()`).
+/// - **For a while**: the scan of the accounts config.toml keeps fresh (at start, and a
+///   second after the keyring changed), and one reader per refresh child
+///   (`ProcessRefreshIsolation`), each a thread that ends with its work.
 public final class Agent: Sendable {
   /// How long a client has to send its request: ours write it as soon as they connect, so
   /// a second is plenty on a loaded machine, and a connection that sends nothing holds

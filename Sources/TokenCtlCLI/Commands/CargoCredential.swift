@@ -99,6 +99,5 @@ extension TokenCtl {
         return .operationNotSupported
       }
     }
-
   }
 }
