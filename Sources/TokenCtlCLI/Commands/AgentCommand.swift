@@ -65,49 +65,27 @@ extension TokenCtl {
       // session's output, which would wait for us to close it. The agent keeps none of
       // them: its log goes nowhere, as `agent start`'s does.
       if environment["DBUS_STARTER_BUS_TYPE"] != nil { Self.detachFromInheritedStreams() }
-      let path = AgentSocketLocation.path(environment: environment)
-      let directories = context.directories
-      // A socket the user placed is in a folder of theirs; ours is under our private root.
-      let root: String? = environment["TOKENCTL_AGENT_SOCKET"] == nil ? directories.runtimeRoot : nil
-      let listener = try AgentListener.open(path: path, root: root, environment: environment)
-      // The session's end is the agent's: no bus (it closed), no agent.
-      _ = AgentBusService.leaveWhenTheBusCloses()
       let output = context.output
-      let log: @Sendable (String) -> Void = { output.writeError("tokenctl agent: \($0)\n") }
-      let service = AgentService(
-        base: context.registry, environment: environment, clock: context.clock, transport: context.transport,
-        makeStore: context.makeStore, log: log)
-      // What others write to the keyring (a login, a revoke, a direct-path refresh) must
-      // reach the agent's memory, or it would hand out tokens that are gone.
-      let monitor: KeyringChangeMonitor?
-      do {
-        monitor = try KeyringChangeMonitor { change in
-          if case .item(let path) = change { service.keyringChanged(item: path) } else { service.keyringChanged() }
-        }
-      } catch {
-        monitor = nil
-        service.keyringUnwatched()
-        log("cannot watch the keyring (\(error)); every answer reads it")
-      }
-      // Refresh times are wall-clock times: a step of the clock or a resume moves them.
-      service.noticeWallClockStep()
-      WallClockWatch.start { service.wallClockChanged() }
-      // What config.toml asks to keep fresh, from the start; no request needs to come first.
-      // On a thread of its own, as it blocks on the keyring.
-      _ = DetachedThread.start { service.keepConfiguredAccountsFresh() }
-      let gate = ConsentGate(
-        grants: ApplicationGrants(directories: directories, warn: log),
-        audit: AuditLog(directories: directories, warn: log), clock: context.clock)
-      let desktop = DesktopMethods(service: service, gate: gate)
-      let bus =
-        noDbus
-        ? nil
-        : DesktopSession.start(
-          desktop: desktop, gate: gate, service: service, environment: environment,
-          consentTimeout: .seconds(max(1, consentTimeout)), log: log)
-      await Agent(listener: listener, service: service, desktop: desktop, log: log).run()
-      bus?.stop()
-      monitor?.stop()
+      var parts = AgentLaunch.Parts(
+        registry: context.registry, environment: environment, clock: context.clock, transport: context.transport,
+        makeStore: context.makeStore,
+        watchKeyring: { changed in
+          let monitor = try KeyringChangeMonitor { change in
+            if case .item(let path) = change { changed(path) } else { changed(nil) }
+          }
+          return { monitor.stop() }
+        },
+        signIn: { account, group in
+          var environment = environment
+          environment["TOKENCTL_GROUP"] = group
+          // The account as it signed in before (`tokenctl login ACCOUNT`).
+          _ = ChildProcess.startDaemon(
+            ["/proc/self/exe", "login", account, "--group", group], environment: environment)
+        },
+        log: { output.writeError("tokenctl agent: \($0)\n") })
+      parts.offersDBus = !noDbus
+      parts.consentTimeout = .seconds(max(1, consentTimeout))
+      try await AgentLaunch.run(parts)
     }
 
     /// Standard input, output and error onto /dev/null.

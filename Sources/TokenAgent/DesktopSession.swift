@@ -1,7 +1,7 @@
 import AgentBus
+import ApplicationConsent
 import NativeAppSupport
 import Synchronization
-import TokenAgent
 import TokenKit
 
 #if canImport(FoundationEssentials)
@@ -17,7 +17,7 @@ enum DesktopSession {
   /// holds the name. The socket is served either way.
   static func start(
     desktop: DesktopMethods, gate: ConsentGate, service: AgentService, environment: [String: String],
-    consentTimeout: Duration, log: @escaping @Sendable (String) -> Void
+    consentTimeout: Duration, signIn: @escaping AgentLaunch.SignIn, log: @escaping @Sendable (String) -> Void
   ) -> AgentBusService? {
     let bus: AgentBusService
     do {
@@ -61,7 +61,6 @@ enum DesktopSession {
           bus.emit("AccountChanged", .tuple([.string(group), .string(account)])) { gate.sees($0, group: group, key) }
         },
         needsSignIn: { group, key, account in
-          let type = key.type
           bus.emit("NeedsSignIn", .tuple([.string(group), .string(account)])) { gate.sees($0, group: group, key) }
           log("\(account) (group \(group)) needs a sign-in")
           guard signInNotices.due(group: group, account: account) else { return }
@@ -72,9 +71,7 @@ enum DesktopSession {
             actions: [("sign-in", "Sign in")], critical: true
           ) { action in
             guard action == "sign-in" else { return }
-            var environment = environment
-            environment["TOKENCTL_GROUP"] = group
-            _ = ChildProcess.startDaemon(["/proc/self/exe", "login", type, "--group", group], environment: environment)
+            signIn(account, group)
           }
         }),
       groups: [environment["TOKENCTL_GROUP"].flatMap { $0.isEmpty ? nil : $0 } ?? Account.defaultGroup])
