@@ -15,17 +15,18 @@
 /// A file or directory that breaks its level is refused, never tightened: the user or
 /// someone else made it so, whatever others may have read, planted or changed in it while
 /// it was open stays, and a `chmod` would hide that it happened. The caller says what was
-/// refused and the command that fixes it (``FileProblem``).
+/// refused and the command that fixes it (``FileProblem``). The levels are the only ones:
+/// no caller makes a policy of its own.
 public struct FilePolicy: Sendable, Hashable {
   /// Whether the path must be a directory or a regular file: never a symbolic link, a
   /// FIFO (which would block a reader) or a device.
-  public var isDirectory: Bool
+  public let isDirectory: Bool
   /// Whether root may own it besides the user: root may change any file anyway, and the
   /// system's own files (a type directory under /usr, a sandbox's `/.flatpak-info` made
   /// by a setuid bubblewrap) are root's.
-  public var mayBelongToRoot: Bool
+  public let mayBelongToRoot: Bool
   /// The permission bits it must not have.
-  public var forbiddenBits: mode_t
+  public let forbiddenBits: mode_t
 
   /// tokenctl's own folders (runtime, state, cache and what is below them): whoever may
   /// enter one can read the names of its lock files, and whoever may write one can plant
