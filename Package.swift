@@ -74,7 +74,12 @@ let package = Package(
     // posix_spawn, prctl): a header of static inline wrappers, no library.
     .target(name: "CLinux"),
     // AgentWire for the one rule of tokenctl's runtime folder, which the front end needs too.
-    .target(name: "NativeAppSupport", dependencies: ["TokenKit", "CCurl", "CLinux", "AgentWire"]),
+    // Its Files group is the one files layer every target above it uses: the owner-and-mode
+    // table (FilePolicy), one reader, one atomic writer, one lock file and one hashed name
+    // (SHA-256, hence Crypto).
+    .target(
+      name: "NativeAppSupport",
+      dependencies: ["TokenKit", "CCurl", "CLinux", "AgentWire", .product(name: "Crypto", package: "swift-crypto")]),
     // tokenctl's own processes, which no app shares: the refresh child (`_refresh-worker`)
     // with its protocol and report, and the test hook that holds a refresh. Apart from
     // NativeAppSupport, which is a product for apps and speaks no tokenctl words (issue 27).
@@ -95,8 +100,8 @@ let package = Package(
     .target(name: "TOMLReader"),
 
     // The files users configure tokenctl with: config.toml (tokenctl-config(5)) and the
-    // account type files (tokenctl-types(5)), the one owner-and-mode rule for both, and
-    // applying the settings to the registry. Kept out of the core, which names no file and
+    // account type files (tokenctl-types(5)), the owner-and-mode rule for both worded
+    // (NativeAppSupport's FilePolicy decides it), and applying the settings to the registry. Kept out of the core, which names no file and
     // reads no TOML, and out of the CLI, so that the readers are tested and fuzzed without
     // the commands. NativeAppSupport for the XDG directories and user names,
     // GitCredentialHelper for the URL prefixes of `[git.accounts]`.
@@ -116,7 +121,8 @@ let package = Package(
     .target(name: "SecretServiceStore", dependencies: ["TokenKit", "CLibSecret", "CLinux"]),
     // The agent's D-Bus object (org.tokenctl.Agent1) and desktop notifications, on GDBus:
     // the GLib that libsecret loads anyway, so no D-Bus library of our own and none linked.
-    .target(name: "AgentBus", dependencies: ["CLibSecret", "NativeAppSupport", "TokenKit"]),
+    // ApplicationConsent to tell which application a caller is.
+    .target(name: "AgentBus", dependencies: ["CLibSecret", "NativeAppSupport", "ApplicationConsent", "TokenKit"]),
 
     // An in-memory store and the conformance suite every `TokenStore` must pass.
     .target(name: "TokenStoreTesting", dependencies: ["TokenKit"]),
@@ -141,8 +147,10 @@ let package = Package(
     // command lines it takes, how it asks, and what the front end hands over. No core, no
     // Foundation: it is most of the front end.
     .target(name: "AgentFrontEnd", dependencies: ["AgentWire", "CLinux"]),
-    // Per-application consent (issue 14): the grants file, the audit log and what names an
-    // application, shared by the agent, which checks them, and the commands, which change them.
+    // Per-application consent (issue 14): the grants file, the audit log, what names an
+    // application and which application a peer process is (PeerApplication, with the one
+    // rule for tokenctl's own programs, OwnExecutables), shared by the agent, which checks
+    // them, the D-Bus front end, which tells its callers, and the commands, which change them.
     .target(name: "ApplicationConsent", dependencies: ["TokenKit", "NativeAppSupport"]),
     // The resident agent (`tokenctl agent`): its socket, its memory of the keyring, and
     // refreshing ahead. Built on the same core and files as the command line, but not on

@@ -19,42 +19,29 @@ struct SettingsFile {
   var mode: mode_t
   var owner: uid_t
 
-  /// Reads the file at `path`, or returns nil if it does not exist.
-  ///
-  /// Opened non-blocking so a FIFO cannot hang tokenctl, and checked with `fstat` on the
-  /// open descriptor so that the owner and mode checked are those of the file read.
+  /// Reads the file at `path`, or returns nil if it does not exist (``PrivateFile``): a
+  /// link is followed (settings may live in a dotfiles checkout), a FIFO cannot hang
+  /// tokenctl, and the owner and mode kept are those of the very file read.
   static func read(_ path: String) throws -> SettingsFile? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-    if descriptor < 0 {
-      if errno == ENOENT { return nil }
-      throw ioProblem("read \(path)", errno)
-    }
-    defer { close(descriptor) }
-    var info = stat()
-    guard fstat(descriptor, &info) == 0 else { throw ioProblem("inspect \(path)", errno) }
-    guard info.st_mode & S_IFMT == S_IFREG else {
+    let file: PrivateFile.Contents?
+    do throws(FileProblem) {
+      // One byte more than the parser accepts, so that it can report the file as too big.
+      file = try PrivateFile.read(
+        path, limit: TOMLParser.maximumSize, policy: nil, followingLinks: true, truncating: true)
+    } catch .notARegularFile {
       throw TokenKitError(.notConfigured, "\(path) is not a regular file")
+    } catch .unreadable(let code) {
+      throw TokenKitError(.notConfigured, "could not read \(path): \(String(cString: strerror(code)))")
+    } catch {
+      throw TokenKitError(.notConfigured, "could not read \(path)")
     }
-    // One byte more than the parser accepts, so that it can report the file as too big.
-    let limit = TOMLParser.maximumSize + 1
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    while bytes.count < limit {
-      let count = chunk.withUnsafeMutableBytes { buffer in
-        Glibc.read(descriptor, buffer.baseAddress, min(buffer.count, limit - bytes.count))
-      }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw ioProblem("read \(path)", errno)
-      }
-      if count == 0 { break }
-      bytes.append(contentsOf: chunk[0..<count])
-    }
-    return SettingsFile(path: path, bytes: bytes, mode: info.st_mode, owner: info.st_uid)
+    guard let file else { return nil }
+    return SettingsFile(path: path, bytes: file.bytes, mode: file.status.st_mode, owner: file.status.st_uid)
   }
 
   /// Refuses the file unless only the user can change it and, when it holds a client
-  /// secret, read it: the one rule for every file tokenctl takes settings from.
+  /// secret, read it: ``FilePolicy/settings`` and ``FilePolicy/secretSettings``, worded
+  /// for every file tokenctl takes settings from.
   ///
   /// - The owner must be the user or root, as ssh requires of `~/.ssh/config`: the owner
   ///   of a file may change it, and root may change anything anyway. That holds for the
@@ -69,9 +56,10 @@ struct SettingsFile {
   ///   the fix as recovery.
   func checkPermissions(holdsSecret: Bool) throws(TokenKitError) {
     let me = geteuid()
-    let isOwnedByUser = owner == me || owner == 0
-    let isWritableByOthers = mode & 0o022 != 0
-    let isReadableByOthers = mode & 0o077 != 0
+    let policy = holdsSecret ? FilePolicy.secretSettings : .settings
+    let isOwnedByUser = policy.allowsOwner(owner)
+    let isWritableByOthers = !FilePolicy.settings.allowsMode(mode)
+    let isReadableByOthers = !FilePolicy.secretSettings.allowsMode(mode)
     let octal = String(mode & 0o7777, radix: 8)
     let consequence = "and whoever changes it decides where your sign-ins go"
     // The secret's rule (chmod 600) covers the writers' (chmod go-w).
@@ -95,9 +83,5 @@ struct SettingsFile {
         "\(path) may be changed by other users (mode \(octal), owner \(UserName.describe(owner))), \(consequence)",
         recovery: "Run `chmod go-w \(path)`.")
     }
-  }
-
-  private static func ioProblem(_ action: String, _ code: Int32) -> TokenKitError {
-    TokenKitError(.notConfigured, "could not \(action): \(String(cString: strerror(code)))")
   }
 }

@@ -1,3 +1,4 @@
+import ApplicationConsent
 import CLibSecret
 import NativeAppSupport
 import Synchronization

@@ -22,9 +22,9 @@ import TokenKit
 ///   two writers never lose each other's grant, and a reader never sees half a file.
 /// - Reads keep the parsed file and read it again only when `lstat` says it changed, so
 ///   that a request costs a stat of the file and of its directory.
-/// - A file that someone else could have written (not the user's, or writable by group or
-///   others, or in such a directory) grants nothing: it is ignored and every application
-///   is undecided. So is a damaged file; and a change then refuses to overwrite it, since
+/// - A file that is not private to the user, or in a directory that is not
+///   (``FilePolicy/privateFile``, ``FilePolicy/privateDirectory``), grants nothing: it is
+///   ignored and every application is undecided. So is a damaged file; and a change then refuses to overwrite it, since
 ///   that would silently drop whatever grants the user had. Each such problem is reported
 ///   through `warn` once, not on every request.
 public final class ApplicationGrants: Sendable {
@@ -120,12 +120,13 @@ public final class ApplicationGrants: Sendable {
     return snapshot
   }
 
-  /// The file's grants, read and checked now.
+  /// The file's grants, read and checked now: a private file of the user's in a private
+  /// directory of the user's (``FilePolicy``), or nothing is granted.
   private func load() -> Snapshot {
     let elsewhere = "Point XDG_STATE_HOME elsewhere, or make \(directory) yours and private (chmod 700)."
     var info = stat()
     if lstat(directory, &info) == 0 {
-      if info.st_uid != geteuid() || info.st_mode & 0o022 != 0 || info.st_mode & S_IFMT != S_IFDIR {
+      if FilePolicy.privateDirectory.problem(info) != nil {
         return .ignored(
           TokenKitError(
             .storeFailure, "ignoring \(path): its directory is not a private directory of yours", recovery: elsewhere))
@@ -133,56 +134,50 @@ public final class ApplicationGrants: Sendable {
     } else if errno == ENOENT {
       return .grants([])
     }
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-    guard fd >= 0 else {
-      if errno == ENOENT { return .grants([]) }
-      let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
-      return .ignored(
-        TokenKitError(
-          .storeFailure, "ignoring \(path): \(reason)", recovery: "Delete it, then allow applications again."))
-    }
-    defer { close(fd) }
-    guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-      return .ignored(
-        TokenKitError(
-          .storeFailure, "ignoring \(path): it is not a regular file",
-          recovery: "Delete it, then allow applications again."))
-    }
-    guard info.st_uid == geteuid() else {
-      return .ignored(
-        TokenKitError(
-          .storeFailure,
-          "ignoring \(path): it belongs to another user (owner \(UserName.describe(info.st_uid))), who could grant any application access",
-          recovery: "Delete it, then allow applications again."))
-    }
-    guard info.st_mode & 0o022 == 0 else {
-      return .ignored(
-        TokenKitError(
-          .storeFailure,
-          "ignoring \(path): other users may change it (mode \(String(info.st_mode & 0o7777, radix: 8))) and so grant any application access",
-          recovery: "Check that it holds only what you allowed, then run `chmod 600 \(path)`; or delete it."))
-    }
-    let bytes: [UInt8]?
-    do {
-      bytes = try AtomicFile.readAll(fd, limit: Self.sizeLimit, path: path)
-    } catch let error as TokenKitError {
-      return .ignored(error)
+    let file: PrivateFile.Contents?
+    do throws(FileProblem) {
+      file = try PrivateFile.read(path, limit: Self.sizeLimit, policy: .privateFile)
     } catch {
-      return .ignored(TokenKitError(.storeFailure, "could not read \(path)"))
+      return .ignored(refusal(error))
     }
-    guard let bytes else {
-      return .ignored(
-        TokenKitError(
-          .storeFailure, "ignoring \(path): it is larger than \(Self.sizeLimit) bytes",
-          recovery: "Fix the file or delete it, then allow applications again."))
-    }
-    switch GrantsDocument.decode(bytes) {
+    guard let file else { return .grants([]) }
+    switch GrantsDocument.decode(file.bytes) {
     case .success(let grants): return .grants(grants)
     case .failure(let failure):
       return .ignored(
         TokenKitError(
           .corruptItem, "ignoring \(path): \(failure.reason)",
           recovery: "Fix the file or delete it, then allow applications again."))
+    }
+  }
+
+  /// Why the file grants nothing, and what to do.
+  private func refusal(_ problem: FileProblem) -> TokenKitError {
+    let delete = "Delete it, then allow applications again."
+    switch problem {
+    case .symbolicLink:
+      return TokenKitError(.storeFailure, "ignoring \(path): it is a symbolic link", recovery: delete)
+    case .notARegularFile, .notADirectory:
+      return TokenKitError(.storeFailure, "ignoring \(path): it is not a regular file", recovery: delete)
+    case .owner(let owner, _):
+      return TokenKitError(
+        .storeFailure,
+        "ignoring \(path): it belongs to another user (owner \(UserName.describe(owner))), who could grant any application access",
+        recovery: delete)
+    case .openToOthers(let mode):
+      let who =
+        FileProblem.isWritableByOthers(mode)
+        ? "other users may change it (mode \(FileProblem.octal(mode))) and so grant any application access"
+        : "other users may read it (mode \(FileProblem.octal(mode))), and it must be private to you"
+      return TokenKitError(
+        .storeFailure, "ignoring \(path): \(who)",
+        recovery: "Check that it holds only what you allowed, then run `chmod 600 \(path)`; or delete it.")
+    case .tooLarge:
+      return TokenKitError(
+        .storeFailure, "ignoring \(path): it is larger than \(Self.sizeLimit) bytes",
+        recovery: "Fix the file or delete it, then allow applications again.")
+    case .unreadable(let code):
+      return TokenKitError(.storeFailure, "ignoring \(path): \(String(cString: strerror(code)))", recovery: delete)
     }
   }
 
@@ -263,12 +258,9 @@ public final class ApplicationGrants: Sendable {
   /// returns true. Refuses to overwrite a file it would ignore.
   private func modify(_ change: (inout [Grant]) throws -> Bool) throws {
     try XDGDirectories.ensurePrivateDirectory(directory)
-    let lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard lock >= 0 else { throw TokenKitErrorFactory.io("open \(lockPath)", errno: errno) }
+    let lock = try LockFile.open(lockPath)
     defer { close(lock) }  // Closing releases the lock.
-    while flock(lock, LOCK_EX) != 0 {
-      guard errno == EINTR else { throw TokenKitErrorFactory.io("lock \(lockPath)", errno: errno) }
-    }
+    _ = try LockFile.lock(lock, path: lockPath, waiting: .untilFree)
     var grants: [Grant]
     switch load() {
     case .grants(let current): grants = current

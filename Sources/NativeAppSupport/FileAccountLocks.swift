@@ -1,4 +1,3 @@
-import Crypto
 import Synchronization
 import TokenKit
 
@@ -6,9 +5,8 @@ import TokenKit
   import Glibc
 #endif
 
-/// Account locks as `flock(2)` locks on files in a private directory: they hold across
-/// processes, are released by the kernel when a process dies (no stale lock after a
-/// crash or SIGKILL), and cost no daemon.
+/// Account locks as lock files (``LockFile``) in a private directory, one per account,
+/// waited for by polling: a refresh holds one for a server's round trip.
 public struct FileAccountLocks: AccountLocking {
   public var directory: String
   /// The outermost directory that is tokenctl's own, which must be private down to
@@ -41,43 +39,26 @@ public struct FileAccountLocks: AccountLocking {
   public func acquire(_ key: AccountKey, group: String, timeout: Duration) async throws -> any AccountLockHandle {
     try XDGDirectories.ensurePrivateDirectory(directory, within: root)
     let path = path(for: key, group: group)
-    // O_CLOEXEC: a hook or browser started while we hold the lock must not inherit it,
-    // or the lock would outlive us in that child.
-    let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard fd >= 0 else { throw TokenKitErrorFactory.io("open the lock file \(path)", errno: errno) }
-    let clock = ContinuousClock()
-    let deadline = clock.now.advanced(by: timeout)
-    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-      let reason = errno
-      guard reason == EWOULDBLOCK || reason == EINTR else {
-        close(fd)
-        throw TokenKitErrorFactory.io("lock \(path)", errno: reason)
-      }
-      guard clock.now < deadline else {
-        close(fd)
+    let fd = try LockFile.open(path)
+    do {
+      let deadline = ContinuousClock.now.advanced(by: timeout)
+      guard try await LockFile.lock(fd, path: path, until: deadline, every: Self.pollInterval) else {
         throw TokenKitError(
           .storeFailure, "another tokenctl has been refreshing \(key) for more than \(DurationText.format(timeout))",
           recovery: "Try again; if it persists, look for a hung tokenctl process.")
       }
-      do { try await DeadlineTimer.shared.sleep(for: Self.pollInterval) } catch {
-        close(fd)
-        throw error
-      }
+    } catch {
+      close(fd)
+      throw error
     }
     return FileLockHandle(fd: fd)
   }
 }
 
 extension FileAccountLocks {
-  /// Whether anyone holds `key`'s lock: a shared lock cannot be had while an exclusive one
-  /// is held. A lock file that does not exist is held by nobody, and is not made here.
+  /// Whether anyone holds `key`'s lock (``LockFile/isHeld(_:)``).
   public func isHeld(_ key: AccountKey, group: String) -> Bool {
-    let fd = open(path(for: key, group: group), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    guard flock(fd, LOCK_SH | LOCK_NB) == 0 else { return errno == EWOULDBLOCK }
-    flock(fd, LOCK_UN)
-    return false
+    LockFile.isHeld(path(for: key, group: group))
   }
 
   /// The lock file of `key` in `group`. The name must not leak who signs in where to
@@ -88,23 +69,15 @@ extension FileAccountLocks {
   }
 
   /// The name of `key`'s files in `group` (its lock, its journal entry), without an
-  /// extension: the first 16 bytes of the SHA-256 of group, type and id, in hexadecimal.
+  /// extension (``HashedName``).
   static func fileName(for key: AccountKey, group: String) -> String {
-    let digest = SHA256.hash(data: Array("\(group)\u{0}\(key.type)\u{0}\(key.id)".utf8))
-    return digest.prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    HashedName.of(group, key.type, key.id)
   }
 
   /// Whether `descriptor` is `key`'s lock file and this process holds its lock: what a
   /// refresh child checks of the descriptor it was handed.
   public func holds(_ descriptor: Int32, for key: AccountKey, group: String) -> Bool {
-    var handed = stat()
-    var expected = stat()
-    guard fstat(descriptor, &handed) == 0, stat(path(for: key, group: group), &expected) == 0,
-      handed.st_dev == expected.st_dev, handed.st_ino == expected.st_ino
-    else { return false }
-    // flock on a description that already holds the lock succeeds at once; held by
-    // another description, it fails without waiting.
-    return flock(descriptor, LOCK_EX | LOCK_NB) == 0
+    LockFile.holds(descriptor, path: path(for: key, group: group))
   }
 }
 
@@ -132,10 +105,4 @@ final class FileLockHandle: AccountLockHandle {
   }
 
   deinit { release() }
-}
-
-extension String {
-  fileprivate func leftPadded(to width: Int) -> String {
-    count >= width ? self : String(repeating: "0", count: width - count) + self
-  }
 }

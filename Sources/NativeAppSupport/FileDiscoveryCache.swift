@@ -1,4 +1,3 @@
-import Crypto
 import TokenKit
 
 #if canImport(FoundationEssentials)
@@ -32,20 +31,21 @@ public struct FileDiscoveryCache: DiscoveryCache {
     self.init(directory: directories.cache + "/discovery", root: directories.cache)
   }
 
+  /// The document cached for `issuer`, if it is a private file of the user's
+  /// (``FilePolicy/privateFile``): anything else is ignored, and replaced by the next store.
   public func load(issuer: String) -> (document: [UInt8], fetchedAt: Date)? {
-    let path = self.path(issuer)
-    var info = stat()
-    guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid(),
-      info.st_size <= HTTPTransportLimits.maximumBodySize,
-      let bytes = PrivateFile.read(path, limit: HTTPTransportLimits.maximumBodySize)
+    guard
+      let file = try? PrivateFile.read(
+        path(issuer), limit: HTTPTransportLimits.maximumBodySize, policy: .privateFile)
     else { return nil }
-    return (bytes, Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec)))
+    return (file.bytes, Date(timeIntervalSince1970: TimeInterval(file.status.st_mtim.tv_sec)))
   }
 
   public func store(issuer: String, document: [UInt8], fetchedAt: Date) {
     guard (try? XDGDirectories.ensurePrivateDirectory(directory, within: root)) != nil else { return }
     let path = self.path(issuer)
-    guard PrivateFile.writeAtomically(path, document) else { return }
+    // Not durable: a document lost to a crash is fetched again.
+    guard (try? AtomicFile.write(document, to: path, durable: false)) != nil else { return }
     var times = [
       timespec(tv_sec: Int(fetchedAt.timeIntervalSince1970), tv_nsec: 0),
       timespec(tv_sec: Int(fetchedAt.timeIntervalSince1970), tv_nsec: 0),
@@ -53,12 +53,8 @@ public struct FileDiscoveryCache: DiscoveryCache {
     _ = utimensat(AT_FDCWD, path, &times, 0)
   }
 
+  /// The issuer's file: its name a hash (``HashedName``), since an issuer URL holds `/`.
   private func path(_ issuer: String) -> String {
-    let digest = SHA256.hash(data: Array(issuer.utf8))
-    return directory + "/"
-      + digest.prefix(16).map { byte in
-        let hex = String(byte, radix: 16)
-        return hex.count == 1 ? "0" + hex : hex
-      }.joined() + ".json"
+    directory + "/" + HashedName.of(issuer) + ".json"
   }
 }

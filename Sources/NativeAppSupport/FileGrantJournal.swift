@@ -52,14 +52,15 @@ public struct FileGrantJournal: GrantJournal {
       tokens: String(decoding: try grant.tokens.storageJSON(), as: UTF8.self), scopes: grant.grantedScopes,
       updated_at: grant.updatedAt.timeIntervalSince1970, replaces: grant.replaces)
     let path = path(for: grant.key, group: grant.group)
-    guard PrivateFile.writeAtomically(path, Array(try JSONEncoder().encode(entry))) else {
-      throw TokenKitErrorFactory.io("write the journal entry \(path)", errno: errno)
-    }
+    // Not durable: the folder is a tmpfs (above).
+    try AtomicFile.write(Array(try JSONEncoder().encode(entry)), to: path, durable: false)
   }
 
   public func read(_ key: AccountKey, group: String) -> JournaledGrant? {
-    guard let bytes = PrivateFile.read(path(for: key, group: group), limit: Self.maximumSize),
-      let entry = try? JSONDecoder().decode(Entry.self, from: Data(bytes)), entry.version == Self.formatVersion,
+    // An entry that is not a private file of the user's is no entry of ours (FilePolicy).
+    guard
+      let file = try? PrivateFile.read(path(for: key, group: group), limit: Self.maximumSize, policy: .privateFile),
+      let entry = try? JSONDecoder().decode(Entry.self, from: Data(file.bytes)), entry.version == Self.formatVersion,
       entry.type == key.type, entry.id == key.id, entry.group == group,
       let tokens = try? TokenSet(storageJSON: Array(entry.tokens.utf8), item: "\(key)")
     else { return nil }

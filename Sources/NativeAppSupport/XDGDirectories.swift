@@ -90,34 +90,28 @@ public struct XDGDirectories: Sendable, Hashable {
     }
   }
 
-  /// Checks that `path` is a safe private directory: a directory itself, not a symlink to
-  /// one; owned by this user; and closed to group and others, since whoever may enter it
-  /// can read the names of the lock files, and whoever may write it can plant or swap them.
-  ///
-  /// The one rule for every directory tokenctl keeps to itself.
+  /// Checks that `path` is a safe private directory (``FilePolicy/privateDirectory``): a
+  /// directory itself, not a symlink to one; owned by this user; and closed to group and
+  /// others. Refused, never tightened (``ensurePrivateDirectory(_:within:)``).
   public static func checkPrivateDirectory(_ path: String) throws {
     var info = stat()
     guard lstat(path, &info) == 0 else { throw TokenKitErrorFactory.io("inspect \(path)", errno: errno) }
     let elsewhere = "Remove it, or point XDG_CACHE_HOME and XDG_RUNTIME_DIR elsewhere."
-    switch info.st_mode & S_IFMT {
-    case S_IFDIR: break
-    case S_IFLNK:
+    switch FilePolicy.privateDirectory.problem(info) {
+    case nil: return
+    case .symbolicLink:
       throw TokenKitError(
         .storeFailure, "\(path) is a symbolic link, and tokenctl keeps its files only in a directory of its own",
         recovery: "Remove the link (`rm \(path)`); tokenctl then creates a private directory in its place.")
+    case .owner(let owner, _):
+      throw TokenKitError(
+        .storeFailure, "\(path) belongs to another user (owner \(UserName.describe(owner)))", recovery: elsewhere)
+    case .openToOthers(let mode):
+      throw TokenKitError(
+        .storeFailure, "\(path) is open to other users (mode \(FileProblem.octal(mode))), and must be private to you",
+        recovery: "Run `chmod 700 \(path)`.")
     default:
       throw TokenKitError(.storeFailure, "\(path) is not a directory", recovery: elsewhere)
-    }
-    guard info.st_uid == geteuid() else {
-      throw TokenKitError(
-        .storeFailure, "\(path) belongs to another user (owner \(UserName.describe(info.st_uid)))",
-        recovery: elsewhere)
-    }
-    guard info.st_mode & 0o077 == 0 else {
-      throw TokenKitError(
-        .storeFailure,
-        "\(path) is open to other users (mode \(String(info.st_mode & 0o7777, radix: 8))), and must be private to you",
-        recovery: "Run `chmod 700 \(path)`.")
     }
   }
 

@@ -1,4 +1,5 @@
 import AgentProtocol
+import ApplicationConsent
 import CLinux
 import NativeAppSupport
 import Synchronization

@@ -70,9 +70,13 @@ public final class AgentListener: Sendable {
   }
 
   private static func takeLock(_ path: String) throws -> Int32 {
-    let lock = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard lock >= 0 else { throw TokenKitErrorFactory.io("open \(path)", errno: errno) }
-    guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+    let lock = try LockFile.open(path)
+    let taken: Bool
+    do { taken = try LockFile.lock(lock, path: path, waiting: .no) } catch {
+      Glibc.close(lock)
+      throw error
+    }
+    guard taken else {
       Glibc.close(lock)
       let running = readPID(path).map { " (pid \($0))" } ?? ""
       throw TokenKitError(
@@ -110,13 +114,8 @@ public final class AgentListener: Sendable {
 
   /// The pid a lock file holds, for the message of a second agent.
   private static func readPID(_ path: String) -> String? {
-    let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    defer { Glibc.close(descriptor) }
-    var buffer = [UInt8](repeating: 0, count: 32)
-    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, 32) }
-    guard count > 0 else { return nil }
-    let text = String(decoding: buffer[0..<count].prefix { $0 != 10 }, as: UTF8.self)
+    guard let file = try? PrivateFile.read(path, limit: 32, policy: .privateFile) else { return nil }
+    let text = String(decoding: file.bytes.prefix { $0 != 10 }, as: UTF8.self)
     return text.isEmpty ? nil : text
   }
 }

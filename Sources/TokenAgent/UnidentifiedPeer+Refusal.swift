@@ -1,3 +1,4 @@
+import ApplicationConsent
 import NativeAppSupport
 
 #if canImport(Glibc)

@@ -31,7 +31,7 @@ public enum RefreshTestPause {
   ) -> (@Sendable (AccountKey) -> Void)? {
     guard let folder = environment[variable], folder.hasPrefix("/") else { return nil }
     return { _ in
-      _ = PrivateFile.writeAtomically(folder + "/paused", Array("\(getpid())\n".utf8))
+      try? AtomicFile.write(Array("\(getpid())\n".utf8), to: folder + "/paused", durable: false)
       let clock = ContinuousClock()
       let deadline = clock.now.advanced(by: limit)
       while access(folder + "/resume", F_OK) != 0, clock.now < deadline {

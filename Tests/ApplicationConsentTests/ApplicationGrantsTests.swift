@@ -149,6 +149,23 @@ import TokenKit
     #expect(warnings.all.count == 1 && warnings.all[0].contains("belongs to another user"), "\(warnings.all)")
   }
 
+  /// The grants file is private as the audit log beside it is (FilePolicy.privateFile):
+  /// one others may read is ignored too, and so is a directory others may enter, which
+  /// every change refused anyway (XDGDirectories.ensurePrivateDirectory).
+  @Test(arguments: [(0o640, 0o700), (0o604, 0o700), (0o600, 0o750), (0o600, 0o705)])
+  func aFileOrDirectoryOthersMayReadIsIgnored(fileMode: Int, directoryMode: Int) throws {
+    let grants = grants()
+    try grants.allow(application: Self.python, group: "default", accounts: nil, at: Self.day)
+    #expect(chmod(file, mode_t(fileMode)) == 0 && chmod(directories.state, mode_t(directoryMode)) == 0)
+    #expect(grants.decision(application: Self.python, group: "default", account: Self.ada.key) == .undecided)
+    let expected =
+      fileMode == 0o600 ? "not a private directory" : "other users may read it (mode \(String(fileMode, radix: 8)))"
+    #expect(warnings.all.count == 1 && warnings.all[0].contains(expected), "\(warnings.all)")
+    #expect(throws: TokenKitError.self) {
+      try grants.allow(application: "/usr/bin/perl", group: "default", accounts: nil, at: Self.day)
+    }
+  }
+
   @Test func aGroupWritableDirectoryIsIgnored() throws {
     let grants = grants()
     try grants.allow(application: Self.python, group: "default", accounts: nil, at: Self.day)

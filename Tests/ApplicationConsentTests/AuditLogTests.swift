@@ -82,6 +82,25 @@ import Testing
     #expect(lstat(file + ".1", &info) == 0 && info.st_mode & 0o7777 == 0o600)
   }
 
+  /// A log others may read or write is refused, not tightened, as every file and folder
+  /// of tokenctl's is (FilePolicy): what they read or wrote in it stays, and a quiet chmod
+  /// would hide that it happened.
+  @Test(arguments: [0o644, 0o620])
+  func aLogOpenToOthersIsRefusedNotTightened(mode: Int) throws {
+    let warnings = ApplicationGrantsTests.Warnings()
+    let log = AuditLog(directories: directories, warn: { warnings.add($0) })
+    log.record(AuditEvent(time: Self.time, kind: .token, application: "/x", group: "g", via: .cli))
+    #expect(chmod(file, mode_t(mode)) == 0)
+    log.record(AuditEvent(time: Self.time, kind: .token, application: "/y", group: "g", via: .cli))
+    var info = stat()
+    #expect(lstat(file, &info) == 0 && info.st_mode & 0o7777 == mode_t(mode))
+    #expect(try lines().count == 1)
+    #expect(
+      warnings.all.count == 1
+        && warnings.all[0].contains("is open to other users (mode \(String(mode, radix: 8)))")
+        && warnings.all[0].hasPrefix("could not write the audit log"), "\(warnings.all)")
+  }
+
   @Test func aFailureIsAWarningNotAnError() throws {
     // The state directory cannot be made: a file stands where it should be.
     try "".write(toFile: home.path("state"), atomically: false, encoding: .utf8)

@@ -352,7 +352,26 @@ private final class SlowTokenEndpoint: HTTPTransport, Sendable {
     #expect(
       FileManager.default.createFile(
         atPath: path, contents: Data(repeating: 0x20, count: HTTPTransportLimits.maximumBodySize + 1)))
+    #expect(chmod(path, 0o600) == 0, "refused for its size, not its mode")
     #expect(cache.load(issuer: Self.issuer) == nil)
+  }
+
+  /// The cache is tokenctl's own, as the grants and the journal are: a document others
+  /// could have read or changed is no document of ours (FilePolicy.privateFile).
+  @Test func aDocumentOthersCouldReadOrChangeIsNotRead() throws {
+    let scratch = try TemporaryDirectory()
+    let cache = FileDiscoveryCache(directory: scratch.path("d"))
+    cache.store(issuer: Self.issuer, document: Self.document, fetchedAt: Date())
+    let path = try Self.file(in: scratch.path("d"))
+    #expect(cache.load(issuer: Self.issuer)?.document == Self.document)
+    for mode: mode_t in [0o644, 0o620] {
+      #expect(chmod(path, mode) == 0)
+      #expect(cache.load(issuer: Self.issuer) == nil, "mode \(String(mode, radix: 8))")
+    }
+    // The next store replaces it with a private file.
+    cache.store(issuer: Self.issuer, document: Self.document, fetchedAt: Date())
+    #expect(mode(path) == 0o600)
+    #expect(cache.load(issuer: Self.issuer)?.document == Self.document)
   }
 
   @Test func anUnwritableDirectoryIsNotAnError() throws {

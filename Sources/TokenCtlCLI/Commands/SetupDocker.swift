@@ -92,21 +92,26 @@ extension TokenCtl {
     /// keeping every other member, and writes it back atomically, readable only by the user.
     static func update(_ path: String, hosts: [String], unset: Bool) throws {
       var document: [String: JSONValue] = [:]
-      let fd = open(path, O_RDONLY | O_CLOEXEC)
-      if fd >= 0 {
-        defer { close(fd) }
-        guard let bytes = try AtomicFile.readAll(fd, limit: maximumFileLength, path: path) else {
-          throw TokenKitError(
-            .notConfigured, "\(path) is larger than a configuration file can be", recovery: moveAway(path))
-        }
+      let file: PrivateFile.Contents?
+      do throws(FileProblem) {
+        // Another tool's file, the user's business: any owner and mode, links followed.
+        file = try PrivateFile.read(path, limit: maximumFileLength, policy: nil, followingLinks: true)
+      } catch .tooLarge {
+        throw TokenKitError(
+          .notConfigured, "\(path) is larger than a configuration file can be", recovery: moveAway(path))
+      } catch .unreadable(let code) {
+        throw TokenKitErrorFactory.io("read \(path)", errno: code)
+      } catch {
+        throw TokenKitError(
+          .notConfigured, "\(path) is not a regular file, so tokenctl leaves it alone", recovery: moveAway(path))
+      }
+      if let bytes = file?.bytes {
         let blank = bytes.allSatisfy { $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }
         guard blank || JSONValue.parseObject(bytes) != nil else {
           throw TokenKitError(
             .notConfigured, "\(path) is not a JSON object, so tokenctl leaves it alone", recovery: moveAway(path))
         }
         document = blank ? [:] : JSONValue.parseObject(bytes) ?? [:]
-      } else if errno != ENOENT {
-        throw TokenKitErrorFactory.io("read \(path)", errno: errno)
       } else if unset {
         return
       }

@@ -1,3 +1,5 @@
+import NativeAppSupport
+
 /// tokenctl's own executables, which consent always allows (tokenctl-dbus(7), "Consent"):
 /// the one running and its siblings (``siblings``).
 ///

@@ -26,4 +26,10 @@ public struct FileID: Sendable, Hashable {
     var info = stat()
     return stat(path, &info) == 0 ? FileID(info) : nil
   }
+
+  /// The file open at descriptor `fd`; nil when it is no open descriptor.
+  public static func of(descriptor fd: Int32) -> FileID? {
+    var info = stat()
+    return fstat(fd, &info) == 0 ? FileID(info) : nil
+  }
 }

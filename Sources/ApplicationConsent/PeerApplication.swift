@@ -1,3 +1,5 @@
+import NativeAppSupport
+
 #if canImport(Glibc)
   import Glibc
 #endif

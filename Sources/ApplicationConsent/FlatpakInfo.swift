@@ -1,3 +1,5 @@
+import NativeAppSupport
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -49,35 +51,22 @@ public enum FlatpakInfo {
   /// `/proc/PID/root`); nil when there is no such file, so the root is no Flatpak
   /// sandbox's.
   public static func appID(inRoot root: Int32) -> Result<FlatpakAppID, Problem>? {
-    let fd = openat(root, ".flatpak-info", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
-    guard fd >= 0 else {
-      switch errno {
-      case ENOENT: return nil
-      case ELOOP: return .failure(.symbolicLink)
-      case let error: return .failure(.unreadable(error))
+    do throws(FileProblem) {
+      // Flatpak's own file, or the system's: FilePolicy's settings level.
+      guard let file = try PrivateFile.read(".flatpak-info", in: root, limit: sizeLimit, policy: .settings) else {
+        return nil
+      }
+      return appID(in: file.bytes)
+    } catch {
+      switch error {
+      case .symbolicLink: return .failure(.symbolicLink)
+      case .notARegularFile, .notADirectory: return .failure(.notRegularFile)
+      case .owner(let owner, _): return .failure(.owner(owner))
+      case .openToOthers(let mode): return .failure(.writableByOthers(mode))
+      case .tooLarge: return .failure(.tooLarge)
+      case .unreadable(let code): return .failure(.unreadable(code))
       }
     }
-    defer { close(fd) }
-    var info = stat()
-    guard fstat(fd, &info) == 0 else { return .failure(.unreadable(errno)) }
-    guard info.st_mode & S_IFMT == S_IFREG else { return .failure(.notRegularFile) }
-    guard info.st_uid == getuid() || info.st_uid == 0 else { return .failure(.owner(info.st_uid)) }
-    guard info.st_mode & 0o022 == 0 else { return .failure(.writableByOthers(info.st_mode & 0o7777)) }
-    guard info.st_size <= sizeLimit else { return .failure(.tooLarge) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-    while true {
-      let count = read(fd, &chunk, chunk.count)
-      if count < 0 {
-        if errno == EINTR { continue }
-        return .failure(.unreadable(errno))
-      }
-      if count == 0 { break }
-      bytes += chunk[..<count]
-      // The size was checked, but a file can grow while we read it.
-      guard bytes.count <= sizeLimit else { return .failure(.tooLarge) }
-    }
-    return appID(in: bytes)
   }
 
   /// The app id in the keyfile `bytes`: `name` of `[Runtime]` when there is such a group

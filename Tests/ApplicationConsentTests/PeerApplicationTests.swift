@@ -1,3 +1,4 @@
+import ApplicationConsent
 import Foundation
 import NativeAppSupport
 import TestSupport
