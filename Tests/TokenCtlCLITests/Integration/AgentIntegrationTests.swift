@@ -34,9 +34,9 @@ import TokenStoreTesting
     var socket: String { directory.path("agent/agent.sock") }
     var log: String { directory.path("agent.log") }
 
-    init(stubArguments: [String] = []) throws {
+    init(stubArguments: [String] = []) async throws {
       directory = try TemporaryDirectory()
-      let (baseURL, stubDirectory) = try LoopbackService.start(
+      let (baseURL, stubDirectory) = try await LoopbackService.start(
         "Tests/Support/stub-oauth-server", info: "stub.json", arguments: stubArguments, lifetime: 600)
       stub = StubServer(baseURL: baseURL, directory: stubDirectory)
       try GitCredentialTests.writeGitType(home: home, issuer: stub.baseURL, clientID: "git", host: "127.0.0.1")
@@ -84,9 +84,9 @@ import TokenStoreTesting
     func seed(
       name: String, id: String? = nil, group: String? = nil, access: String? = nil, expiresIn: Double,
       needsSignIn: Bool = false
-    ) throws -> StoredAccount {
+    ) async throws -> StoredAccount {
       let group = group ?? self.group
-      let family = try stub.admin("/_admin/issue", method: "POST")
+      let family = try await stub.admin("/_admin/issue", method: "POST")
       let account = Account(
         type: "gitlocal", id: id ?? "id-\(name)", name: name, group: group, createdAt: Date(), updatedAt: Date(),
         issuer: stub.baseURL, clientID: "git", needsSignIn: needsSignIn)
@@ -126,21 +126,21 @@ import TokenStoreTesting
       flock(fd, LOCK_UN)
     }
 
-    func stats() throws -> [String: Any] { try stub.admin("/_admin/stats") }
+    func stats() async throws -> [String: Any] { try await stub.admin("/_admin/stats") }
 
     static func refreshGrants(_ stats: [String: Any]) -> Int {
       (stats["grant_types"] as? [String: Int])?["refresh_token"] ?? 0
     }
 
     /// The stub's verdict on a refresh token: current, used, revoked or unknown.
-    func check(refreshToken: String) throws -> String {
+    func check(refreshToken: String) async throws -> String {
       let escaped = refreshToken.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? refreshToken
-      return try stub.admin("/_admin/check?refresh_token=\(escaped)")["status"] as? String ?? "?"
+      return try await stub.admin("/_admin/check?refresh_token=\(escaped)")["status"] as? String ?? "?"
     }
 
     /// Whether the stub takes `accessToken` (its userinfo endpoint answers 200).
-    func stubAccepts(accessToken: String) throws -> Bool {
-      let result = try TestProcess.run(
+    func stubAccepts(accessToken: String) async throws -> Bool {
+      let result = try await TestProcess.run(
         "curl",
         [
           "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(accessToken)",
@@ -222,9 +222,9 @@ import TokenStoreTesting
   /// Every token the agent hands out is in the audit log, to tokenctl's own programs too
   /// (issue 23, item 3): the application, group, account and channel, never the token.
   @Test func tokensHandedToTokenctlsOwnProgramsAreAudited() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let ada = try setup.seed(name: "ada", access: "agent-audit-\(UUID().uuidString)", expiresIn: 7230)
+    let ada = try await setup.seed(name: "ada", access: "agent-audit-\(UUID().uuidString)", expiresIn: 7230)
     let agent = try await setup.startAgent()
     let token = try await TestProcess.run(
       TestProcess.tokenctl, ["token", "gitlocal:ada"], environment: setup.viaAgent())
@@ -271,16 +271,16 @@ import TokenStoreTesting
   /// to the full program, and the agent is asked once either way (`agentRequests`).
   @Test(arguments: Clients.allCases)
   func throughTheAgentEveryAnswerIsTheDirectPathsByteForByte(_ clients: Clients) async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     let links = try TemporaryDirectory()
     let twins = TokenStoreConformance.freshGroup()
     let signIn = TokenStoreConformance.freshGroup()
     let empty = TokenStoreConformance.freshGroup()
     defer { setup.cleanUp(groups: [twins, signIn, empty]) }
-    let ada = try setup.seed(name: "ada", access: "agent-test-valid-\(UUID().uuidString)", expiresIn: 7230)
-    try setup.seed(name: "twin", id: "id-twin-1", group: twins, expiresIn: 7230)
-    try setup.seed(name: "twin", id: "id-twin-2", group: twins, expiresIn: 7230)
-    let needing = try setup.seed(name: "lapsed", group: signIn, expiresIn: -60, needsSignIn: true)
+    let ada = try await setup.seed(name: "ada", access: "agent-test-valid-\(UUID().uuidString)", expiresIn: 7230)
+    try await setup.seed(name: "twin", id: "id-twin-1", group: twins, expiresIn: 7230)
+    try await setup.seed(name: "twin", id: "id-twin-2", group: twins, expiresIn: 7230)
+    let needing = try await setup.seed(name: "lapsed", group: signIn, expiresIn: -60, needsSignIn: true)
     let agent = try await setup.startAgent()
     let (tokenctl, helper) = try clients.executables(in: links)
     let served = "protocol=http\nhost=127.0.0.1\n\n", unserved = "protocol=https\nhost=git.unknown.example\n\n"
@@ -340,13 +340,13 @@ import TokenStoreTesting
   /// A keyring locked before the agent first reads it: the agent's answers are the direct
   /// path's `keyringLocked` (exit 7), word for word.
   @Test func aLockedKeyringGivesTheSameAnswersThroughTheAgent() async throws {
-    let session = try PrivateSession(.unlockedKeyring)
+    let session = try await PrivateSession.started(.unlockedKeyring)
     defer { session.stop() }
-    let stored = try session.run(
+    let stored = try await session.run(
       "secret-tool", KeyringCommandTests.seededItem,
       stdin: #"{"version":1,"access_token":"SECRET-TOKEN-LOCKED-TEST","token_type":"Bearer"}"#)
     try #require(stored.status == 0, "\(stored.stderr)")
-    try session.lockLoginKeyring()
+    try await session.lockLoginKeyring()
     // Not the session's `agent/`: under with-agent the session runs an agent of its own there.
     let socket = session.directory.appendingPathComponent("agent-test/agent.sock").path
     let agent = try await TestAgent.start(
@@ -374,9 +374,9 @@ import TokenStoreTesting
   /// so must the agent, not hand out what it remembers.
   @Test
   func aKeyringLockedAfterTheAgentReadItIsLockedThroughTheAgentToo() async throws {
-    let session = try PrivateSession(.unlockedKeyring)
+    let session = try await PrivateSession.started(.unlockedKeyring)
     defer { session.stop() }
-    let stored = try session.run(
+    let stored = try await session.run(
       "secret-tool", KeyringCommandTests.seededItem,
       stdin: #"{"version":1,"access_token":"SECRET-TOKEN-LOCKED-TEST","token_type":"Bearer"}"#)
     try #require(stored.status == 0, "\(stored.stderr)")
@@ -387,7 +387,7 @@ import TokenStoreTesting
     let warm = try await BoundedRun.run(
       TestProcess.tokenctl, ["token", "graph:ada@contoso.com"], environment: agent.environment)
     #expect(warm.result?.stdout == "SECRET-TOKEN-LOCKED-TEST\n")
-    try session.lockLoginKeyring()
+    try await session.lockLoginKeyring()
     var direct = session.environment
     direct["TOKENCTL_AGENT"] = "0"
     for arguments in [["token", "graph:ada@contoso.com"], ["list"]] {
@@ -406,16 +406,16 @@ import TokenStoreTesting
   /// direct run then finds the new token), `--group` and `TOKENCTL_ACCOUNT`, git's other
   /// fields, and the user's files: a type file that is skipped, a config.toml that is broken.
   @Test func refreshesFlagsAndTheUsersFilesGiveTheSameAnswersThroughTheAgent() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     let pair = TokenStoreConformance.freshGroup()
     // An account of its own: a second one in the main group would make git's choice ambiguous.
     let lapsingGroup = TokenStoreConformance.freshGroup()
     defer { setup.cleanUp(groups: [pair, lapsingGroup]) }
-    let ada = try setup.seed(name: "ada", access: "agent-test-valid-\(UUID().uuidString)", expiresIn: 7230)
-    let lapsing = try setup.seed(
+    let ada = try await setup.seed(name: "ada", access: "agent-test-valid-\(UUID().uuidString)", expiresIn: 7230)
+    let lapsing = try await setup.seed(
       name: "lapsing", group: lapsingGroup, access: "expired-access-token", expiresIn: -60)
-    let gitExpired = try setup.seed(name: "gitexpired", group: pair, access: "expired-access-token", expiresIn: -60)
-    let grace = try setup.seed(
+    let gitExpired = try await setup.seed(name: "gitexpired", group: pair, access: "expired-access-token", expiresIn: -60)
+    let grace = try await setup.seed(
       name: "grace", group: pair, access: "agent-test-grace-\(UUID().uuidString)", expiresIn: 7230)
     let agent = try await setup.startAgent()
     let tokenctl = TestProcess.tokenctl, helper = GitCredentialTests.helper
@@ -512,11 +512,11 @@ import TokenStoreTesting
   // MARK: (b) One refresh for 32 clients
 
   @Test func thirtyTwoClientsOnAnExpiredTokenCostTheAgentOneRefresh() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let seeded = try setup.seed(name: "race", access: "expired-access-token", expiresIn: -60)
+    let seeded = try await setup.seed(name: "race", access: "expired-access-token", expiresIn: -60)
     let agent = try await setup.startAgent()
-    let before = try setup.stats()
+    let before = try await setup.stats()
     let requestsBefore = try await agent.requests()
     let outputs = (0..<32).map { setup.directory.path("out-\($0)") }
     let errors = (0..<32).map { setup.directory.path("err-\($0)") }
@@ -535,7 +535,7 @@ import TokenStoreTesting
     let requests = try await agent.requests() - requestsBefore - 1
     let printed = try outputs.map { try String(contentsOfFile: $0, encoding: .utf8) }
     let stored = try #require(try setup.store().load(seeded.account.key))
-    let after = try setup.stats()
+    let after = try await setup.stats()
 
     let errorTexts = errors.map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }
     #expect(statuses.allSatisfy { $0 == 0 }, "\(statuses): \(errorTexts)")
@@ -557,10 +557,10 @@ import TokenStoreTesting
   /// answers are what the keyring now holds.
   @Test
   func writesByTheDirectPathAreSeenByTheAgentsNextAnswer() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let revoked = try setup.seed(name: "revoked", access: "agent-test-revoked-\(UUID().uuidString)", expiresIn: 7200)
-    let renewed = try setup.seed(name: "renewed", access: "agent-test-renewed-\(UUID().uuidString)", expiresIn: 7200)
+    let revoked = try await setup.seed(name: "revoked", access: "agent-test-revoked-\(UUID().uuidString)", expiresIn: 7200)
+    let renewed = try await setup.seed(name: "renewed", access: "agent-test-renewed-\(UUID().uuidString)", expiresIn: 7200)
     let agent = try await setup.startAgent()
     for stored in [revoked, renewed] {
       let warm = try await BoundedRun.run(
@@ -599,11 +599,11 @@ import TokenStoreTesting
   @Test(arguments: [SIGKILL, SIGTERM])
   func clientsOfAnAgentKilledDuringASlowRefreshFallBackAndSucceed(signal: Int32) async throws {
     // The stub holds every token answer 6 s after it rotated the refresh token.
-    let setup = try Setup(stubArguments: ["--answer-delay", "6"])
+    let setup = try await Setup(stubArguments: ["--answer-delay", "6"])
     defer { setup.cleanUp() }
-    let seeded = try setup.seed(name: "slow", access: "expired-access-token", expiresIn: -60)
+    let seeded = try await setup.seed(name: "slow", access: "expired-access-token", expiresIn: -60)
     let agent = try await setup.startAgent()
-    let before = try setup.stats()
+    let before = try await setup.stats()
     var statusReadings = 0
     let baseline = try await agent.requests()
     statusReadings += 1
@@ -619,7 +619,7 @@ import TokenStoreTesting
     var waiting = 0
     let deadline = Date().addingTimeInterval(20)
     while Date() < deadline {
-      let inFlight = (try setup.stats()["token_requests"] as? Int ?? 0) > (before["token_requests"] as? Int ?? 0)
+      let inFlight = await (try setup.stats()["token_requests"] as? Int ?? 0) > (before["token_requests"] as? Int ?? 0)
       waiting = try await agent.requests() - baseline - statusReadings
       statusReadings += 1
       if inFlight && waiting >= 8 { break }
@@ -638,7 +638,7 @@ import TokenStoreTesting
     for (client, status) in zip(clients, statuses) where status == nil { kill(client.pid, SIGKILL) }
     let printed = try outputs.map { try String(contentsOfFile: $0, encoding: .utf8) }
     let stored = try #require(try setup.store().load(seeded.account.key))
-    let after = try setup.stats()
+    let after = try await setup.stats()
 
     #expect(!statuses.contains(nil), "\(statuses.filter { $0 == nil }.count) clients hung past 60 s")
     let errorTexts = errors.map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }
@@ -661,12 +661,12 @@ import TokenStoreTesting
   /// A client on another session bus (a private one, with its own keyring) gets `direct`
   /// from the agent and reads its own keyring: never the agent's.
   @Test func aClientOfAnotherSessionBusIsLeftToItsDirectPath() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
     let agent = try await setup.startAgent()
-    let session = try PrivateSession(.unlockedKeyring)
+    let session = try await PrivateSession.started(.unlockedKeyring)
     defer { session.stop() }
-    let stored = try session.run(
+    let stored = try await session.run(
       "secret-tool", KeyringCommandTests.seededItem,
       stdin: #"{"version":1,"access_token":"SECRET-TOKEN-OTHER-BUS","token_type":"Bearer"}"#)
     try #require(stored.status == 0, "\(stored.stderr)")
@@ -686,13 +686,13 @@ import TokenStoreTesting
   /// whose runtime folder has no bus cannot reach a keyring (exit 8); an agent that found
   /// one in its own runtime folder must not answer for it from that keyring.
   @Test func aClientWithoutABusAddressIsJudgedByTheBusItWouldFind() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
     let bus = try #require(
       ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"].flatMap {
         $0.hasPrefix("unix:path=") ? Self.busPath($0) : nil
       }, "needs a session bus at a unix:path= address")
-    let ada = try setup.seed(name: "ada", access: "agent-test-nobus-\(UUID().uuidString)", expiresIn: 7200)
+    let ada = try await setup.seed(name: "ada", access: "agent-test-nobus-\(UUID().uuidString)", expiresIn: 7200)
     let agentRuntime = setup.directory.path("agent-runtime"), clientRuntime = setup.directory.path("client-runtime")
     for folder in [agentRuntime, clientRuntime] {
       try FileManager.default.createDirectory(
@@ -732,9 +732,9 @@ import TokenStoreTesting
   /// use): the loader's own trace (`LD_DEBUG=libs`) shows none of them, where the same
   /// command on the direct path loads them all.
   @Test func aClientTheAgentAnswersLoadsNoKeyringLibrary() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let ada = try setup.seed(name: "ada", access: "agent-test-libs-\(UUID().uuidString)", expiresIn: 7200)
+    let ada = try await setup.seed(name: "ada", access: "agent-test-libs-\(UUID().uuidString)", expiresIn: 7200)
     let agent = try await setup.startAgent()
     let served = "protocol=http\nhost=127.0.0.1\n\n"
     for (label, executable, arguments, stdin) in [
@@ -758,9 +758,9 @@ import TokenStoreTesting
 
   /// The user edits a type file while the agent runs: the next answer follows the file.
   @Test func anEditedTypeFileIsSeenByTheNextAnswer() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let ada = try setup.seed(name: "ada", access: "agent-test-edited-\(UUID().uuidString)", expiresIn: 7200)
+    let ada = try await setup.seed(name: "ada", access: "agent-test-edited-\(UUID().uuidString)", expiresIn: 7200)
     let agent = try await setup.startAgent()
     let other = "protocol=http\nhost=localhost\n\n"
     let before = try await BoundedRun.run(
@@ -780,9 +780,9 @@ import TokenStoreTesting
   /// Many requests leave the agent as they found it: no descriptor or thread is kept per
   /// request. Sent raw, so that the figure is the agent's own cost per answer.
   @Test func threeHundredRequestsLeakNoDescriptorOrThread() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let ada = try setup.seed(name: "ada", access: "agent-test-many-\(UUID().uuidString)", expiresIn: 7200)
+    let ada = try await setup.seed(name: "ada", access: "agent-test-many-\(UUID().uuidString)", expiresIn: 7200)
     try setup.allowTheTestProcess()
     let agent = try await setup.startAgent()
     var request = "tokenctl-agent/1 token\ngroup=\(setup.group)\naccount=ada\n"
@@ -836,9 +836,9 @@ import TokenStoreTesting
   /// left out: other tests write to the same keyring meanwhile, and hearing of that is the
   /// monitor's job.
   @Test func anIdleAgentIsNeverWokenUp() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let ada = try setup.seed(name: "ada", access: "agent-test-idle-\(UUID().uuidString)", expiresIn: 7200)
+    let ada = try await setup.seed(name: "ada", access: "agent-test-idle-\(UUID().uuidString)", expiresIn: 7200)
     let agent = try await setup.startAgent()
     let first = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
     #expect(first.result?.stdout == ada.tokens.accessToken + "\n")
@@ -871,9 +871,9 @@ import TokenStoreTesting
 
   @Test func killingTheAgentAtRandomPointsOfRefreshesLosesNoGrant() async throws {
     // Access tokens live 30 s, and clients ask for 60: every request refreshes.
-    let setup = try Setup(stubArguments: ["--access-token-seconds", "30", "--answer-delay", "0.03"])
+    let setup = try await Setup(stubArguments: ["--access-token-seconds", "30", "--answer-delay", "0.03"])
     defer { setup.cleanUp() }
-    let seeded = try setup.seed(name: "crash", access: "expired-access-token", expiresIn: -60)
+    let seeded = try await setup.seed(name: "crash", access: "expired-access-token", expiresIn: -60)
     let key = seeded.account.key
     let arguments = ["token", "--min-valid", "60", "gitlocal:crash"]
     var agent = try await setup.startAgent()
@@ -905,7 +905,7 @@ import TokenStoreTesting
       try await setup.waitForLock(key)
       let stored = try #require(try setup.store().load(key))
       secrets += [stored.tokens.accessToken, stored.tokens.refreshToken ?? ""]
-      let verdict = try setup.check(refreshToken: stored.tokens.refreshToken ?? "")
+      let verdict = try await setup.check(refreshToken: stored.tokens.refreshToken ?? "")
       if verdict != "current" { failures.append("round \(round): the keyring's refresh token is \(verdict)") }
       let direct = try await BoundedRun.run(TestProcess.tokenctl, arguments, environment: setup.direct())
       if direct.result?.status != 0 {
@@ -921,7 +921,7 @@ import TokenStoreTesting
           "round \(round): restarted agent \(through.result?.status ?? -1) \(through.result?.stderr ?? "hung")")
       }
     }
-    let stats = try setup.stats()
+    let stats = try await setup.stats()
     #expect(failures.isEmpty, "\(failures)")
     #expect((stats["reuse_detected"] as? Int ?? -1) == 0, "refresh-token reuse at the stub")
     Self.figure("e", "median refresh through the agent", String(format: "%.3f s", median))
@@ -936,9 +936,9 @@ import TokenStoreTesting
   // MARK: (f) Stale sockets and second agents
 
   @Test func aKilledAgentsSocketIsTakenOverAndASecondAgentIsRefused() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let ada = try setup.seed(name: "ada", access: "agent-test-stale-\(UUID().uuidString)", expiresIn: 7200)
+    let ada = try await setup.seed(name: "ada", access: "agent-test-stale-\(UUID().uuidString)", expiresIn: 7200)
     let first = try await setup.startAgent()
     await first.killHard()
     #expect(FileManager.default.fileExists(atPath: setup.socket), "SIGKILL leaves the socket behind")
@@ -968,9 +968,9 @@ import TokenStoreTesting
 
   @Test(.enabled(if: getuid() == 0, "needs root: setpriv switches to uid 65534 and opens the socket to it"))
   func aPeerOfAnotherUserGetsNoAnswer() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let ada = try setup.seed(name: "ada", access: "agent-test-uid-\(UUID().uuidString)", expiresIn: 7200)
+    let ada = try await setup.seed(name: "ada", access: "agent-test-uid-\(UUID().uuidString)", expiresIn: 7200)
     let agent = try await setup.startAgent()
     // The agent makes its folder 0700 and its socket 0600, so the kernel alone keeps other
     // users out; opened up here, the agent's own peer check is what refuses them.
@@ -1019,9 +1019,9 @@ import TokenStoreTesting
   // MARK: (h) Bad requests
 
   @Test func oversizedAndMalformedRequestsAreRefusedAndTheNextClientIsServed() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let ada = try setup.seed(name: "ada", access: "agent-test-raw-\(UUID().uuidString)", expiresIn: 7200)
+    let ada = try await setup.seed(name: "ada", access: "agent-test-raw-\(UUID().uuidString)", expiresIn: 7200)
     let agent = try await setup.startAgent()
     let before = try await agent.requests()
     let marker = "raw-marker-\(UUID().uuidString)"
@@ -1086,9 +1086,9 @@ import TokenStoreTesting
 
   @Test func anAgentStartedBySystemdSocketActivationServesAClient() async throws {
     let activate = try TestProcess.which("systemd-socket-activate")
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let ada = try setup.seed(name: "ada", access: "agent-test-activated-\(UUID().uuidString)", expiresIn: 7200)
+    let ada = try await setup.seed(name: "ada", access: "agent-test-activated-\(UUID().uuidString)", expiresIn: 7200)
     try FileManager.default.createDirectory(
       atPath: setup.directory.path("agent"), withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
     let environment = TestAgent.clientEnvironment(setup.environment(), socket: setup.socket)
@@ -1100,11 +1100,8 @@ import TokenStoreTesting
     let activator = try TestProcess(
       activate, ["-l", setup.socket] + passed + [TestProcess.tokenctl, "agent", "run"], environment: environment,
       stdout: setup.log, stderr: nil)
-    defer {
-      kill(activator.pid, SIGKILL)
-      activator.wait()
-    }
-    let deadline = Date().addingTimeInterval(10)
+    defer { activator.terminate(signal: SIGKILL) }
+    let deadline = Date().addingTimeInterval(60)
     while !FileManager.default.fileExists(atPath: setup.socket) && Date() < deadline {
       try await Task.sleep(for: .milliseconds(20))
     }
@@ -1135,9 +1132,9 @@ import TokenStoreTesting
   /// `status` exits 0 then, and `stop` ends it and waits; `status` then exits 1. Clients
   /// that ask for the direct path (TOKENCTL_AGENT=0, TOKENCTL_LOG=debug) never ask it.
   @Test func startStatusStopAndTheClientsThatOptOut() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let ada = try setup.seed(name: "ada", access: "agent-test-daemon-\(UUID().uuidString)", expiresIn: 7200)
+    let ada = try await setup.seed(name: "ada", access: "agent-test-daemon-\(UUID().uuidString)", expiresIn: 7200)
     let environment = setup.viaAgent()
     func tokenctl(_ arguments: String...) async throws -> BoundedRun.Finished {
       try #require(
@@ -1194,9 +1191,9 @@ import TokenStoreTesting
   /// backs off, without a secret in the log or the status, and clients still get the token
   /// while it is valid.
   @Test func aRefreshAheadThatFailsBacksOffAndKeepsServingTheValidToken() async throws {
-    let setup = try Setup(stubArguments: ["--access-token-seconds", "8"])
+    let setup = try await Setup(stubArguments: ["--access-token-seconds", "8"])
     defer { setup.cleanUp() }
-    let family = try setup.stub.admin("/_admin/issue?expires_in=8", method: "POST")
+    let family = try await setup.stub.admin("/_admin/issue?expires_in=8", method: "POST")
     let account = Account(
       type: "gitlocal", id: "id-failing", name: "failing", group: setup.group, createdAt: Date(), updatedAt: Date(),
       issuer: setup.stub.baseURL, clientID: "git")
@@ -1234,9 +1231,9 @@ import TokenStoreTesting
   // MARK: (j) No secret in the log or the status
 
   @Test func theAgentsLogAndStatusNeverShowATokenOrRefreshToken() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let expired = try setup.seed(name: "ada", access: "expired-access-token-\(UUID().uuidString)", expiresIn: -60)
+    let expired = try await setup.seed(name: "ada", access: "expired-access-token-\(UUID().uuidString)", expiresIn: -60)
     let agent = try await setup.startAgent()
     var secrets = [expired.tokens.accessToken, expired.tokens.refreshToken ?? ""]
     let token = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
@@ -1245,8 +1242,8 @@ import TokenStoreTesting
       GitCredentialTests.helper, ["get"], environment: setup.viaAgent(), stdin: "protocol=http\nhost=127.0.0.1\n\n")
     #expect(git.result?.status == 0)
     // A refresh the server refuses: its error goes to the log and the status.
-    let refused = try setup.seed(name: "refused", access: "refused-access-\(UUID().uuidString)", expiresIn: -60)
-    _ = try setup.stub.admin("/_admin/reset", method: "POST")
+    let refused = try await setup.seed(name: "refused", access: "refused-access-\(UUID().uuidString)", expiresIn: -60)
+    _ = try await setup.stub.admin("/_admin/reset", method: "POST")
     let failing = try await BoundedRun.run(TestProcess.tokenctl, ["token", "refused"], environment: setup.viaAgent())
     #expect(failing.result?.status != 0)
     secrets += [refused.tokens.accessToken, refused.tokens.refreshToken ?? ""]
@@ -1267,9 +1264,9 @@ import TokenStoreTesting
   // MARK: (k) Refresh ahead
 
   @Test func aTokenAskedForOnceIsKeptFreshAheadOfExpiry() async throws {
-    let setup = try Setup(stubArguments: ["--access-token-seconds", "6"])
+    let setup = try await Setup(stubArguments: ["--access-token-seconds", "6"])
     defer { setup.cleanUp() }
-    let family = try setup.stub.admin("/_admin/issue?expires_in=6", method: "POST")
+    let family = try await setup.stub.admin("/_admin/issue?expires_in=6", method: "POST")
     let account = Account(
       type: "gitlocal", id: "id-ahead", name: "ahead", group: setup.group, createdAt: Date(), updatedAt: Date(),
       issuer: setup.stub.baseURL, clientID: "git")
@@ -1278,15 +1275,15 @@ import TokenStoreTesting
       expiresAt: Date().addingTimeInterval(6), issuedAt: Date())
     try setup.store().save(account, tokens: seeded)
     let agent = try await setup.startAgent()
-    let before = try setup.stats()
+    let before = try await setup.stats()
     let first = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ahead"], environment: setup.viaAgent())
     #expect(first.result?.stdout == seeded.accessToken + "\n", "still valid: answered from memory")
     let requestsAfterFirst = try await agent.requests()
     try await Task.sleep(for: .seconds(10))
-    let middle = try setup.stats()
+    let middle = try await setup.stats()
     let requestsBeforeLast = try await agent.requests()
     let last = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ahead"], environment: setup.viaAgent())
-    let after = try setup.stats()
+    let after = try await setup.stats()
     let stored = try #require(try setup.store().load(account.key))
     let printed = last.result?.stdout.trimmingCharacters(in: .newlines) ?? ""
 
@@ -1295,7 +1292,7 @@ import TokenStoreTesting
     #expect(requestsBeforeLast - requestsAfterFirst == 1, "no client asked meanwhile, only the status reading")
     #expect(printed == stored.tokens.accessToken)
     #expect(printed != seeded.accessToken)
-    #expect(try setup.stubAccepts(accessToken: printed), "the printed token is valid at the server")
+    await #expect(try setup.stubAccepts(accessToken: printed), "the printed token is valid at the server")
     #expect(last.seconds < 2, "the last token took \(last.seconds) s")
     #expect(Setup.refreshGrants(after) == Setup.refreshGrants(middle), "the last call did not refresh")
     Self.figure("k", "refreshes ahead in 10 s", ahead)
@@ -1318,11 +1315,11 @@ extension AgentIntegrationTests {
   /// hands over to does not ask the stopped agent again (a second wait).
   @Test(arguments: Clients.allCases)
   func aStoppedAgentCostsAClientSecondsThenTheDirectPathAnswers(_ clients: Clients) async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
     let links = try TemporaryDirectory()
     let (tokenctl, _) = try clients.executables(in: links)
-    let ada = try setup.seed(name: "ada", access: "agent-test-wedged-\(UUID().uuidString)", expiresIn: 3600)
+    let ada = try await setup.seed(name: "ada", access: "agent-test-wedged-\(UUID().uuidString)", expiresIn: 3600)
     let agent = try await setup.startAgent()
     let first = try await BoundedRun.run(tokenctl, ["token", "ada"], environment: setup.viaAgent())
     #expect(first.result?.stdout == ada.tokens.accessToken + "\n")
@@ -1343,9 +1340,9 @@ extension AgentIntegrationTests {
 
   @Test func anAnswerThatWaitsForARefreshIsAnnouncedAsWorking() async throws {
     // Every answer of the token endpoint takes 1.5 s: the agent's refresh is slow.
-    let setup = try Setup(stubArguments: ["--answer-delay", "1.5"])
+    let setup = try await Setup(stubArguments: ["--answer-delay", "1.5"])
     defer { setup.cleanUp() }
-    try setup.seed(name: "ada", expiresIn: -10)
+    try await setup.seed(name: "ada", expiresIn: -10)
     try setup.allowTheTestProcess()
     let agent = try await setup.startAgent()
     var request = "tokenctl-agent/1 token\ngroup=\(setup.group)\naccount=ada\nprogress=1\n"
@@ -1362,7 +1359,7 @@ extension AgentIntegrationTests {
       ], "\(frames)")
     // Without `progress` (a client that would not understand `working`): as slow, but the
     // answer alone.
-    try setup.seed(name: "bob", expiresIn: -10)
+    try await setup.seed(name: "bob", expiresIn: -10)
     let plain = request.replacingOccurrences(of: "account=ada\nprogress=1\n", with: "account=bob\n")
     let again = try RawAgentSocket.frames(path: setup.socket, bytes: RawAgentSocket.frame(Array(plain.utf8)))
     #expect(again.count == 1 && again.first.map { "\($0)" }?.contains("tokenctl-agent/1 token") == true, "\(again)")
@@ -1376,7 +1373,7 @@ extension AgentIntegrationTests {
   /// instead of each sending its own requests (before: three per client call, the core's
   /// retries included).
   @Test func clientsOfAFailingServerShareOnePause() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
     let types = setup.home.appendingPathComponent("config/tokenctl/types")
     try """
@@ -1389,14 +1386,14 @@ extension AgentIntegrationTests {
     authorization = "\(setup.stub.baseURL)/authorize"
     token = "\(setup.stub.baseURL)/fault/503-retry-after/token"
     """.write(to: types.appendingPathComponent("gitlocal.toml"), atomically: true, encoding: .utf8)
-    try setup.seed(name: "ada", expiresIn: -10)
+    try await setup.seed(name: "ada", expiresIn: -10)
     let agent = try await setup.startAgent()
     var statuses: [Int32?] = []
     for _ in 0..<20 {
       let run = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
       statuses.append(run.result?.status)
     }
-    let stats = try setup.stub.admin("/_admin/stats")
+    let stats = try await setup.stub.admin("/_admin/stats")
     let asked = (stats["requests"] as? [String: Int])?["/fault/503-retry-after/token"] ?? 0
     #expect(Set(statuses).count == 1 && statuses.first != 0, "\(statuses)")
     #expect(asked > 0 && asked < 20, "the server was asked \(asked) times for 20 client calls")
@@ -1406,10 +1403,10 @@ extension AgentIntegrationTests {
   /// Eight accounts whose tokens have expired, asked for at once while the server takes a
   /// second to answer: the agent runs a few refreshes at a time, not eight children.
   @Test func manyRefreshesAtOnceRunAFewAtATime() async throws {
-    let setup = try Setup(stubArguments: ["--answer-delay", "1"])
+    let setup = try await Setup(stubArguments: ["--answer-delay", "1"])
     defer { setup.cleanUp() }
     let names = (1...8).map { "user\($0)" }
-    for name in names { try setup.seed(name: name, expiresIn: -10) }
+    for name in names { try await setup.seed(name: name, expiresIn: -10) }
     let agent = try await setup.startAgent()
     let children = { () -> Int in
       let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(agent.process.pid)/task")) ?? []
@@ -1446,7 +1443,7 @@ extension AgentIntegrationTests {
   /// Two `agent start` at once (issue 28, item 8): one agent runs, and both say which,
   /// with its pid; before, the start whose agent lost the race reported its dead pid.
   @Test func twoStartsAtOnceBothNameTheAgentThatRuns() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
     let environment = setup.viaAgent()
     async let first = BoundedRun.run(TestProcess.tokenctl, ["agent", "start"], environment: environment, seconds: 30)
@@ -1469,9 +1466,9 @@ extension AgentIntegrationTests {
   /// An account the server declared in need of a new sign-in gets exit 5 and no token, on
   /// both paths, whatever its stored token's expiry says (issue 25, first use, item 2).
   @Test func anAccountThatNeedsSignInGetsNoTokenOnEitherPath() async throws {
-    let setup = try Setup()
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let lapsed = try setup.seed(
+    let lapsed = try await setup.seed(
       name: "lapsed", access: "agent-test-lapsed-\(UUID().uuidString)", expiresIn: 3600, needsSignIn: true)
     let agent = try await setup.startAgent()
     for environment in [setup.direct(), setup.viaAgent()] {
