@@ -145,27 +145,27 @@ import TokenKit
     _ = try await receiving.value
   }
 
-  @Test func timesOut() async throws {
+  /// The error says it timed out; no bound on how long that took, which a busy machine
+  /// stretches. The time limit only ends a wait that never times out.
+  @Test(.timeLimit(.minutes(10))) func timesOut() async throws {
     let listener = try LoopbackRedirectListener()
-    let started = ContinuousClock.now
     let error = await #expect(throws: TokenKitError.self) {
       try await listener.receive(timeout: .milliseconds(500), judge: Self.judge)
     }
-    #expect(ContinuousClock.now - started < .seconds(15))
     #expect(error?.code == .signInTimedOut)
     #expect(error?.message == "no answer from the browser within 0.5 s")
     #expect(error?.remedy == .finishSignIn(type: nil))
     #expect(await RawHTTPClient.isEventuallyRefused(port: Int(listener.port)))
   }
 
+  /// Cancelled, the wait ends with `CancellationError`; left to run its course, it would
+  /// end with the timeout's error instead, so the error is the test, not the time taken.
   @Test func cancellationStopsPromptly() async throws {
     let listener = try LoopbackRedirectListener()
-    let receiving = Task { try await listener.receive(timeout: .seconds(30), judge: Self.judge) }
+    let receiving = Task { try await listener.receive(timeout: .seconds(600), judge: Self.judge) }
     try await Task.sleep(for: .milliseconds(100))
-    let started = ContinuousClock.now
     receiving.cancel()
     await #expect(throws: CancellationError.self) { try await receiving.value }
-    #expect(ContinuousClock.now - started < .seconds(15))
   }
 
   @Test func closeEndsAWait() async throws {
