@@ -1189,27 +1189,29 @@ import TokenStoreTesting
 
   /// The server gone while the agent keeps a token fresh: the agent logs the failure and
   /// backs off, without a secret in the log or the status, and clients still get the token
-  /// while it is valid.
+  /// while it is valid. The token is overdue for its refresh ahead but valid for minutes, so
+  /// that no pause of a busy machine outlasts it.
   @Test func aRefreshAheadThatFailsBacksOffAndKeepsServingTheValidToken() async throws {
-    let setup = try await Setup(stubArguments: ["--access-token-seconds", "8"])
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let family = try await setup.stub.admin("/_admin/issue?expires_in=8", method: "POST")
+    let family = try await setup.stub.admin("/_admin/issue?expires_in=300", method: "POST")
     let account = Account(
       type: "gitlocal", id: "id-failing", name: "failing", group: setup.group, createdAt: Date(), updatedAt: Date(),
       issuer: setup.stub.baseURL, clientID: "git")
+    // Issued 20 minutes ago, expiring in 5: due for its refresh ahead (at 75 %) since 1¼ min.
     let seeded = TokenSet(
       accessToken: try #require(family["access_token"] as? String), refreshToken: family["refresh_token"] as? String,
-      expiresAt: Date().addingTimeInterval(8), issuedAt: Date())
+      expiresAt: Date().addingTimeInterval(300), issuedAt: Date().addingTimeInterval(-1200))
     try setup.store().save(account, tokens: seeded)
-    let agent = try await setup.startAgent()
-    let first = try await BoundedRun.run(TestProcess.tokenctl, ["token", "failing"], environment: setup.viaAgent())
-    #expect(first.result?.stdout == seeded.accessToken + "\n")
-    // The server goes away before the refresh at 6 s (75 % of 8 s).
+    // The server goes away before anyone asks.
     let info =
       try JSONSerialization.jsonObject(
         with: Data(contentsOf: setup.stub.directory.appendingPathComponent("stub.json"))) as? [String: Any]
     kill(pid_t(try #require(info?["pid"] as? Int)), SIGTERM)
-    let deadline = Date().addingTimeInterval(15)
+    let agent = try await setup.startAgent()
+    let first = try await BoundedRun.run(TestProcess.tokenctl, ["token", "failing"], environment: setup.viaAgent())
+    #expect(first.result?.stdout == seeded.accessToken + "\n", "\(first.result?.stderr ?? "hung")")
+    let deadline = Date().addingTimeInterval(120)
     while !agent.log.contains("could not refresh ahead") && Date() < deadline {
       try await Task.sleep(for: .milliseconds(100))
     }
@@ -1263,8 +1265,13 @@ import TokenStoreTesting
 
   // MARK: (k) Refresh ahead
 
+  /// A smoke check of the refresh ahead in a real agent, against a real server: a token
+  /// asked for once is replaced before it expires, with no client asking. When it is due,
+  /// the backoff and `Retry-After` are the unit tests' (TokenAgentTests/RefreshAheadTests),
+  /// on the injected clock; here nothing depends on how fast the machine is: the seeded
+  /// token lives 6 s, its replacements an hour.
   @Test func aTokenAskedForOnceIsKeptFreshAheadOfExpiry() async throws {
-    let setup = try await Setup(stubArguments: ["--access-token-seconds", "6"])
+    let setup = try await Setup(stubArguments: ["--access-token-seconds", "3600"])
     defer { setup.cleanUp() }
     let family = try await setup.stub.admin("/_admin/issue?expires_in=6", method: "POST")
     let account = Account(
@@ -1279,8 +1286,13 @@ import TokenStoreTesting
     let first = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ahead"], environment: setup.viaAgent())
     #expect(first.result?.stdout == seeded.accessToken + "\n", "still valid: answered from memory")
     let requestsAfterFirst = try await agent.requests()
-    try await Task.sleep(for: .seconds(10))
-    let middle = try await setup.stats()
+    // Due at 4.5 s; the wait's bound is only there to end a run whose agent never refreshes.
+    let deadline = Date().addingTimeInterval(300)
+    var middle = try await setup.stats()
+    while Setup.refreshGrants(middle) == Setup.refreshGrants(before), Date() < deadline {
+      try await Task.sleep(for: .milliseconds(200))
+      middle = try await setup.stats()
+    }
     let requestsBeforeLast = try await agent.requests()
     let last = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ahead"], environment: setup.viaAgent())
     let after = try await setup.stats()
@@ -1288,16 +1300,14 @@ import TokenStoreTesting
     let printed = last.result?.stdout.trimmingCharacters(in: .newlines) ?? ""
 
     let ahead = Setup.refreshGrants(middle) - Setup.refreshGrants(before)
-    #expect(ahead >= 1, "no refresh ahead in 10 s")
+    #expect(ahead == 1, "one refresh ahead, with no client asking")
     #expect(requestsBeforeLast - requestsAfterFirst == 1, "no client asked meanwhile, only the status reading")
     #expect(printed == stored.tokens.accessToken)
     #expect(printed != seeded.accessToken)
     await #expect(try setup.stubAccepts(accessToken: printed), "the printed token is valid at the server")
-    #expect(last.seconds < 2, "the last token took \(last.seconds) s")
     #expect(Setup.refreshGrants(after) == Setup.refreshGrants(middle), "the last call did not refresh")
-    Self.figure("k", "refreshes ahead in 10 s", ahead)
-    Self.figure("k", "token after 10 s", String(format: "%.3f s", last.seconds))
-    Self.figure("k", "refreshes during that call", Setup.refreshGrants(after) - Setup.refreshGrants(middle))
+    Self.figure("k", "refreshes ahead", ahead)
+    Self.figure("k", "token after the refresh ahead", String(format: "%.3f s", last.seconds))
     await Self.finish(
       agent, secrets: [seeded.accessToken, seeded.refreshToken ?? "", printed, stored.tokens.refreshToken ?? ""])
   }
