@@ -57,7 +57,9 @@ import TokenStoreTesting
       ])
 
     // The secret is the versioned JSON token set, readable by any tool.
-    let lookup = try await TestKeyring.secretTool(["lookup", "type", "graph", "account", "00000000-ada-oid", "group", group])
+    let lookup = try await TestKeyring.secretTool([
+      "lookup", "type", "graph", "account", "00000000-ada-oid", "group", group,
+    ])
     let secret = try #require(try JSONSerialization.jsonObject(with: Data(lookup.stdout.utf8)) as? [String: Any])
     #expect(secret["version"] as? Int == 1)
     #expect(secret["access_token"] as? String == saved.tokens.accessToken)

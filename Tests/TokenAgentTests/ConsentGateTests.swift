@@ -141,8 +141,10 @@ import TokenKit
   @Test func aCallerThatCannotBeToldIsRefusedWithoutAQuestion() async {
     answering(.allowed)
     #expect(await !gate.admit(.failure(.unreadable), group: "default", account: Self.account, via: .socket))
-    #expect(await !gate.admit(.failure(.busProxy(executable: "/usr/bin/xdg-dbus-proxy")), group: "default",
-      account: Self.account, via: .dbus))
+    #expect(
+      await !gate.admit(
+        .failure(.busProxy(executable: "/usr/bin/xdg-dbus-proxy")), group: "default",
+        account: Self.account, via: .dbus))
     #expect(questions == 0)
   }
 
@@ -154,7 +156,7 @@ import TokenKit
     #expect(await admit(), "granted")
     let other = Account(
       type: "github", id: "2", name: "grace", group: "default", createdAt: .distantPast, updatedAt: .distantPast)
-    #expect(await !gate.admit(.success(Self.app), group: "work", account: other, via: .dbus) , "not granted: asked")
+    #expect(await !gate.admit(.success(Self.app), group: "work", account: other, via: .dbus), "not granted: asked")
     #expect(questions == 1)
     try gate.grants.deny(application: "/usr/bin/some-app", group: "default", at: clock.now)
     #expect(await !admit(), "denied")
@@ -166,16 +168,18 @@ import TokenKit
     #expect(await admit())
     #expect(await admit())
     #expect(questions == 1, "asked once, then allowed by the grant")
-    #expect(gate.grants.decision(application: "/usr/bin/some-app", group: "default", account: Self.account.key)
-      == .allowed)
+    #expect(
+      gate.grants.decision(application: "/usr/bin/some-app", group: "default", account: Self.account.key)
+        == .allowed)
 
     let other = PeerApplication(identity: .executable("/usr/bin/other-app"), isOwn: false)
     answering(.denied)
     #expect(await !gate.admit(.success(other), group: "default", account: Self.account, via: .dbus))
     #expect(await !gate.admit(.success(other), group: "default", account: Self.account, via: .dbus))
     #expect(questions == 2, "asked once, then refused by the denial")
-    #expect(gate.grants.decision(application: "/usr/bin/other-app", group: "default", account: Self.account.key)
-      == .denied)
+    #expect(
+      gate.grants.decision(application: "/usr/bin/other-app", group: "default", account: Self.account.key)
+        == .denied)
   }
 
   /// Without a notification server nobody can be asked: refused, and no backoff, so the

@@ -173,19 +173,20 @@ import TokenStoreTesting
 
   /// `backoff`, the rule: doubling from the first backoff to the longest; a server or
   /// network failure no longer than the clients' pause; never less than `Retry-After`.
-  @Test(arguments: [
-    (1, TokenKitError.Code.keyringLocked, nil, 30),
-    (2, .keyringLocked, nil, 60),
-    (7, .keyringLocked, nil, 1920),
-    (8, .keyringLocked, nil, 3600),
-    (50, .keyringLocked, nil, 3600),
-    (1, .serverError, nil, 30),
-    (5, .serverError, nil, 300),
-    (9, .networkFailure, nil, 300),
-    (1, .serverError, 120, 120),
-    (9, .serverError, 7200, 7200),
-    (1, .keyringLocked, 10, 30),
-  ] as [(Int, TokenKitError.Code, Double?, Double)])
+  @Test(
+    arguments: [
+      (1, TokenKitError.Code.keyringLocked, nil, 30),
+      (2, .keyringLocked, nil, 60),
+      (7, .keyringLocked, nil, 1920),
+      (8, .keyringLocked, nil, 3600),
+      (50, .keyringLocked, nil, 3600),
+      (1, .serverError, nil, 30),
+      (5, .serverError, nil, 300),
+      (9, .networkFailure, nil, 300),
+      (1, .serverError, 120, 120),
+      (9, .serverError, 7200, 7200),
+      (1, .keyringLocked, 10, 30),
+    ] as [(Int, TokenKitError.Code, Double?, Double)])
   func theBackoffRule(failures: Int, code: TokenKitError.Code, retryAfter: Double?, seconds: Double) throws {
     let service = try service(ScriptedTransport { _ in HTTPResponse(status: 500) }, sleep: ManualSleep(clock: clock))
     var error = TokenKitError(code, "failed")

@@ -298,7 +298,8 @@ import Testing
     }
     #expect(commands.count == 3, "\(fix)")
     for command in commands {
-      #expect(try await TestProcess.run("sh", ["-c", command], environment: world.environment).status == 0, "\(command)")
+      #expect(
+        try await TestProcess.run("sh", ["-c", command], environment: world.environment).status == 0, "\(command)")
     }
     let after = try #require(try await world.doctor().checks["git:https://gitlab.com"])
     #expect(after.status == "ok" && after.detail.contains("git asks tokenctl first"), "\(after)")

@@ -414,7 +414,8 @@ import TokenStoreTesting
     let ada = try await setup.seed(name: "ada", access: "agent-test-valid-\(UUID().uuidString)", expiresIn: 7230)
     let lapsing = try await setup.seed(
       name: "lapsing", group: lapsingGroup, access: "expired-access-token", expiresIn: -60)
-    let gitExpired = try await setup.seed(name: "gitexpired", group: pair, access: "expired-access-token", expiresIn: -60)
+    let gitExpired = try await setup.seed(
+      name: "gitexpired", group: pair, access: "expired-access-token", expiresIn: -60)
     let grace = try await setup.seed(
       name: "grace", group: pair, access: "agent-test-grace-\(UUID().uuidString)", expiresIn: 7230)
     let agent = try await setup.startAgent()
@@ -559,8 +560,10 @@ import TokenStoreTesting
   func writesByTheDirectPathAreSeenByTheAgentsNextAnswer() async throws {
     let setup = try await Setup()
     defer { setup.cleanUp() }
-    let revoked = try await setup.seed(name: "revoked", access: "agent-test-revoked-\(UUID().uuidString)", expiresIn: 7200)
-    let renewed = try await setup.seed(name: "renewed", access: "agent-test-renewed-\(UUID().uuidString)", expiresIn: 7200)
+    let revoked = try await setup.seed(
+      name: "revoked", access: "agent-test-revoked-\(UUID().uuidString)", expiresIn: 7200)
+    let renewed = try await setup.seed(
+      name: "renewed", access: "agent-test-renewed-\(UUID().uuidString)", expiresIn: 7200)
     let agent = try await setup.startAgent()
     for stored in [revoked, renewed] {
       let warm = try await BoundedRun.run(

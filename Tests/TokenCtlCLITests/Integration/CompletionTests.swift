@@ -131,7 +131,8 @@ import Testing
     await #expect(try world.bash("tokenctl token --group work ", ["tokenctl", "token", "--group", "work", ""]) == work)
     await #expect(
       try world.bash("tokenctl token ", ["tokenctl", "token", ""], environment: ["TOKENCTL_GROUP": "work"]) == work)
-    await #expect(try world.bash("tokenctl token --group nobody ", ["tokenctl", "token", "--group", "nobody", ""]).isEmpty)
+    await #expect(
+      try world.bash("tokenctl token --group nobody ", ["tokenctl", "token", "--group", "nobody", ""]).isEmpty)
     #expect(!FileManager.default.fileExists(atPath: world.marker))
   }
 

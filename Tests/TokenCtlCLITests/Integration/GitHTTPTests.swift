@@ -141,7 +141,9 @@ import TokenStoreTesting
     try await git(["clone", "-q", remote, work], expecting: 0)
     try await git(["-C", work, "commit", "-q", "--allow-empty", "-m", "second"], expecting: 0)
     try await git(["-C", work, "push", "-q", "origin", "main"], expecting: 0)
-    let log = try await git(["--git-dir", home.appendingPathComponent("repositories/project.git").path, "log", "--oneline"])
+    let log = try await git([
+      "--git-dir", home.appendingPathComponent("repositories/project.git").path, "log", "--oneline",
+    ])
     #expect(log.stdout.contains("second"))
     #expect(try refusedCredentials() == 0)
     #expect(try usersSeen(since: 0) == ["ada"])

@@ -49,7 +49,8 @@ struct GlewlwydServer: Sendable {
     "tokenctl-glewlwyd-device", environment: ["GLEWLWYD_DEVICE_ENABLED": "1"])
 
   /// Starts a server with its state in the temporary directory `name`-PID.
-  private static func start(_ name: String, environment: [String: String] = [:]) -> Result<GlewlwydServer, TestFailure> {
+  private static func start(_ name: String, environment: [String: String] = [:]) -> Result<GlewlwydServer, TestFailure>
+  {
     let state = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(getpid())")
     do {
       let result = try TestProcess.run(

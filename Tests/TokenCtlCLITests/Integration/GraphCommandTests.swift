@@ -133,7 +133,9 @@ import TokenStoreTesting
   }
 
   @Test func searchDoesNotFollowANextLinkToAnotherHost() async throws {
-    let world = try await World(["--page-size", "2", "--foreign-next-link", "https://evil.example/v1.0/users?$skiptoken=2"])
+    let world = try await World([
+      "--page-size", "2", "--foreign-next-link", "https://evil.example/v1.0/users?$skiptoken=2",
+    ])
     let status = await world.run(["users", "search", "Ad"])
     #expect(status == 0, "\(world.output.stderr)")
     #expect(world.output.stdout.contains("Adam Smith"))
