@@ -140,11 +140,10 @@ import TokenKit
     let elapsed = ContinuousClock.now - started
     #expect(error?.kind == .timedOut)
     #expect(error?.message == "no response from 127.0.0.1:\(silent.port) within 2 s")
-    // The upper bound is loose: on two loaded cores the whole suite starves timers for
-    // seconds. What matters is that it gave up, after the timeout and not the hang.
-    // Tests elsewhere in the process block the cooperative pool with child processes, so
-    // resuming can lag by many seconds; the server never answers, so any bound proves it.
-    #expect(elapsed >= .milliseconds(1900) && elapsed < .seconds(60))
+    // Not before its time. That it gave up at all the error says: the server never
+    // answers, so without the timeout there would be no error to look at. No upper bound:
+    // a machine busy with builds stretches it (CI's took 110 s, waiting for the pool).
+    #expect(elapsed >= .milliseconds(1900))
   }
 
   @Test(arguments: ["declared", "chunked"])

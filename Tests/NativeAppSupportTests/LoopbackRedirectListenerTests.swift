@@ -6,7 +6,9 @@ import TokenKit
 /// The loopback listener, driven by real HTTP clients: libcurl through `CurlHTTPTransport`
 /// for browser-like requests, plain sockets for the malformed ones.
 @Suite(.timeLimit(.minutes(1))) struct LoopbackRedirectListenerTests {
-  let client = CurlHTTPTransport(connectTimeout: .seconds(2), totalTimeout: .seconds(5))
+  /// The browser. Its timeouts only end a test whose listener never answers: a busy
+  /// machine may take seconds to run the listener's answer (5 s did not always do).
+  let client = CurlHTTPTransport(connectTimeout: .seconds(60), totalTimeout: .seconds(120))
 
   /// Accepts `state=good`, rejects `error=…`, ignores the rest.
   static let judge: @Sendable (AuthorizationCallback) -> CallbackVerdict = { callback in
