@@ -60,7 +60,7 @@ struct ToolHelperFixture {
   private static func registryArguments(_ server: AuthServer) throws -> [String] {
     let endpoints = try GraphEndToEndTests.endpoints(server)
     return [
-      "--introspect", try #require(endpoints["introspectawait ion"]),
+      "--introspect", try #require(endpoints["introspection"]),
       "--introspect-client", "\(server.serviceClientID):\(server.serviceClientSecret)",
     ]
   }
