@@ -44,6 +44,9 @@ KEYRING := Tests/Support/with-private-keyring
 # reaching the agent through a real xdg-dbus-proxy with Flatpak's filter, so that consent
 # is tested against what it must tell apart. (flatpak itself would need a runtime from a
 # remote, and the agent looks only at these two.)
+# mercurial and mercurial-keyring: the keyring backend's Mercurial test clones with the real
+# hg, whose mercurial_keyring asks Debian's Python keyring, and so our backend, for the
+# password (Tests/Support/hg-http-server serves the repository).
 # skopeo: the Docker credential helper's tests pull from a registry stand-in with the real
 # containers tools' client (Tests/Support/docker-registry-server), as Podman and Buildah do.
 # keepassxc, xvfb and xdotool: `make test` runs the keyring store's provider suite against
@@ -55,7 +58,7 @@ KEYRING := Tests/Support/with-private-keyring
 # test-providers`; without QCA's plugins kwalletd5 cannot encrypt a wallet.
 # python3-secretstorage: the provider tests read our items as Python programs do (keyring's
 # Secret Service backend uses it).
-DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish curl bubblewrap xdg-dbus-proxy keepassxc xvfb xdotool libkf5wallet-bin libqca-qt5-2-plugins python3-secretstorage skopeo
+DEBIAN_PACKAGES := binutils libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish curl bubblewrap xdg-dbus-proxy keepassxc xvfb xdotool libkf5wallet-bin libqca-qt5-2-plugins python3-secretstorage skopeo mercurial mercurial-keyring
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count
@@ -328,9 +331,13 @@ auth-server-deps:
 # The Python keyring backend's test environment (Tests/TokenCtlCLITests/Integration/
 # KeyringBackendTests.swift): keyring from PyPI and Python/keyring-tokenctl, installed as a
 # user installs them, so that pip finds the backend through its entry point, and uv, which
-# asks keyring's command line. Made again
-# when the backend, its pyproject.toml or the Python version change.
+# asks keyring's command line. Debian's Mercurial runs on the system's Python with
+# Debian's keyring (mercurial-keyring): the backend alone goes in $(KEYRING_SYSTEM_SITE),
+# which its tests put on PYTHONPATH, as `pip install --user` puts it on that Python's path
+# (MercurialKeyringTests.swift). Made again when the backend, its pyproject.toml or the
+# Python version change.
 KEYRING_VENV := .build-python/keyring
+KEYRING_SYSTEM_SITE := $(KEYRING_VENV)/system-site
 keyring-backend-deps:
 	@key="$$(python3 -c 'import sys; print(sys.version)' | tr -d '\n') $$(cat Python/keyring-tokenctl/pyproject.toml Python/keyring-tokenctl/*.py | sha256sum | cut -d' ' -f1)"; \
 	if [ -x $(KEYRING_VENV)/bin/python ] && [ "$$(cat $(KEYRING_VENV)/.stamp 2>/dev/null)" = "$$key" ]; then exit 0; fi; \
@@ -339,6 +346,8 @@ keyring-backend-deps:
 	python3 -m venv --clear $(KEYRING_VENV) \
 	  || { echo "python3 -m venv failed (on Debian: apt-get install python3-venv)"; exit 1; }; \
 	$(KEYRING_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-input ./Python/keyring-tokenctl uv \
+	  && $(KEYRING_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-input --no-deps \
+	       --target $(KEYRING_SYSTEM_SITE) ./Python/keyring-tokenctl \
 	  && echo "$$key" > $(KEYRING_VENV)/.stamp
 
 clean:

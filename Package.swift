@@ -75,6 +75,10 @@ let package = Package(
     .target(name: "CLinux"),
     // AgentWire for the one rule of tokenctl's runtime folder, which the front end needs too.
     .target(name: "NativeAppSupport", dependencies: ["TokenKit", "CCurl", "CLinux", "AgentWire"]),
+    // tokenctl's own processes, which no app shares: the refresh child (`_refresh-worker`)
+    // with its protocol and report, and the test hook that holds a refresh. Apart from
+    // NativeAppSupport, which is a product for apps and speaks no tokenctl words (issue 27).
+    .target(name: "TokenCtlRuntime", dependencies: ["TokenKit", "NativeAppSupport", "CLinux"]),
 
     // git's credential helper (git-credential(1)): the message format, the `[git.accounts]`
     // URL prefixes, and the policy that picks the account answering a request. Apart from
@@ -97,7 +101,8 @@ let package = Package(
     // the commands. NativeAppSupport for the XDG directories and user names,
     // GitCredentialHelper for the URL prefixes of `[git.accounts]`.
     .target(
-      name: "AccountTypeFiles", dependencies: ["TokenKit", "TOMLReader", "NativeAppSupport", "GitCredentialHelper"]),
+      name: "AccountTypeFiles",
+      dependencies: ["TokenKit", "TOMLReader", "NativeAppSupport", "GitCredentialHelper", "TokenCtlRuntime"]),
 
     // libsecret, and the GLib, GObject and GIO it stands on, opened with dlopen by the first
     // keyring operation, not linked (see Sources/CLibSecret/include/libsecret-shim.h):
@@ -146,14 +151,14 @@ let package = Package(
       name: "TokenAgent",
       dependencies: [
         "TokenKit", "AgentProtocol", "NativeAppSupport", "AccountTypeFiles", "GitCredentialHelper", "CLinux",
-        "AgentBus", "ApplicationConsent",
+        "AgentBus", "ApplicationConsent", "TokenCtlRuntime",
       ]),
 
     .target(
       name: "TokenCtlCLI",
       dependencies: [
         "TokenKit", "AgentProtocol", "AgentFrontEnd", "TokenAgent", "GitCredentialHelper", "SecretServiceStore",
-        "NativeAppSupport", "AccountTypeFiles", "ApplicationConsent",
+        "NativeAppSupport", "AccountTypeFiles", "ApplicationConsent", "TokenCtlRuntime",
         "OpenIDConnectAccount", "MicrosoftGraphAccount", "GitHubAccount", "GitLabAccount", "GoogleAccount",
         "BitbucketAccount", "GiteaAccount",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -267,7 +272,7 @@ let package = Package(
       name: "TokenCtlCLITests",
       dependencies: [
         "TokenCtlCLI", "TokenStoreTesting", "TestSupport", "NativeAppSupport", "SecretServiceStore",
-        "AccountTypeFiles", "ApplicationConsent", "AgentFrontEnd",
+        "AccountTypeFiles", "ApplicationConsent", "AgentFrontEnd", "TokenAgent", "TokenCtlRuntime",
         // The git server's log names tokens by SHA-256, which the tests compute too.
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),

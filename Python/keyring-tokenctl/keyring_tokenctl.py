@@ -1,10 +1,12 @@
 """A read-only keyring backend that answers with tokens from tokenctl's accounts.
 
-keyring asks for a "service", which pip and uv make an index URL or a host
-(`https://pypi.corp.example/simple/`, `pypi.corp.example`) and Mercurial a repository
-URL. The backend hands that URL to `git-credential-tokenctl get` as git's `url`
-attribute, so tokenctl chooses the account by the one rule every helper of it follows,
-and answers from its agent when one runs. Nothing is parsed here but the answer.
+keyring asks for a "service" and a username. pip and uv make the service an index URL or
+a host (`https://pypi.corp.example/simple/`, `pypi.corp.example`); Mercurial's
+mercurial_keyring asks for the service `Mercurial` with the username `USER@@URL` (the
+repository's URL, or the `[auth]` prefix that covers it). The backend hands the URL, and
+the user, to `git-credential-tokenctl get` as git's `url` attribute, so tokenctl chooses
+the account by the one rule every helper of it follows, and answers from its agent when
+one runs. Nothing is parsed here but the answer and Mercurial's key.
 
 The token travels only through the helper's standard output and this process's memory:
 never in an argument, an environment variable or a log line.
@@ -25,10 +27,40 @@ HELPER = "git-credential-tokenctl"
 # Long enough for a refresh at a slow server, short enough that a stuck helper does not
 # hang pip: tokenctl bounds its own requests well below this.
 TIMEOUT_SECONDS = 120
+# mercurial_keyring's service, under which its usernames are `USER@@URL` (its
+# PasswordStore._format_http_key); `USER@@HOST:PORT` ones are for SMTP, not ours.
+MERCURIAL_SERVICE = "Mercurial"
+MERCURIAL_SEPARATOR = "@@"
 
 
 def _helper():
     return shutil.which(HELPER)
+
+
+def _url_and_user(service, username):
+    """The URL (or host) and the username a keyring request names, or None.
+
+    Mercurial names the URL in the username: `oauth2@@https://hg.corp.example/repo` is the
+    user `oauth2` at that URL. The first `@@` that an http(s) URL follows splits it.
+    """
+    if service != MERCURIAL_SERVICE:
+        return service, username
+    if not username:
+        return None
+    for scheme in ("http://", "https://"):
+        user, separator, url = username.partition(MERCURIAL_SEPARATOR + scheme)
+        if separator:
+            return scheme + url, user
+    return None
+
+
+def register():
+    """What the `keyring.backends` entry point names; defining the class registered it.
+
+    An attribute, not the module: Mercurial imports lazily (demandimport), and keyring
+    would get a module whose body has not run, so the class would never be defined.
+    keyring reads the attribute, which runs the module, then calls it.
+    """
 
 
 class TokenctlKeyring(backend.KeyringBackend):
@@ -43,6 +75,10 @@ class TokenctlKeyring(backend.KeyringBackend):
         return 9
 
     def get_credential(self, service, username):
+        named = _url_and_user(service, username)
+        if named is None:
+            return None
+        service, username = named
         helper = _helper()
         # A line break would let the service add attributes of its own to the request.
         if helper is None or not service or any(c in service for c in "\n\r\0"):
@@ -74,7 +110,11 @@ class TokenctlKeyring(backend.KeyringBackend):
 
     def get_password(self, service, username):
         credential = self.get_credential(service, username)
-        if credential is None or (username and credential.username != username):
+        named = _url_and_user(service, username)
+        user = named[1] if named else None
+        # A password is for the username asked: the type's (`oauth2`), or the account's
+        # name when the type sends that.
+        if credential is None or (user and credential.username != user):
             return None
         return credential.password
 

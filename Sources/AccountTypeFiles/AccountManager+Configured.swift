@@ -1,4 +1,5 @@
 import NativeAppSupport
+import TokenCtlRuntime
 import TokenKit
 
 extension AccountManager {

@@ -1,19 +1,35 @@
 /// The command lines a client answers from the agent before anything else starts, parsed
 /// as swift-argument-parser would parse them: `token ACCOUNT` with at most `--min-valid N`
 /// and `--group G` (as separate words), `credential get` and `docker-credential get` with
-/// at most `--group G`. Anything odder is not taken, and goes to the full command line.
+/// at most `--group G`, and `kube-credential` with at most `--server URL` and `--group G`. Anything odder is not taken, and goes to the full command line.
 public enum ClientCommand: Sendable, Equatable {
   case token(account: String, minValid: Int?, group: String?)
   case credentialGet(group: String?)
   /// `docker-credential get`: Docker's helper, asked as git's with the registry's URL.
   case dockerGet(group: String?)
+  /// `kube-credential` with at most `--server URL`: kubectl's exec credential plugin.
+  case kubeCredential(server: String?, group: String?)
+
+  /// The name of kubectl's plugin command.
+  public static let kubeCredentialName = "kube-credential"
 
   /// The name of the command `docker-credential-tokenctl` runs.
   public static let dockerCredentialName = "docker-credential"
 
+  /// The registry Docker's `get` names on standard input, without the white space and
+  /// line break around it. On bytes: the front end and the full program's fast path read
+  /// it, where grapheme breaking would page in tables.
+  public static func dockerServer(_ input: [UInt8]) -> String {
+    let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0a || $0 == 0x0d }
+    guard let first = input.firstIndex(where: { !isSpace($0) }), let last = input.lastIndex(where: { !isSpace($0) })
+    else { return "" }
+    return String(decoding: input[first...last], as: UTF8.self)
+  }
+
   public var group: String? {
     switch self {
-    case .token(_, _, let group), .credentialGet(let group), .dockerGet(let group): group
+    case .token(_, _, let group), .credentialGet(let group), .dockerGet(let group), .kubeCredential(_, let group):
+      group
     }
   }
 
@@ -23,11 +39,12 @@ public enum ClientCommand: Sendable, Equatable {
     var minValid: Int?
     var group: String?
     var operation: String?
+    var server: String?
     var index = 1
     while index < arguments.count {
       let word = arguments[index]
       switch word {
-      case "--group", "--min-valid":
+      case "--group", "--min-valid", "--server":
         // Each once, with a plain value: anything odder is the parser's to judge.
         guard index + 1 < arguments.count else { return nil }
         let value = arguments[index + 1]
@@ -35,6 +52,9 @@ public enum ClientCommand: Sendable, Equatable {
         if word == "--group" {
           guard group == nil else { return nil }
           group = value
+        } else if word == "--server" {
+          guard name == Self.kubeCredentialName, server == nil else { return nil }
+          server = value
         } else {
           guard name == "token", minValid == nil, value.utf8.count <= 9,
             value.utf8.allSatisfy({ (48...57).contains($0) }),
@@ -62,6 +82,9 @@ public enum ClientCommand: Sendable, Equatable {
     case Self.dockerCredentialName:
       guard operation == "get" else { return nil }
       self = .dockerGet(group: group)
+    case Self.kubeCredentialName:
+      guard operation == nil else { return nil }
+      self = .kubeCredential(server: server, group: group)
     default: return nil
     }
   }

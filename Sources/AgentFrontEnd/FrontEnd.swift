@@ -7,8 +7,10 @@ import CLinux
 
 /// What users run as `tokenctl`, `git-credential-tokenctl` and `docker-credential-tokenctl`
 /// (tokenctl-front-end's `main`): a small executable, linked statically, that answers
-/// `token` and git's `get` from the agent and hands everything else to the full program
-/// (`libexec/tokenctl/tokenctl`), which it execs with the same arguments.
+/// `token`, git's `get`, Docker's `get` and kubectl's exec credential (whose JSON the
+/// agent writes) from the agent,
+/// and hands everything else to the full program (`libexec/tokenctl/tokenctl`), which it
+/// execs with the same arguments.
 ///
 /// Why: a client of the agent spends its time starting, not asking. The full program is a
 /// 50 MB executable that binds libstdc++, libm and libgcc_s at start (three quarters of
@@ -53,6 +55,10 @@ public enum FrontEnd {
   /// which the front end does not link (a test checks the two agree).
   public static let credentialInputLimit = 1024 * 1024
 
+  /// What kubectl passes its exec plugin's request in: `ExecCredential.variable`, which the
+  /// front end does not link (a test checks the two agree).
+  public static let kubeExecInfoVariable = "KUBERNETES_EXEC_INFO"
+
   /// Runs the front end as this process.
   public static func run() -> Never {
     // Before anything reads a token, as the full program does (ProcessProtection).
@@ -95,8 +101,28 @@ public enum FrontEnd {
           printed = answer["answer"] ?? ""
         }
         handOver = HandOver(reply)
+      case .dockerGet where !group.isEmpty:
+        let read = StandardInput.readMessage(limit: credentialInputLimit)
+        input = read
+        var fields = [AgentMessage.Field("server", ClientCommand.dockerServer(read))]
+        if let account = environment["TOKENCTL_ACCOUNT"] { fields.append(.init("account", account)) }
+        reply = asker.ask(AgentMessage.Request.dockerGet, group: group, fields)
+        // Docker's JSON as the agent wrote it; "not found" is the full program's to say.
+        if let answer = reply.answer, answer.kind == AgentMessage.Answer.credential {
+          printed = answer["answer"]
+        }
+        handOver = HandOver(reply)
+      case .kubeCredential(let server, _) where !group.isEmpty:
+        var fields: [AgentMessage.Field] = []
+        if let server { fields.append(.init("server", server)) }
+        if let info = getenv(kubeExecInfoVariable) { fields.append(.init("exec-info", String(cString: info))) }
+        if let account = environment["TOKENCTL_ACCOUNT"] { fields.append(.init("account", account)) }
+        reply = asker.ask(AgentMessage.Request.kubeGet, group: group, fields)
+        if let answer = reply.answer, answer.kind == AgentMessage.Answer.credential {
+          printed = answer["answer"]
+        }
+        handOver = HandOver(reply)
       default:
-        // Docker's `get` answers in JSON, the full program's to write.
         break
       }
       if let answer = reply.answer, let printed, answer.values("warning").isEmpty,

@@ -10,6 +10,15 @@ extension AgentMessage {
     /// `group`, `input` (git's request, as git sent it), optional `account`
     /// (`TOKENCTL_ACCOUNT`); answered `credential` or `error`.
     public static let credentialGet = "credential-get"
+    /// `group`, `server` (the registry Docker's `get` names, as the tool wrote it),
+    /// optional `account`; answered `credential`, whose `answer` is Docker's JSON line
+    /// (absent: no account serves the registry), or `error`.
+    public static let dockerGet = "docker-get"
+    /// `group`, optional `server` (the plugin's `--server`), optional `exec-info` (what
+    /// kubectl passed in KUBERNETES_EXEC_INFO), optional `account`; answered `credential`,
+    /// whose `answer` is the ExecCredential's JSON line (absent: no account serves the API
+    /// server), or `error`.
+    public static let kubeGet = "kube-get"
     /// `group`, optional `type`; answered `accounts` or `error`.
     public static let list = "list"
     /// Answered `status`.

@@ -7,7 +7,7 @@ import CLinux
 /// Starts programs without a shell of our own: the browser, the hook, git.
 public enum ChildProcess {
   /// The child's descriptor number of the first `handOn` descriptor; the next ones follow.
-  static let firstHandedOn: Int32 = 3
+  package static let firstHandedOn: Int32 = 3
 
   /// Where a child's standard output and error go.
   public enum Output: Sendable, Hashable {
@@ -30,7 +30,7 @@ public enum ChildProcess {
   ///
   /// `handOn` descriptors become the child's `firstHandedOn` (3), 4, … (a held lock); `newSession` puts the
   /// child in a session of its own, out of reach of the terminal's Ctrl-C and hangup.
-  static func spawn(
+  package static func spawn(
     _ arguments: [String], environment: [String: String], output: Output = .discard, reap: Bool = true,
     handOn: [Int32] = [], newSession: Bool = false
   ) -> pid_t? {

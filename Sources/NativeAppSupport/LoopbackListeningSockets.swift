@@ -60,7 +60,7 @@ struct LoopbackListeningSockets {
     throw TokenKitError(
       .signInFailed,
       "cannot wait for the sign-in redirect: no port was free on both 127.0.0.1 and ::1 in \(Self.portAttempts) tries",
-      recovery: "Stop the program holding ports on ::1 (`ss -ltnp src [::1]` names it), or use --paste or --device.")
+      remedy: .freeRedirectPort(finder: "ss -ltnp src [::1]"))
   }
 
   private init(descriptors: [Int32], port: UInt16) {
@@ -93,8 +93,7 @@ struct LoopbackListeningSockets {
       case EADDRINUSE:
         return TokenKitError(
           .signInFailed, "cannot wait for the sign-in redirect on \(place): another program uses that port",
-          recovery:
-            "Stop that program (`ss -ltnp 'sport = :\(port)'` names it) and try again, or use --paste or --device.")
+          remedy: .freeRedirectPort(finder: "ss -ltnp 'sport = :\(port)'"))
       case EACCES:
         return TokenKitError(
           .signInFailed, "cannot wait for the sign-in redirect on \(place): ports below 1024 need privileges",

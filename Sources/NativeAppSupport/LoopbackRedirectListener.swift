@@ -85,6 +85,16 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
   ///     show: ::1 missing on this machine, connections closed to make room. Never the
   ///     requests, which hold the code.
   /// - Throws: `TokenKitError` `.signInFailed` when the port cannot be bound.
+  /// A page for `successPage` or `failurePage`, as the default ones are made: headed
+  /// `title`, with `windowTitle` (default: the same) in the browser's tab, both plain text,
+  /// and `escapedParagraph`, HTML.
+  public static func page(title: String, windowTitle: String? = nil, escapedParagraph: String) -> String {
+    LoopbackResponse.page(title: title, windowTitle: windowTitle, paragraph: escapedParagraph)
+  }
+
+  /// `text` escaped for a page's HTML.
+  public static func escapeHTML(_ text: String) -> String { LoopbackResponse.escape(text) }
+
   public init(
     host: String = "127.0.0.1", port: UInt16? = nil, path: String = "/", successPage: String? = nil,
     failurePage: (@Sendable (_ escapedMessage: String) -> String)? = nil,
@@ -267,10 +277,10 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
       answer(connection, status: 405, message: "only GET is expected here", extraFields: ["Allow: GET"])
       return nil
     case .foreignHost:
-      answer(connection, status: 400, message: "this address is only for tokenctl's sign-in")
+      answer(connection, status: 400, message: "this address is only for a sign-in's redirect")
       return nil
     case .otherPath:
-      answer(connection, status: 404, message: "this is not the address tokenctl waits at")
+      answer(connection, status: 404, message: "this is not the address the sign-in waits at")
       return nil
     case .callback(let found):
       callback = found

@@ -1,6 +1,10 @@
 /// The small HTML pages the loopback listener answers the browser with.
+///
+/// The default pages name no program: an app embedding the listener is not tokenctl, and
+/// gives its own pages (``LoopbackRedirectListener/page(title:escapedParagraph:)``) if it
+/// wants its name on them.
 enum LoopbackResponse {
-  static let defaultSuccessMessage = "Signed in. You can close this window and return to the terminal."
+  static let defaultSuccessMessage = "Signed in. You can close this window."
 
   /// The success page when the caller gives none.
   static let defaultSuccessPage = page(title: "Signed in", paragraph: escape(defaultSuccessMessage))
@@ -9,9 +13,7 @@ enum LoopbackResponse {
   static func defaultFailurePage(escapedMessage: String) -> String {
     page(
       title: "Not signed in",
-      paragraph:
-        "tokenctl could not sign you in: \(escapedMessage)<br>You can close this window and return to the terminal."
-    )
+      paragraph: "The sign-in did not finish: \(escapedMessage)<br>You can close this window.")
   }
 
   /// A complete response: status line, fields and body.
@@ -51,12 +53,14 @@ enum LoopbackResponse {
     return out
   }
 
-  private static func page(title: String, paragraph: String) -> String {
+  /// A page headed `title`, with `windowTitle` (default: the same) in the browser's tab
+  /// (both plain text), and `paragraph` (HTML).
+  static func page(title: String, windowTitle: String? = nil, paragraph: String) -> String {
     """
     <!DOCTYPE html>
-    <html lang="en"><head><meta charset="utf-8"><title>tokenctl: \(title)</title>
+    <html lang="en"><head><meta charset="utf-8"><title>\(escape(windowTitle ?? title))</title>
     <style>body{font-family:sans-serif;margin:3em auto;max-width:36em;line-height:1.5}</style></head>
-    <body><h1>\(title)</h1><p>\(paragraph)</p></body></html>
+    <body><h1>\(escape(title))</h1><p>\(paragraph)</p></body></html>
 
     """
   }

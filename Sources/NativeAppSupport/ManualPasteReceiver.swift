@@ -52,7 +52,7 @@ public struct ManualPasteReceiver: RedirectReceiver {
       guard let line = try await nextLine(until: deadline, timeout: timeout) else {
         throw TokenKitError(
           .signInFailed, "no input: nothing was pasted before the end of standard input",
-          recovery: "Run `tokenctl login --paste` in a terminal, or sign in without --paste.")
+          remedy: .pasteAtATerminal)
       }
       guard line.utf8.count <= Self.maximumLineLength else {
         write("That line is longer than \(Self.maximumLineLength >> 10) KiB; paste only the address.\n")

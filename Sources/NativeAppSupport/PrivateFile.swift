@@ -3,9 +3,9 @@
 #endif
 
 /// Reading and writing small files that only their owner may read (0600).
-enum PrivateFile {
+package enum PrivateFile {
   /// The file's bytes, or nil when it cannot be read or exceeds `limit`.
-  static func read(_ path: String, limit: Int) -> [UInt8]? {
+  package static func read(_ path: String, limit: Int) -> [UInt8]? {
     let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
@@ -23,7 +23,7 @@ enum PrivateFile {
 
   /// Writes through a temporary file and a rename, so that a reader never sees half a
   /// file and a crash leaves the old one.
-  static func writeAtomically(_ path: String, _ bytes: [UInt8]) -> Bool {
+  package static func writeAtomically(_ path: String, _ bytes: [UInt8]) -> Bool {
     // Unique per writer, also between threads of one process.
     let temporary = "\(path).\(getpid()).\(UInt64.random(in: 0...UInt64.max)).tmp"
     let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)

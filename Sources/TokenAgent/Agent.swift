@@ -12,7 +12,7 @@ import TokenKit
 /// until SIGTERM or SIGINT (tokenctl-agent(1)).
 ///
 /// Threads, not the cooperative pool, do the blocking parts: one accepts, one per
-/// connection reads its request within a deadline and, once the service has answered,
+/// connection (``ConnectionThreads``, which keeps a few for the next) reads its request within a deadline and, once the service has answered,
 /// writes the answer within another (``PendingAnswer``). A slow or silent client holds only its own thread;
 /// a bad one gets a `refused` answer and changes nothing.
 public final class Agent: Sendable {
@@ -39,6 +39,10 @@ public final class Agent: Sendable {
   private let refusedPeers = Atomic<Int>(0)
   /// Connections whose request is being read, by the peer's pid.
   private let open = Mutex<[Int32: Int]>([:])
+  /// How many threads that served a connection are kept for the next ones.
+  public static let keptConnectionThreads = 8
+  /// The threads connections are served on (``ConnectionThreads``).
+  private let threads = ConnectionThreads(kept: keptConnectionThreads)
 
   /// `desktop` answers the applications that are not tokenctl's own, behind its consent gate.
   public init(
@@ -147,7 +151,7 @@ public final class Agent: Sendable {
         close(connection)
         continue
       }
-      if !DetachedThread.start({ [self] in
+      if !threads.run({ [self] in
         serve(connection)
         closed(pid)
       }) {

@@ -3,6 +3,7 @@ import AgentProtocol
 import GitCredentialHelper
 import NativeAppSupport
 import Synchronization
+import TokenCtlRuntime
 import TokenKit
 
 #if canImport(Glibc)
@@ -132,6 +133,8 @@ public final class AgentService: Sendable {
       switch request.kind {
       case AgentMessage.Request.token: return try await token(request, handedOut: handedOut)
       case AgentMessage.Request.credentialGet: return try await credentialGet(request, handedOut: handedOut)
+      case AgentMessage.Request.dockerGet: return try await dockerGet(request, handedOut: handedOut)
+      case AgentMessage.Request.kubeGet: return try await kubeGet(request, handedOut: handedOut)
       case AgentMessage.Request.list: return try list(request)
       case AgentMessage.Request.status: return status()
       default: return Self.direct("unknown request kind")
@@ -266,10 +269,47 @@ public final class AgentService: Sendable {
 
   /// git's `get`: as ``TokenCtl/Credential`` does it, from memory.
   private func credentialGet(_ request: AgentMessage, handedOut: HandedOut) async throws -> AgentMessage {
-    let (world, group) = try prepare(request)
     guard let input = request["input"] else { throw DirectAnswer(reason: "no input") }
     guard let message = try? CredentialMessage.parse(Array(input.utf8)), (try? message.requireProtocolAndHost()) != nil
     else { throw DirectAnswer(reason: "a request the command line refuses") }
+    return try await credential(for: message, request, handedOut: handedOut) { answer in
+      guard let answer else { return nil }
+      guard let text = try? answer.serialized() else { throw DirectAnswer(reason: "an answer git cannot take") }
+      return text
+    }
+  }
+
+  /// Docker's `get`: git's `get` for the registry's URL, answered in Docker's words
+  /// (``DockerCredentials``), as `tokenctl docker-credential get` answers it.
+  private func dockerGet(_ request: AgentMessage, handedOut: HandedOut) async throws -> AgentMessage {
+    guard let server = request["server"] else { throw DirectAnswer(reason: "no server") }
+    guard let message = CredentialMessage(requestFor: server) else {
+      throw DirectAnswer(reason: "a request the command line refuses")
+    }
+    return try await credential(for: message, request, handedOut: handedOut) {
+      DockerCredentials.answer($0, server: server)
+    }
+  }
+
+  /// kubectl's exec credential: git's `get` for the API server's URL, answered as an
+  /// ExecCredential, as `tokenctl kube-credential` answers it.
+  private func kubeGet(_ request: AgentMessage, handedOut: HandedOut) async throws -> AgentMessage {
+    let info = ExecCredential.request(request["exec-info"])
+    guard let server = ExecCredential.server(option: request["server"], request: info),
+      let message = CredentialMessage(requestFor: server)
+    else { throw DirectAnswer(reason: "a request the command line refuses") }
+    return try await credential(for: message, request, handedOut: handedOut) {
+      ExecCredential.answer($0, request: info)
+    }
+  }
+
+  /// The `credential` answer to git's request `message`: its `answer` field is what
+  /// `write` makes of the helper's answer (nil: none).
+  private func credential(
+    for message: CredentialMessage, _ request: AgentMessage, handedOut: HandedOut,
+    write: (CredentialMessage?) throws -> String?
+  ) async throws -> AgentMessage {
+    let (world, group) = try prepare(request)
     let (configuration, registry) = try world.configured()
     let store = self.store(group)
     let declines = Mutex<[CredentialDecline]>([])
@@ -299,9 +339,8 @@ public final class AgentService: Sendable {
     // Telling git's user why nothing came, or offering a sign-in, is the terminal's job.
     guard declines.withLock(\.isEmpty) else { throw DirectAnswer(reason: "a request we decline") }
     var reply = AgentMessage(AgentMessage.Answer.credential)
-    if let answer {
-      guard let text = try? answer.serialized() else { throw DirectAnswer(reason: "an answer git cannot take") }
-      reply.append("answer", text)
+    if let text = try write(answer) { reply.append("answer", text) }
+    if answer != nil {
       var account = answered.withLock { $0 }
       if account == nil, case .account(let choice) = try helper.choose(for: message) { account = choice.account }
       if let account {

@@ -21,7 +21,7 @@ struct AgentWorld: Sendable {
   let typeWarnings: [String]
   private let configuration: Result<(Configuration, AccountTypeRegistry), any Error>
   /// What the files were when read: their paths, inode, size and modification time.
-  let stamp: [String]
+  let stamp: [FileStamp]
 
   init(base: AccountTypeRegistry, environment: [String: String]) {
     self.environment = environment
@@ -45,8 +45,25 @@ struct AgentWorld: Sendable {
   /// Whether the files this world was read from are still what they were.
   func isCurrent() -> Bool { Self.stamp(environment: environment) == stamp }
 
-  /// One line per file or directory that the world depends on.
-  static func stamp(environment: [String: String]) -> [String] {
+  /// What one file or directory the world depends on was: nil fields for none there.
+  /// Compared on every request, so numbers, not text: formatting them cost a tenth of
+  /// the agent's time per answer (issue 26).
+  struct FileStamp: Equatable, Sendable {
+    var path: String
+    var inode: UInt = 0
+    var size = 0
+    var modified = timespec()
+    var mode: UInt32 = 0
+    var exists = false
+
+    static func == (a: FileStamp, b: FileStamp) -> Bool {
+      a.path == b.path && a.exists == b.exists && a.inode == b.inode && a.size == b.size
+        && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec && a.mode == b.mode
+    }
+  }
+
+  /// One stamp per file or directory that the world depends on.
+  static func stamp(environment: [String: String]) -> [FileStamp] {
     var paths = [Configuration.path(environment: environment)]
     for directory in UserTypes.directories(environment: environment) {
       paths.append(directory)
@@ -62,8 +79,10 @@ struct AgentWorld: Sendable {
     }
     return paths.sorted().map { path in
       var info = stat()
-      guard stat(path, &info) == 0 else { return path + " -" }
-      return "\(path) \(info.st_ino) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec) \(info.st_mode)"
+      guard stat(path, &info) == 0 else { return FileStamp(path: path) }
+      return FileStamp(
+        path: path, inode: UInt(info.st_ino), size: Int(info.st_size), modified: info.st_mtim, mode: info.st_mode,
+        exists: true)
     }
   }
 }

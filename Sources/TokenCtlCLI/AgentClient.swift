@@ -84,6 +84,27 @@ struct AgentClient: Sendable {
     return outcome
   }
 
+  /// Docker's `get` for the registry `server`: its JSON line in `answer`, or none.
+  func docker(server: String, account: String?, group: String) -> Outcome? {
+    var fields = [AgentMessage.Field("server", server)]
+    if let account { fields.append(.init("account", account)) }
+    guard let outcome = ask(AgentMessage.Request.dockerGet, group: group, fields) else { return nil }
+    if case .answered(let answer, _, _) = outcome, answer.kind != AgentMessage.Answer.credential { return nil }
+    return outcome
+  }
+
+  /// kubectl's exec credential for `server` (the plugin's `--server`) and `execInfo`
+  /// (KUBERNETES_EXEC_INFO): its JSON line in `answer`, or none.
+  func kube(server: String?, execInfo: String?, account: String?, group: String) -> Outcome? {
+    var fields: [AgentMessage.Field] = []
+    if let server { fields.append(.init("server", server)) }
+    if let execInfo { fields.append(.init("exec-info", execInfo)) }
+    if let account { fields.append(.init("account", account)) }
+    guard let outcome = ask(AgentMessage.Request.kubeGet, group: group, fields) else { return nil }
+    if case .answered(let answer, _, _) = outcome, answer.kind != AgentMessage.Answer.credential { return nil }
+    return outcome
+  }
+
   /// The accounts `tokenctl list` shows: an `accounts` answer whose records are well formed.
   func list(type: String?, group: String) -> Outcome? {
     let fields = type.map { [AgentMessage.Field("type", $0)] } ?? []

@@ -67,22 +67,34 @@ enum AgentFastPath {
       }
     case .dockerGet:
       let input = StandardInput.readMessage(limit: CredentialMessage.maximumInputLength)
-      let server = TokenCtl.DockerCredential.serverURL(input)
-      guard let request = CredentialMessage(requestFor: server), let text = try? request.serialized() else {
-        // Refused before any lookup, as the direct path refuses it.
-        return .direct(input: input)
-      }
-      switch client.credential(input: Array(text.utf8), account: environment["TOKENCTL_ACCOUNT"], group: group) {
+      let server = ClientCommand.dockerServer(input)
+      // Refused before any lookup, as the direct path refuses it.
+      guard CredentialMessage(requestFor: server) != nil else { return .direct(input: input) }
+      switch client.docker(server: server, account: environment["TOKENCTL_ACCOUNT"], group: group) {
       case .answered(let answer, let typeWarnings, let warnings):
         warn(typeWarnings, output)
-        let message = answer["answer"].flatMap { try? CredentialMessage.parse(Array($0.utf8)) }
-        let status = TokenCtl.DockerCredential.write(message, server: server, output: output)
+        let status = TokenCtl.DockerCredential.write(answer["answer"], output: output)
         warn(warnings, output)
         return .done(status)
       case .failed(let error, let typeWarnings):
         return .done(report(error, typeWarnings: typeWarnings, output))
       case nil:
         return .direct(input: input)
+      }
+    case .kubeCredential(let server, _):
+      let info = getenv(ExecCredential.variable).map { String(cString: $0) }
+      switch client.kube(server: server, execInfo: info, account: environment["TOKENCTL_ACCOUNT"], group: group) {
+      case .answered(let answer, let typeWarnings, let warnings):
+        // No account serves it: the direct path says why, in its words.
+        guard let json = answer["answer"] else { return .direct(input: nil) }
+        warn(typeWarnings, output)
+        output.write(json)
+        warn(warnings, output)
+        return .done(ExitStatus.success.rawValue)
+      case .failed(let error, let typeWarnings):
+        return .done(report(error, typeWarnings: typeWarnings, output))
+      case nil:
+        return .direct(input: nil)
       }
     }
   }

@@ -2,6 +2,7 @@ import AccountTypeFiles
 import AgentFrontEnd
 import NativeAppSupport
 import SecretServiceStore
+import TokenCtlRuntime
 import TokenKit
 
 #if canImport(FoundationEssentials)

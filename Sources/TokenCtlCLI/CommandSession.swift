@@ -30,9 +30,10 @@ final class CommandSession: Sendable {
   }
 
   /// The session of the running command for `group` (else `TOKENCTL_GROUP`, else the
-  /// default group), with config.toml read unless `configured` is false.
-  static func open(group: String?, configured: Bool = true) throws -> CommandSession {
-    let context = runningContext()
+  /// default group), with config.toml read unless `configured` is false; in `context` when
+  /// the command read its type files already (``runningContext()``).
+  static func open(group: String?, configured: Bool = true, in context: CLIContext? = nil) throws -> CommandSession {
+    let context = context ?? runningContext()
     let store = try GroupOption.store(group, in: context)
     return try CommandSession(
       context: context, store: store,

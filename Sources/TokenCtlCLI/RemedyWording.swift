@@ -43,6 +43,12 @@ enum RemedyWording {
     case .nameIssuer(let issuer):
       return "Name the issuer exactly as its server does: pass --issuer \(ShellWord.quoted(issuer)), or set issuer "
         + "to it in the type's table of config.toml."
+    case .freeRedirectPort(let finder):
+      return "Stop the program holding the port (`\(finder)` names it) and try again, or use --paste or --device."
+    case .pasteAtATerminal:
+      return "Run the command again in a terminal and paste the address there, or sign in with --browser or --device."
+    case .refreshAlone(let account):
+      return "Run `tokenctl refresh \(ShellWord.quoted(account))` to see what fails."
     case .nameOneAccount(let candidates):
       // Quoted where a shell would split or expand them (ids are the provider's: `|`, `$`).
       return "Name one as TYPE:ACCOUNT-ID: \(candidates.map(ShellWord.quoted).joined(separator: ", "))."

@@ -25,11 +25,25 @@ enum ShellCompletion {
     return CompletionWord.offered(registry(in: context).ids, to: CompletionShell.requesting)
   }
 
-  private static func accountWords(_ words: [String], completing index: Int, in context: CLIContext) -> [String] {
+  /// For `login`'s TYPE-OR-ACCOUNT: the types, and the accounts `login ACCOUNT` signs in
+  /// again, less any word login would read as a type.
+  static let typesAndAccounts = CompletionKind.custom { words, index, _ in
+    guard let context = CLIContext.current else { return [] }
+    let registry = registry(in: context)
+    let accounts = accountWords(words, completing: index, in: context, registry: registry).filter {
+      !SignInAgain.readsAsType($0, registry: registry)
+    }
+    return CompletionWord.offered(registry.ids + accounts, to: CompletionShell.requesting)
+  }
+
+  private static func accountWords(
+    _ words: [String], completing index: Int, in context: CLIContext, registry: AccountTypeRegistry? = nil
+  ) -> [String] {
     do {
       let group = try GroupOption.name(try groupOption(in: words, completing: index), in: context)
       let listings = try context.makeStore(group).list(.all)
-      return AccountCandidates(accounts: listings.map(\.account), knownTypes: Set(registry(in: context).ids)).words
+      let knownTypes = Set((registry ?? Self.registry(in: context)).ids)
+      return AccountCandidates(accounts: listings.map(\.account), knownTypes: knownTypes).words
     } catch {
       return []
     }

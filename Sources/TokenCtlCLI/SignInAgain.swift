@@ -16,7 +16,7 @@ struct SignInAgain {
   /// the caller to report as the unknown type it may have been meant as. `TYPE:NAME` that
   /// names no account is an error of its own, since it cannot have meant a type.
   static func account(named word: String, registry: AccountTypeRegistry, store: some TokenStore) throws -> Account? {
-    guard registry.entry(word) == nil else { return nil }
+    guard !readsAsType(word, registry: registry) else { return nil }
     let reference = AccountReference(parsing: word, knownTypes: Set(registry.ids))
     do {
       return try reference.resolve(in: store).account
@@ -24,6 +24,10 @@ struct SignInAgain {
       return nil
     }
   }
+
+  /// Whether `login` reads `word` as an account type rather than an account: a type id
+  /// always is one (shell completion offers accounts by this rule too).
+  static func readsAsType(_ word: String, registry: AccountTypeRegistry) -> Bool { registry.entry(word) != nil }
 
   /// `options` (what the user gave on the command line) completed with what the account
   /// recorded, what the user gave winning: the account's issuer for a type that takes

@@ -75,7 +75,9 @@ public struct TokenCtl: ParsableCommand {
     help: "Log every HTTP exchange on standard error, without tokens (as TOKENCTL_LOG=debug); any command takes it.")
   var verbose = false
 
-  @Flag(help: "Say nothing when all went well (errors and warnings still go to standard error); any command takes it.")
+  @Flag(
+    name: [.customShort("q"), .long],
+    help: "Say nothing when all went well (errors and warnings still go to standard error); any command takes it.")
   var quiet = false
 
   public init() {}
@@ -99,10 +101,12 @@ public struct TokenCtl: ParsableCommand {
       arguments = arguments.enumerated().filter { $0.element != "--verbose" || $0.offset >= options }.map(\.element)
       context.environment["TOKENCTL_LOG"] = "debug"
     }
-    // --quiet too, anywhere up to a `--` (which the line above may have moved).
+    // --quiet (-q) too, anywhere up to a `--` (which the line above may have moved); no
+    // command has a -q of its own.
     let quietOptions = arguments.firstIndex(of: "--") ?? arguments.endIndex
-    if arguments[..<quietOptions].contains("--quiet") {
-      arguments = arguments.enumerated().filter { $0.element != "--quiet" || $0.offset >= quietOptions }.map(\.element)
+    let isQuiet = { (word: String) in word == "--quiet" || word == "-q" }
+    if arguments[..<quietOptions].contains(where: isQuiet) {
+      arguments = arguments.enumerated().filter { !isQuiet($0.element) || $0.offset >= quietOptions }.map(\.element)
       context.isQuiet = true
     }
     // Cargo runs an external credential provider as `PROGRAM --cargo-plugin`, whatever

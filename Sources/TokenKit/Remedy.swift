@@ -64,6 +64,15 @@ extension TokenKitError {
     /// A name matched several accounts: name one of `candidates` (`TYPE:ACCOUNT-ID`)
     /// instead. Ids are the provider's, and may hold any character.
     case nameOneAccount(candidates: [String])
+    /// Another program holds the loopback port the redirect needs: stop it (`finder`, a
+    /// shell command, names it) and try again, or sign in a way that needs no redirect.
+    case freeRedirectPort(finder: String)
+    /// Nothing was pasted: paste the redirected address where a person can type it, or
+    /// sign in another way.
+    case pasteAtATerminal
+    /// A refresh in a process of its own ended without a word: refresh `account` (named as
+    /// in ``signInAgain(account:group:)``) by itself to see what fails.
+    case refreshAlone(account: String)
 
     /// The remedy in plain words, naming no front end's commands.
     public var advice: String {
@@ -106,6 +115,12 @@ extension TokenKitError {
         "Name the issuer exactly as its server does: \(issuer)."
       case .nameOneAccount:
         "Name one as TYPE:ACCOUNT-ID, as listed above."
+      case .freeRedirectPort(let finder):
+        "Stop the program holding the port (`\(finder)` names it) and try again, or sign in another way."
+      case .pasteAtATerminal:
+        "Paste the redirected address where you can type it, or sign in another way."
+      case .refreshAlone(let account):
+        "Refresh \(account) by itself to see what fails."
       case .requestGrantedScopes(_, let granted, _):
         "Ask only for scopes the sign-in granted (\(granted.joined(separator: " "))), or sign in again asking for "
           + "the others too."

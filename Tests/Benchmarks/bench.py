@@ -76,6 +76,10 @@ row ran clients: a client that fell back to the direct path would measure the wr
     goal ≤ 1.0 (issue 26: no slower than before the front end).
 15. Docker's helper `get` through the agent vs `git credential fill` through it, same host
     (issue 25: every helper's `get` no slower than git's fill), goal ≤ 1.0.
+16. Row 15 for cargo's credential provider: `tokenctl --cargo-plugin` answering one `get`
+    request on standard input, as cargo runs it, goal ≤ 1.0.
+17. Row 15 for kubectl's exec credential: `tokenctl kube-credential` with the cluster in
+    KUBERNETES_EXEC_INFO, as kubectl runs it (provideClusterInfo), goal ≤ 1.0.
 
 Every row times what `make install` installs: `tokenctl` and `git-credential-tokenctl` are
 the front end (links to .build/release/tokenctl-front-end), which runs the full program
@@ -218,6 +222,14 @@ class Agent:
         if problems:
             raise AgentError(f"agent '{self.name}' (pid {self.pid}): " + "; ".join(problems) + f". Log: {self.log_tail()}")
         log(f"agent '{self.name}' stopped")
+
+
+def one_shell(command):
+    """`command` under a `sh -c` of its own, for hyperfine without its shell (-N). Its
+    shell's start, which hyperfine measures and subtracts, is as long as the front end's
+    whole answer, so a helper answered by it measured 0.0 ms (row 15): the tool rows time
+    each side whole, one `sh` included on both."""
+    return shlex.join(["sh", "-c", command])
 
 
 def proc_cpu_ticks(pid):
@@ -773,11 +785,49 @@ printf '%s\\n' "$access"
         out = run([str(docker), "get"], input=server.read_bytes(), capture_output=True, env=self.agent_env).stdout
         assert b"bench-access-token" in out, out
         r = agent.served("row 15", 2 * self.args.runs, lambda: self.hyperfine([
-            ("git fill via tokenctl (agent)", self.fills["tokenctl"]),
-            ("docker get (agent)", f"{shlex.quote(str(docker))} get < {server}"),
-        ], shell=True, env=self.agent_env))
+            ("git fill via tokenctl (agent)", one_shell(self.fills["tokenctl"])),
+            ("docker get (agent)", one_shell(f"{shlex.quote(str(docker))} get < {server}")),
+        ], env=self.agent_env))
         self.add(15, "`docker-credential-tokenctl get` through the agent vs `git credential fill` through it",
                  r["docker get (agent)"]["median"], r["git fill via tokenctl (agent)"]["median"], "≤ 1.0", 1.0)
+
+    def row16_cargo(self):
+        """Issue 25: cargo's credential provider `get` (`tokenctl --cargo-plugin`, one request
+        on standard input, as cargo runs it) through the agent vs `git credential fill`
+        through it, for the same host (goal: no slower)."""
+        agent = self.ensure_agent()
+        request = self.scratch / "cargo-request"
+        request.write_text(json.dumps({
+            "v": 1, "registry": {"index-url": "sparse+http://127.0.0.1/index/", "name": "bench"},
+            "kind": "get", "operation": "read", "args": []}) + "\n")
+        out = run([self.tokenctl, "--cargo-plugin"], input=request.read_bytes(), capture_output=True,
+                  env=self.agent_env).stdout
+        assert b"Bearer bench-access-token" in out, out
+        r = agent.served("row 16", 2 * self.args.runs, lambda: self.hyperfine([
+            ("git fill via tokenctl (agent)", one_shell(self.fills["tokenctl"])),
+            ("cargo get (agent)", one_shell(f"{shlex.quote(self.tokenctl)} --cargo-plugin < {request}")),
+        ], env=self.agent_env))
+        self.add(16, "cargo's credential provider `get` through the agent vs `git credential fill` through it",
+                 r["cargo get (agent)"]["median"], r["git fill via tokenctl (agent)"]["median"], "≤ 1.0", 1.0)
+
+    def row17_kube(self):
+        """Issue 25: kubectl's exec credential (`tokenctl kube-credential`, the cluster in
+        KUBERNETES_EXEC_INFO, as kubectl runs it with provideClusterInfo) through the agent
+        vs `git credential fill` through it, for the same host (goal: no slower)."""
+        agent = self.ensure_agent()
+        info = json.dumps({
+            "apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+            "spec": {"interactive": False, "cluster": {"server": "https://127.0.0.1"}}})
+        out = run([self.tokenctl, "kube-credential"], capture_output=True,
+                  env=dict(self.agent_env, KUBERNETES_EXEC_INFO=info)).stdout
+        assert b'"token":"bench-access-token"' in out.replace(b" ", b""), out
+        r = agent.served("row 17", 2 * self.args.runs, lambda: self.hyperfine([
+            ("git fill via tokenctl (agent)", one_shell(self.fills["tokenctl"])),
+            ("kube-credential (agent)", one_shell(
+                f"KUBERNETES_EXEC_INFO={shlex.quote(info)} {shlex.quote(self.tokenctl)} kube-credential")),
+        ], env=self.agent_env))
+        self.add(17, "`tokenctl kube-credential` through the agent vs `git credential fill` through it",
+                 r["kube-credential (agent)"]["median"], r["git fill via tokenctl (agent)"]["median"], "≤ 1.0", 1.0)
 
     def row14_start(self):
         """Issue 26, goal 4: `tokenctl --version` and `--help` as installed (the front end)
@@ -1064,7 +1114,7 @@ def main():
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--quick", action="store_true",
                         help="fewer runs and 200 accounts, row 8 over 20 s and row 9 idle for 20 s, to try the script")
-    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11,12,13,14,15")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11,12,13,14,15,16,17")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--before-bin", help="release binaries from before the agent, for row 10 (rows 1, 2, 2b)")
     args = parser.parse_args()
@@ -1081,7 +1131,8 @@ def main():
         # the rows through the agent need the items, helpers and figures of the rows they
         # are measured against, and row 9 row 5's accounts.
         needs = {"4": {"3"}, "6": {"1", "2"}, "1a": {"1"}, "10": {"1"}, "11": {"1"}, "2a": {"2"}, "6a": {"2"}, "4a": {"3"},
-                 "9": {"5"}, "12": {"1", "2"}, "13": {"9"}, "15": {"1", "2"}}
+                 "9": {"5"}, "12": {"1", "2"}, "13": {"9"}, "15": {"1", "2"},
+                 "16": {"1", "2"}, "17": {"1", "2"}}
         # Until nothing is added: a row's need may have needs of its own (13 → 9 → 5).
         while any(row in only and not rows <= only for row, rows in needs.items()):
             for row, rows in needs.items():
@@ -1095,7 +1146,8 @@ def main():
         steps = [("14", bench.row14_start), ("1", bench.row1_token), ("10", bench.row10_fallback), ("2", bench.row2_git),
                  ("3", bench.row3_expired), ("4", bench.row4_race), ("6", bench.row6_memory),
                  ("1a", bench.row1a_token_agent), ("2a", bench.row2a_git_agent), ("6a", bench.row6a_memory_agent),
-                 ("4a", bench.row4a_race_agent), ("12", bench.row12_peers), ("15", bench.row15_docker), ("11", bench.row11_dbus), ("8", bench.row8_refresh_ahead),
+                 ("4a", bench.row4a_race_agent), ("12", bench.row12_peers), ("15", bench.row15_docker),
+                 ("16", bench.row16_cargo), ("17", bench.row17_kube), ("11", bench.row11_dbus), ("8", bench.row8_refresh_ahead),
                  ("-", bench.stop_agent),
                  ("7", bench.row7_browser), ("5", bench.row5_list), ("9", bench.row9_agent_accounts)]
         for number, step in steps:

@@ -68,7 +68,9 @@ import TokenKit
 
     let good = try await get("\(base)/cb?code=the%2Fcode&state=good&iss=https%3A%2F%2Fidp.example")
     #expect(good.status == 200)
-    #expect(good.page.contains("Signed in. You can close this window and return to the terminal."))
+    // The default pages are any app's: no program's name, no terminal (issue 27).
+    #expect(good.page.contains("Signed in. You can close this window."))
+    #expect(!good.page.contains("tokenctl") && !good.page.contains("terminal") && !forged.page.contains("tokenctl"))
     let headers = good.response
     #expect(headers.header("Content-Type") == "text/html; charset=utf-8")
     #expect(headers.header("Cache-Control") == "no-store")

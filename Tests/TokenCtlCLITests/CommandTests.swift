@@ -233,6 +233,23 @@ import TokenStoreTesting
     #expect(missing.stdout.contains("\"no-such-account\"") || missing.stdout.contains("\"error\""))
   }
 
+  /// `-q` is `--quiet`, before or after the command; errors are still said.
+  @Test func dashQIsTheShortFormOfQuiet() async throws {
+    try seed("graph", "oid-1", "ada", expiresIn: 60)
+    try seed("graph", "oid-2", "grace", expiresIn: 60)
+    try seed("graph", "oid-3", "hopper", expiresIn: 60)
+    let said = try await run("revoke", "graph:ada")
+    #expect(said.status == 0 && !said.stderr.isEmpty, "revoke says what it did: \(said)")
+    let before = try await run("-q", "revoke", "graph:grace")
+    #expect(before.status == 0 && before.stdout.isEmpty && before.stderr.isEmpty, "\(before)")
+    let after = try await run("revoke", "graph:hopper", "-q")
+    #expect(after.status == 0 && after.stdout.isEmpty && after.stderr.isEmpty, "\(after)")
+    #expect(try store().list(.all).isEmpty)
+    let missing = try await run("revoke", "graph:grace", "-q")
+    #expect(missing.status != 0 && missing.stderr.contains("no account 'graph:grace'"), "\(missing)")
+    #expect(try await run("--help").stdout.contains("-q, --quiet"))
+  }
+
   /// `revoke --json`, `unregister --json` and `--quiet` (issue 25, first use, item 8).
   @Test func revokeAndUnregisterSayWhatTheyDidAsJSONOrNothing() async throws {
     try seed("graph", "oid-1", "ada", expiresIn: 60)

@@ -163,6 +163,32 @@ import TokenStoreTesting
     let types = result.stdout.split(separator: "\n")
     #expect(types.contains("acme") && types.contains("graph") && types.contains("github"))
   }
+
+  /// `login` takes a type or an account to sign in to again (`tokenctl login ACCOUNT`), so
+  /// it offers both; an account's bare name that is a type id (`github`) is offered only
+  /// as `TYPE:NAME`, since login reads the bare word as the type. The `--group` given is
+  /// the one whose accounts are offered.
+  @Test func loginOffersTheTypesAndTheAccounts() async throws {
+    let sandbox = CommandSandbox()
+    defer { try? FileManager.default.removeItem(at: sandbox.home) }
+    try sandbox.store.save(Self.account("graph", "oid-ada", "ada@contoso.com"), tokens: TokenSet(accessToken: "t"))
+    try sandbox.store.save(Self.account("gitlab", "gl-1", "github"), tokens: TokenSet(accessToken: "t"))
+    try InMemoryTokenStore(group: "work", backing: sandbox.backing).save(
+      Self.account("graph", "oid-w", "wendy", group: "work"), tokens: TokenSet(accessToken: "t"))
+    let result = try await sandbox.run(
+      ["---completion", "login", "--", "positional@0", "2", "0", "tokenctl", "login", ""],
+      transport: ScriptedTransport(responses: []))
+    #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
+    let words = result.stdout.split(separator: "\n").map(String.init)
+    #expect(words.contains("graph") && words.contains("oidc"), "the types: \(words)")
+    #expect(words.contains("ada@contoso.com") && words.contains("graph:ada@contoso.com"), "the accounts: \(words)")
+    #expect(words.contains("gitlab:github") && words.filter { $0 == "github" }.count == 1, "\(words)")
+    #expect(!words.contains("wendy"))
+    let inWork = try await sandbox.run(
+      ["---completion", "login", "--", "positional@0", "4", "0", "tokenctl", "login", "--group", "work", ""],
+      transport: ScriptedTransport(responses: []))
+    #expect(inWork.stdout.split(separator: "\n").contains("wendy"), "\(inWork.stdout)")
+  }
 }
 
 private final class LoadCounter: Sendable {

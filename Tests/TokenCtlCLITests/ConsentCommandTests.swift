@@ -50,6 +50,16 @@ import TokenStoreTesting
       String.init)
   }
 
+  /// `allow` reads the type files once (issue 27): a broken one is warned of once.
+  @Test func allowWarnsOfABrokenTypeFileOnce() async throws {
+    let types = home.path("config") + "/tokenctl/types"
+    try FileManager.default.createDirectory(atPath: types, withIntermediateDirectories: true)
+    try "this is not TOML = = =\n".write(toFile: types + "/broken.toml", atomically: true, encoding: .utf8)
+    let allow = try await run("allow", "env", "github:ada")
+    #expect(allow.status == 0, "\(allow.stderr)")
+    #expect(allow.stderr.components(separatedBy: "broken.toml").count == 2, "\(allow.stderr)")
+  }
+
   @Test func allowingAccountsShowsInApps() async throws {
     let allow = try await run("allow", "env", "github:ada", "grace")
     #expect(allow.status == 0, "\(allow.stderr)")

@@ -12,6 +12,20 @@ import TokenKit
     #expect(AgentAsk.defaultGroup == Account.defaultGroup)
     #expect(AgentAsk.answerTimeoutMilliseconds == Int32(2 * HTTPTransportLimits.totalTimeoutSeconds + 15) * 1000)
     #expect(FrontEnd.credentialInputLimit == CredentialMessage.maximumInputLength)
+    #expect(FrontEnd.kubeExecInfoVariable == ExecCredential.variable)
+  }
+
+  /// kubectl's plugin as the parser reads it, and nothing odder.
+  @Test func kubeCredentialIsTakenWithAtMostItsServerAndGroup() {
+    #expect(ClientCommand(["kube-credential"]) == .kubeCredential(server: nil, group: nil))
+    #expect(
+      ClientCommand(["kube-credential", "--server", "https://k8s.example", "--group", "g"])
+        == .kubeCredential(server: "https://k8s.example", group: "g"))
+    #expect(ClientCommand(["kube-credential", "--server"]) == nil)
+    #expect(ClientCommand(["kube-credential", "--server", "a", "--server", "b"]) == nil)
+    #expect(ClientCommand(["kube-credential", "extra"]) == nil)
+    #expect(ClientCommand(["kube-credential", "--server=https://k8s.example"]) == nil)
+    #expect(ClientCommand(["token", "ada", "--server", "https://k8s.example"]) == nil)
   }
 
   /// Each name the front end is installed under runs the command the full program's own

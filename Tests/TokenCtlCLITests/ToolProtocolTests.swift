@@ -1,4 +1,6 @@
+import AgentFrontEnd
 import Foundation
+import GitCredentialHelper
 import Testing
 
 @testable import TokenCtlCLI
@@ -69,6 +71,6 @@ import Testing
     ("registry.example.org\n", "registry.example.org"), (" \t127.0.0.1:5000\r\n", "127.0.0.1:5000"), ("\n", ""),
   ])
   func dockersServerURLLosesTheLineBreakAroundIt(input: String, expected: String) {
-    #expect(TokenCtl.DockerCredential.serverURL(Array(input.utf8)) == expected)
+    #expect(ClientCommand.dockerServer(Array(input.utf8)) == expected)
   }
 }

@@ -80,7 +80,7 @@ extension TokenCtl {
       let app = identity.name
       var granted: [GrantedAccount]?
       if !all {
-        let session = try CommandSession.open(group: group, configured: false)
+        let session = try CommandSession.open(group: group, configured: false, in: context)
         let types = Set(session.context.registry.ids)
         granted = try accounts.map { name in
           let account = try AccountReference(parsing: name, knownTypes: types).resolve(in: session.store).account

@@ -32,30 +32,15 @@ extension TokenCtl {
 
     @OptionGroup var groupOption: GroupOption
 
-    /// What the protocol's clients match to tell "no credentials" from a failure
-    /// (docker-credential-helpers, `credentials.NewErrCredentialsNotFound`).
-    static let notFound = "credentials not found in native keychain"
+    static let notFound = DockerCredentials.notFound
     static let name = "docker-credential-tokenctl"
-
-    /// `get`'s answer (docker-credential-helpers, `credentials.Credentials`).
-    struct Credentials: Encodable {
-      var serverURL: String
-      var username: String
-      var secret: String
-
-      enum CodingKeys: String, CodingKey {
-        case serverURL = "ServerURL"
-        case username = "Username"
-        case secret = "Secret"
-      }
-    }
 
     func run() async throws {
       guard let running = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
       let output = running.output
       switch operation {
       case "get":
-        let server = Self.serverURL(running.readInput(CredentialMessage.maximumInputLength))
+        let server = ClientCommand.dockerServer(running.readInput(CredentialMessage.maximumInputLength))
         guard let request = CredentialMessage(requestFor: server) else { throw Self.refuse(Self.notFound, output) }
         let session = try CommandSession.open(group: groupOption.group)
         let answer = try await Credential.fill(request, session: session, name: Self.name)
@@ -90,22 +75,17 @@ extension TokenCtl {
     /// Writes `get`'s answer from the helper's (nil: none) and returns the exit status: the
     /// credentials, or the words that tell the tool there are none.
     static func write(_ answer: CredentialMessage?, server: String, output: any OutputSink) -> Int32 {
-      guard let answer, let secret = answer["password"] else {
+      write(DockerCredentials.answer(answer, server: server), output: output)
+    }
+
+    /// Writes `get`'s JSON line (nil: none) and returns the exit status.
+    static func write(_ json: String?, output: any OutputSink) -> Int32 {
+      guard let json else {
         output.write(notFound + "\n")
         return ExitCode.failure.rawValue
       }
-      output.write(
-        JSONOutput.compact(Credentials(serverURL: server, username: answer["username"] ?? "", secret: secret)))
+      output.write(json)
       return ExitCode.success.rawValue
-    }
-
-    /// The registry as the tool wrote it, without the line break that may end it. On bytes:
-    /// this runs on the agent's fast path, where grapheme breaking would page in tables.
-    static func serverURL(_ input: [UInt8]) -> String {
-      let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0a || $0 == 0x0d }
-      guard let first = input.firstIndex(where: { !isSpace($0) }), let last = input.lastIndex(where: { !isSpace($0) })
-      else { return "" }
-      return String(decoding: input[first...last], as: UTF8.self)
     }
 
     /// Says `message` where the protocol's clients read it, on standard output, and exits 1.

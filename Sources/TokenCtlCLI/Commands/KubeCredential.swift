@@ -1,3 +1,4 @@
+import AgentFrontEnd
 import ArgumentParser
 import GitCredentialHelper
 import TokenKit
@@ -13,7 +14,7 @@ extension TokenCtl {
   /// host → account rule as git's.
   struct KubeCredential: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      commandName: "kube-credential",
+      commandName: ClientCommand.kubeCredentialName,
       abstract: "Answer kubectl's exec credential requests with fresh tokens.",
       discussion: """
         A Kubernetes exec credential plugin (client.authentication.k8s.io/v1 or v1beta1). \
@@ -44,8 +45,8 @@ extension TokenCtl {
     func run() async throws {
       let session = try CommandSession.open(group: groupOption.group)
       let context = session.context
-      let request = ExecCredential.request(context.environment["KUBERNETES_EXEC_INFO"])
-      guard let server = server ?? request?.spec?.cluster?.server else {
+      let request = ExecCredential.request(context.environment[ExecCredential.variable])
+      guard let server = ExecCredential.server(option: server, request: request) else {
         throw TokenKitError(
           .notConfigured, "kubectl named no API server",
           recovery: "Add 'provideClusterInfo: true' to the exec section of the kubeconfig's user, "
@@ -55,20 +56,12 @@ extension TokenCtl {
         throw ValidationError("'\(TerminalSafe.text(server))' is not an API server URL.")
       }
       guard let answer = try await Credential.fill(message, session: session, name: Self.name),
-        let token = answer["password"]
+        let json = ExecCredential.answer(answer, request: request)
       else {
         // The helper said why on standard error, and what to run.
         throw ExitCode.failure
       }
-      let version = request.map(\.apiVersion).flatMap { ExecCredential.versions.contains($0) ? $0 : nil }
-      let expiry = answer["password_expiry_utc"].flatMap(Double.init).map {
-        JSONOutput.timestamp(Date(timeIntervalSince1970: $0))
-      }
-      context.output.write(
-        JSONOutput.compact(
-          ExecCredential(
-            apiVersion: version ?? ExecCredential.versions[0],
-            status: .init(token: token, expirationTimestamp: expiry))))
+      context.output.write(json)
     }
   }
 }

@@ -49,7 +49,7 @@ extension TokenCtl {
     @Argument(
       help: ArgumentHelp(
         "The account type (see `tokenctl types`), or an account to sign in to again.", valueName: "type-or-account"),
-      completion: ShellCompletion.types)
+      completion: ShellCompletion.typesAndAccounts)
     var type: String
 
     @Option(help: ArgumentHelp("The client id to use instead of the type's.", valueName: "id"))
@@ -234,15 +234,21 @@ extension TokenCtl {
         let listener: LoopbackRedirectListener
         if port == nil, let registeredPort {
           do {
-            listener = try LoopbackRedirectListener(host: host, port: registeredPort, path: path, log: log)
+            listener = try LoopbackRedirectListener(
+              host: host, port: registeredPort, path: path, successPage: SignInPages.success,
+              failurePage: SignInPages.failure, log: log)
           } catch {
             context.warnings.add(
               "port \(registeredPort), which tokenctl's client was registered with, is taken; a server that "
                 + "compares redirect URIs port included will refuse the sign-in")
-            listener = try LoopbackRedirectListener(host: host, port: nil, path: path, log: log)
+            listener = try LoopbackRedirectListener(
+              host: host, port: nil, path: path, successPage: SignInPages.success,
+              failurePage: SignInPages.failure, log: log)
           }
         } else {
-          listener = try LoopbackRedirectListener(host: host, port: port, path: path, log: log)
+          listener = try LoopbackRedirectListener(
+            host: host, port: port, path: path, successPage: SignInPages.success,
+            failurePage: SignInPages.failure, log: log)
         }
         let environment = context.environment
         let open = context.openBrowser

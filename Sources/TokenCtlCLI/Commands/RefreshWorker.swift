@@ -1,5 +1,6 @@
 import ArgumentParser
 import NativeAppSupport
+import TokenCtlRuntime
 import TokenKit
 
 #if canImport(Glibc)

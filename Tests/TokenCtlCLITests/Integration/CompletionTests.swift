@@ -103,10 +103,14 @@ import Testing
     let token = try await world.session.tokenctl("token", "graph:ada@contoso.com")
     #expect(token.status == 9 && token.stdout.isEmpty, "\(token.stderr)")
 
-    await #expect(try world.bash("tokenctl to", ["tokenctl", "to"]) == ["token"])
-    await #expect(try world.bash("tokenctl list --ty", ["tokenctl", "list", "--ty"]) == ["--type"])
-    await #expect(try world.bash("tokenctl login gi", ["tokenctl", "login", "gi"]) == ["gitea", "github", "gitlab"])
-    await #expect(Set(try world.bash("tokenctl token ", ["tokenctl", "token", ""])) == Self.defaultGroupWords)
+    #expect(try await world.bash("tokenctl to", ["tokenctl", "to"]) == ["token"])
+    #expect(try await world.bash("tokenctl list --ty", ["tokenctl", "list", "--ty"]) == ["--type"])
+    // login takes a type or an account to sign in to again.
+    #expect(
+      Set(try await world.bash("tokenctl login gi", ["tokenctl", "login", "gi"]))
+        == ["gitea", "github", "gitlab", "github:gh-evil", "github:octocat", "gitlab:ada@contoso.com"])
+    #expect(try await world.bash("tokenctl login oc", ["tokenctl", "login", "oc"]) == ["octocat"])
+    #expect(Set(try await world.bash("tokenctl token ", ["tokenctl", "token", ""])) == Self.defaultGroupWords)
     // Readline splits words at ':' and '@' (COMP_WORDBREAKS), as bash 5.2 hands them over;
     // the candidates lose what readline keeps before its own word.
     await #expect(
@@ -149,7 +153,8 @@ import Testing
     for (typed, expected) in [
       ("tokenctl to", "tokenctl token "),
       ("tokenctl list --ty", "tokenctl list --type "),
-      ("tokenctl login gith", "tokenctl login github "),
+      ("tokenctl login goo", "tokenctl login google "),
+      ("tokenctl login octo", "tokenctl login octocat "),
       ("tokenctl token oct", "tokenctl token octocat "),
       // `-o filenames`, which the generated script asks for, makes readline quote '@' and ':'.
       (

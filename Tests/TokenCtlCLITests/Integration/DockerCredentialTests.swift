@@ -146,6 +146,36 @@ import TokenStoreTesting
       "\(get.stderr)")
   }
 
+  /// The front end, installed as `docker-credential-tokenctl`, answers `get` from the agent
+  /// alone (issue 25, bench row 15): with no full program beside it to hand over to, it
+  /// prints the same bytes as the full program.
+  @Test func theFrontEndAloneAnswersGetThroughTheAgent() async throws {
+    defer { fixture.cleanUp() }
+    _ = try fixture.signIn("ada")
+    let socket = directory.path("agent/agent.sock")
+    let agent = try await TestAgent.start(
+      environment: environment, socket: socket, log: directory.path("agent.log"))
+    let client = TestAgent.clientEnvironment(environment, socket: socket)
+    // A hard link (the agent allows its own files only, by identity) in a folder of its
+    // own beside the build's, on the build's file system.
+    let folder = URL(fileURLWithPath: TestProcess.frontEnd).deletingLastPathComponent()
+      .appendingPathComponent("docker-alone-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let alone = folder + "/docker-credential-tokenctl"
+    try FileManager.default.linkItem(atPath: TestProcess.frontEnd, toPath: alone)
+    let full = try await TestProcess.run(helper, ["get"], environment: client, stdin: "https://\(host)/v2/\n")
+    #expect(full.status == 0, "\(full.stderr)")
+    let before = try await agent.requests()
+    let get = try await TestProcess.run(alone, ["get"], environment: client, stdin: "https://\(host)/v2/\n")
+    #expect(get.status == 0, "\(get.stderr)")
+    #expect(get.stdout == full.stdout && get.stderr.isEmpty)
+    #expect(get.stdout.hasPrefix(#"{"Secret":""#) && get.stdout.contains(#""ServerURL":"https://\#(host)/v2/""#))
+    // Its request and the status request that reads the counter.
+    #expect(try await agent.requests() == before + 2)
+    #expect(await agent.stop() == 0)
+  }
+
   @Test func getThroughTheAgent() async throws {
     defer { fixture.cleanUp() }
     let account = try await fixture.signIn(user: "ada")

@@ -2,6 +2,7 @@ import Foundation
 import NativeAppSupport
 import TestSupport
 import Testing
+import TokenCtlRuntime
 
 /// No grant is lost to a fault between the server's answer and the keyring's write (issue
 /// 28, point 1), against django-oauth-toolkit as it ships, which spends a refresh token

@@ -2,6 +2,7 @@ import Foundation
 import NativeAppSupport
 import TestSupport
 import Testing
+import TokenCtlRuntime
 
 /// A sign-in whose tokens the keyring refuses (issue 24): the server issued a grant, and
 /// the keyring was locked (no prompt can be shown) or its daemon died between the check

@@ -90,6 +90,40 @@ import TokenKit
     }
   }
 
+  /// The front end, installed as `tokenctl`, answers the plugin from the agent alone
+  /// (issue 25, bench row 17): with no full program beside it to hand over to, it prints
+  /// the same bytes as the full program, for the cluster kubectl names and for --server.
+  @Test func theFrontEndAloneAnswersThroughTheAgent() async throws {
+    defer { fixture.cleanUp() }
+    _ = try fixture.signIn("ada")
+    let socket = fixture.directory.path("agent/agent.sock")
+    let agent = try await TestAgent.start(
+      environment: fixture.environment, socket: socket, log: fixture.directory.path("agent.log"))
+    var client = TestAgent.clientEnvironment(fixture.environment, socket: socket)
+    client["KUBERNETES_EXEC_INFO"] =
+      #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"cluster":{"server":"\#(fixture.registry)"},"interactive":false}}"#
+    // A hard link (the agent allows its own files only, by identity) in a folder of its
+    // own beside the build's, on the build's file system.
+    let folder = URL(fileURLWithPath: TestProcess.frontEnd).deletingLastPathComponent()
+      .appendingPathComponent("kube-alone-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let alone = folder + "/tokenctl"
+    try FileManager.default.linkItem(atPath: TestProcess.frontEnd, toPath: alone)
+    for arguments in [["kube-credential"], ["kube-credential", "--server", fixture.registry]] {
+      let full = try await TestProcess.run(TestProcess.tokenctl, arguments, environment: client)
+      #expect(full.status == 0, "\(full.stderr)")
+      let before = try await agent.requests()
+      let answer = try await TestProcess.run(alone, arguments, environment: client)
+      #expect(answer.status == 0, "\(answer.stderr)")
+      #expect(answer.stdout == full.stdout && answer.stderr.isEmpty)
+      #expect(answer.stdout.contains(#""kind":"ExecCredential""#) && answer.stdout.contains(#""token":""#))
+      // Its request and the status request that reads the counter.
+      #expect(try await agent.requests() == before + 2)
+    }
+    #expect(await agent.stop() == 0)
+  }
+
   @Test func withoutTheClusterOrAnAccountItSaysWhatToDo() async throws {
     let bare = try await TestProcess.run(TestProcess.tokenctl, ["kube-credential"], environment: fixture.environment)
     #expect(bare.status != 0)

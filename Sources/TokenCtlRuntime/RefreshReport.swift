@@ -1,3 +1,4 @@
+import NativeAppSupport
 import TokenKit
 
 #if canImport(FoundationEssentials)
@@ -39,7 +40,7 @@ public struct RefreshReport: Codable, Sendable, Hashable {
       let how = exitStatus & 0x7f == 0 ? "exit status \((exitStatus >> 8) & 0xff)" : "signal \(exitStatus & 0x7f)"
       throw TokenKitError(
         .storeFailure, "the process refreshing \(key) ended without saying how it went (\(how))",
-        recovery: "Run `tokenctl refresh \(key)` to see what fails.")
+        remedy: .refreshAlone(account: "\(key)"))
     }
     guard let name = report.code else { return report.warnings ?? [] }
     var error = TokenKitError(

@@ -1,3 +1,4 @@
+import NativeAppSupport
 import TokenKit
 
 /// The protocol between ``ProcessRefreshIsolation`` and the child it starts, in one place:

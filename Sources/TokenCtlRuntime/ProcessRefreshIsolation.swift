@@ -1,4 +1,5 @@
 import CLinux
+import NativeAppSupport
 import TokenKit
 
 #if canImport(FoundationEssentials)
