@@ -13,9 +13,3 @@ public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T)
   }
 }
 
-/// Runs `body`, which blocks and cannot fail, on a thread of its own (see the throwing one).
-public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-  await withCheckedContinuation { continuation in
-    Thread.detachNewThread { continuation.resume(returning: body()) }
-  }
-}
