@@ -12,4 +12,3 @@ public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T)
     Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
   }
 }
-
