@@ -36,7 +36,8 @@ public final class ConsentGate: Sendable {
 
   let grants: ApplicationGrants
   let audit: AuditLog
-  let clock: any WallClock
+  /// The agent's clock, which the desktop's notifications keep their times by too.
+  public let clock: any WallClock
   private let ask = Mutex<Ask?>(nil)
   /// Questions on screen, by application, group and account: callers that ask the same
   /// meanwhile wait for the same answer instead of raising notifications of their own.

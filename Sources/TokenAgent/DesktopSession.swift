@@ -54,7 +54,7 @@ enum DesktopSession {
       default: return .unanswered
       }
     }
-    let signInNotices = SignInNotices()
+    let signInNotices = SignInNotices(clock: gate.clock)
     service.observe(
       AgentService.Observers(
         accountChanged: { group, key, account in
@@ -79,13 +79,22 @@ enum DesktopSession {
     return bus
   }
 
-  /// One sign-in notification per account a day, however often a refresh fails.
+  /// One sign-in notification per account a day, however often a refresh fails, a day
+  /// on the agent's clock.
   final class SignInNotices: Sendable {
+    /// A day: one reminder a day is enough to be seen, and few enough not to nag.
+    static let interval: Double = 86_400
+    private let clock: any WallClock
     private let shown = Mutex<[String: Date]>([:])
-    func due(group: String, account: String, now: Date = Date()) -> Bool {
-      shown.withLock { shown in
+
+    init(clock: any WallClock) { self.clock = clock }
+
+    /// Whether the notification for `account` of `group` is due now; if so, it counts as shown.
+    func due(group: String, account: String) -> Bool {
+      let now = clock.now
+      return shown.withLock { shown in
         let key = "\(group)\n\(account)"
-        if let last = shown[key], now.timeIntervalSince(last) < 86_400 { return false }
+        if let last = shown[key], now.timeIntervalSince(last) < Self.interval { return false }
         shown[key] = now
         return true
       }

@@ -140,11 +140,10 @@ import TokenKit
     let elapsed = ContinuousClock.now - started
     #expect(error?.kind == .timedOut)
     #expect(error?.message == "no response from 127.0.0.1:\(silent.port) within 2 s")
-    // The upper bound is loose: on two loaded cores the whole suite starves timers for
-    // seconds. What matters is that it gave up, after the timeout and not the hang.
-    // Tests elsewhere in the process block the cooperative pool with child processes, so
-    // resuming can lag by many seconds; the server never answers, so any bound proves it.
-    #expect(elapsed >= .milliseconds(1900) && elapsed < .seconds(60))
+    // Not before its time. That it gave up at all the error says: the server never
+    // answers, so without the timeout there would be no error to look at. No upper bound:
+    // a machine busy with builds stretches it (CI's took 110 s, waiting for the pool).
+    #expect(elapsed >= .milliseconds(1900))
   }
 
   @Test(arguments: ["declared", "chunked"])
@@ -205,18 +204,19 @@ import TokenKit
     #expect(error?.kind == .other)
   }
 
+  /// A cancelled request ends as cancelled, not as the timeout it would otherwise wait
+  /// for: the error tells them apart however long a busy machine takes, where a bound on
+  /// the time taken did not (CI once took 61 s).
   @Test func cancellationStopsTheRequest() async throws {
     let silent = try LoopbackSocket(listening: true)
-    let transport = CurlHTTPTransport(totalTimeout: .seconds(120))
+    let transport = CurlHTTPTransport(totalTimeout: .seconds(600))
     let request = HTTPRequest(method: "GET", url: URL(string: "http://127.0.0.1:\(silent.port)/")!)
-    let started = ContinuousClock.now
     let task = Task { try await transport.send(request) }
     try await Task.sleep(for: .milliseconds(200))
     task.cancel()
     let result = await task.result
-    // Well before the 120 s timeout, however long other tests hold the cooperative pool.
-    #expect(ContinuousClock.now - started < .seconds(60))
-    #expect(throws: TransportError.self) { try result.get() }
+    let error = #expect(throws: TransportError.self) { try result.get() }
+    #expect(error?.message.hasSuffix("was cancelled") == true, "\(String(describing: error))")
   }
 
   @Test func concurrentRequests() async throws {

@@ -6,7 +6,9 @@ import TokenKit
 /// The loopback listener, driven by real HTTP clients: libcurl through `CurlHTTPTransport`
 /// for browser-like requests, plain sockets for the malformed ones.
 @Suite(.timeLimit(.minutes(1))) struct LoopbackRedirectListenerTests {
-  let client = CurlHTTPTransport(connectTimeout: .seconds(2), totalTimeout: .seconds(5))
+  /// The browser. Its timeouts only end a test whose listener never answers: a busy
+  /// machine may take seconds to run the listener's answer (5 s did not always do).
+  let client = CurlHTTPTransport(connectTimeout: .seconds(60), totalTimeout: .seconds(120))
 
   /// Accepts `state=good`, rejects `error=…`, ignores the rest.
   static let judge: @Sendable (AuthorizationCallback) -> CallbackVerdict = { callback in
@@ -147,27 +149,27 @@ import TokenKit
     _ = try await receiving.value
   }
 
-  @Test func timesOut() async throws {
+  /// The error says it timed out; no bound on how long that took, which a busy machine
+  /// stretches. The time limit only ends a wait that never times out.
+  @Test(.timeLimit(.minutes(10))) func timesOut() async throws {
     let listener = try LoopbackRedirectListener()
-    let started = ContinuousClock.now
     let error = await #expect(throws: TokenKitError.self) {
       try await listener.receive(timeout: .milliseconds(500), judge: Self.judge)
     }
-    #expect(ContinuousClock.now - started < .seconds(15))
     #expect(error?.code == .signInTimedOut)
     #expect(error?.message == "no answer from the browser within 0.5 s")
     #expect(error?.remedy == .finishSignIn(type: nil))
     #expect(await RawHTTPClient.isEventuallyRefused(port: Int(listener.port)))
   }
 
+  /// Cancelled, the wait ends with `CancellationError`; left to run its course, it would
+  /// end with the timeout's error instead, so the error is the test, not the time taken.
   @Test func cancellationStopsPromptly() async throws {
     let listener = try LoopbackRedirectListener()
-    let receiving = Task { try await listener.receive(timeout: .seconds(30), judge: Self.judge) }
+    let receiving = Task { try await listener.receive(timeout: .seconds(600), judge: Self.judge) }
     try await Task.sleep(for: .milliseconds(100))
-    let started = ContinuousClock.now
     receiving.cancel()
     await #expect(throws: CancellationError.self) { try await receiving.value }
-    #expect(ContinuousClock.now - started < .seconds(15))
   }
 
   @Test func closeEndsAWait() async throws {

@@ -86,38 +86,37 @@ import TokenKit
     #expect(error?.message.hasPrefix("no input") == true)
   }
 
-  @Test func timesOutWhileTheUserDoesNothing() async throws {
+  /// The error tells a timeout from the reader's end of input (`no input`), however long a
+  /// busy machine takes; the time limit only ends a wait that never times out.
+  @Test(.timeLimit(.minutes(10))) func timesOutWhileTheUserDoesNothing() async throws {
     let receiver = ManualPasteReceiver(
       redirectURI: "urn:ietf:wg:oauth:2.0:oob",
       readLine: {
         // Longer than any starvation of the test machine, so the timeout always wins.
-        sleep(30)
+        sleep(3600)
         return nil
       }, write: { _ in })
-    let started = ContinuousClock.now
     let error = await #expect(throws: TokenKitError.self) {
       try await receiver.receive(timeout: .milliseconds(200), judge: Self.judge)
     }
     #expect(error?.code == .signInTimedOut)
     #expect(error?.message == "nothing was pasted within 0.2 s")
-    #expect(ContinuousClock.now - started < .seconds(15))
   }
 
+  /// Cancelled, the wait ends with `CancellationError`, not the timeout's error nor the
+  /// reader's end of input, which the error tells apart however long it took.
   @Test func cancellationStopsTheWait() async throws {
     let receiver = ManualPasteReceiver(
       redirectURI: "urn:ietf:wg:oauth:2.0:oob",
       readLine: {
-        // Longer than any starvation of the test machine, so the timeout always wins.
-        sleep(30)
+        // Longer than any starvation of the test machine, so the cancellation always wins.
+        sleep(3600)
         return nil
       }, write: { _ in })
-    let waiting = Task { try await receiver.receive(timeout: .seconds(30), judge: Self.judge) }
+    let waiting = Task { try await receiver.receive(timeout: .seconds(600), judge: Self.judge) }
     try await Task.sleep(for: .milliseconds(100))
-    let started = ContinuousClock.now
     waiting.cancel()
     await #expect(throws: CancellationError.self) { try await waiting.value }
-    // Not the 30 s the reader sleeps; with room for a test run that keeps the pool busy.
-    #expect(ContinuousClock.now - started < .seconds(15))
   }
 
   @Test func standardInputLinesAreBounded() throws {

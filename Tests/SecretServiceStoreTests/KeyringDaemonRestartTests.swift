@@ -13,7 +13,7 @@ import TokenKit
 /// and a restart would disturb them.
 @Suite(ExitTestGate.trait) struct KeyringDaemonRestartTests {
   @Test func theStoreReadsAndWritesAcrossRestarts() async throws {
-    let session = try PrivateSession(.unlockedKeyring)
+    let session = try await PrivateSession.started(.unlockedKeyring)
     defer { session.stop() }
     let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
       [environment = session.environment as [String: String]] in
@@ -43,7 +43,7 @@ import TokenKit
   /// Without any Secret Service after the old one left, the retry fails as the first
   /// attempt would have: `keyringUnavailable`, not a retry loop or a crash.
   @Test func aServiceThatLeftForGoodIsUnavailable() async throws {
-    let session = try PrivateSession(.unlockedKeyring)
+    let session = try await PrivateSession.started(.unlockedKeyring)
     defer { session.stop() }
     let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
       [environment = session.environment as [String: String]] in

@@ -34,8 +34,8 @@ import TokenStoreTesting
     try Data("\(answer)\n".utf8).write(to: URL(fileURLWithPath: file))
   }
 
-  static func collections(_ arguments: [String]) throws -> String {
-    let result = try TestProcess.run(
+  static func collections(_ arguments: [String]) async throws -> String {
+    let result = try await TestProcess.run(
       FileManager.default.currentDirectoryPath + "/Tests/Support/keyring-collections", arguments,
       mergingStandardError: true)
     try #require(result.status == 0, "keyring-collections \(arguments) failed: \(result.stdout)")
@@ -45,13 +45,13 @@ import TokenStoreTesting
   /// Every check of the conformance suite, through the provider's prompts where it has
   /// them (KeePassXC asks to allow each new program; KWallet's collection starts locked).
   @Test(arguments: TokenStoreConformance.checks)
-  func conformance(_ check: TokenStoreConformance.Check) throws {
+  func conformance(_ check: TokenStoreConformance.Check) async throws {
     try check.run { group in Self.store(group: group) }
   }
 
   /// KeePassXC merges the attributes of SetAttributes into the item's: an expiry the new
   /// tokens no longer have stayed, and `list` said "expired" of a token without one.
-  @Test func anUpdateClearsAnExpiryTheNewTokensDoNotHave() throws {
+  @Test func anUpdateClearsAnExpiryTheNewTokensDoNotHave() async throws {
     let group = TokenStoreConformance.freshGroup()
     let store = Self.store(group: group)
     let saved = SecretServiceTokenStoreTests.sample(group: group)
@@ -71,21 +71,30 @@ import TokenStoreTesting
   /// With two KeePassXC databases open and the account's locked, `token` said "no
   /// account": a locked collection may hold it, so the store says it is locked.
   @Test(.enabled(if: provider == "keepassxc"))
-  func anAccountInALockedSecondDatabaseIsLockedNotMissing() throws {
+  func anAccountInALockedSecondDatabaseIsLockedNotMissing() async throws {
     let group = TokenStoreConformance.freshGroup()
-    _ = try Self.collections(["unlock"])
+    _ = try await Self.collections(["unlock"])
     // The account goes to "Other" as the default collection, and stays there: KeePassXC
     // 2.7.4 refuses to give the alias back to "Passwords" (InvalidObjectPath), so the
     // other tests here do not depend on which database is the default.
-    _ = try Self.collections(["alias", "default", "Other"])
+    _ = try await Self.collections(["alias", "default", "Other"])
     let store = Self.store(group: group)
     let saved = SecretServiceTokenStoreTests.sample(group: group)
     try store.save(saved.account, tokens: saved.tokens)
-    defer {
-      _ = try? Self.collections(["unlock"])
-      _ = try? store.remove(saved.account.key)
+    defer { _ = try? store.remove(saved.account.key) }
+    do {
+      try await lockedDatabaseIsLockedNotMissing(saved, group: group)
+    } catch {
+      _ = try? await Self.collections(["unlock"])
+      throw error
     }
-    _ = try Self.collections(["lock", "Other"])
+    _ = try? await Self.collections(["unlock"])
+  }
+
+  private func lockedDatabaseIsLockedNotMissing(
+    _ saved: StoredAccount, group: String
+  ) async throws {
+    _ = try await Self.collections(["lock", "Other"])
 
     let unprompted = SecretServiceTokenStore(group: group)
     let error = try #require(throws: TokenKitError.self) { try unprompted.load(saved.account.key) }
@@ -103,13 +112,13 @@ import TokenStoreTesting
   /// unlock dialog, KeePassXC 2.7.4 completes no later prompt of the session, so every
   /// test after it would wait out the deadline.
   @Test(.enabled(if: provider == "keepassxc" && ProcessInfo.processInfo.environment["TOKENCTL_TEST_DISMISS"] == "1"))
-  func aDismissedPromptIsLocked() throws {
+  func aDismissedPromptIsLocked() async throws {
     let group = TokenStoreConformance.freshGroup()
     let store = Self.store(group: group)
     let saved = SecretServiceTokenStoreTests.sample(group: group)
     try store.save(saved.account, tokens: saved.tokens)
     defer { try? Self.answerPrompts("allow") }
-    _ = try Self.collections(["lock"])
+    _ = try await Self.collections(["lock"])
     try Self.answerPrompts("deny")
     let started = ContinuousClock.now
     let error = try #require(throws: TokenKitError.self) { try store.load(saved.account.key) }
@@ -119,7 +128,7 @@ import TokenStoreTesting
 
   /// `doctor` spoke of gnome-keyring whoever provided the Secret Service: the diagnosis
   /// names the program that owns org.freedesktop.secrets, from its process.
-  @Test func theDiagnosisNamesTheProvider() {
+  @Test func theDiagnosisNamesTheProvider() async {
     let expected: [String: SecretServiceProvider] = [
       "gnome-keyring": .gnomeKeyring, "keepassxc": .keePassXC, "kwallet": .kWallet,
     ]
@@ -128,13 +137,13 @@ import TokenStoreTesting
 
   /// KWallet keeps the content type an item was stored with, and `secret-tool lookup`
   /// (libsecret's text reader) refused `application/json` there: the secret is text.
-  @Test func secretToolLooksTheTokensUp() throws {
+  @Test func secretToolLooksTheTokensUp() async throws {
     let group = TokenStoreConformance.freshGroup()
     let store = Self.store(group: group)
     let saved = SecretServiceTokenStoreTests.sample(group: group)
     try store.save(saved.account, tokens: saved.tokens)
     defer { _ = try? store.remove(saved.account.key) }
-    let lookup = try TestKeyring.secretTool([
+    let lookup = try await TestKeyring.secretTool([
       "lookup", "type", "graph", "account", "00000000-ada-oid", "group", group,
     ])
     #expect(lookup.status == 0, "\(lookup.stdout)")
@@ -144,7 +153,7 @@ import TokenStoreTesting
   /// Python's secretstorage (which keyring, and so pip and many Python programs, reads the
   /// Secret Service with) reads our items on every provider, through its own unlock prompt
   /// where the provider asks (KeePassXC): the secret is text/plain, the token set as JSON.
-  @Test func pythonSecretstorageReadsTheTokens() throws {
+  @Test func pythonSecretstorageReadsTheTokens() async throws {
     let group = TokenStoreConformance.freshGroup()
     let store = Self.store(group: group)
     let saved = SecretServiceTokenStoreTests.sample(group: group)
@@ -165,7 +174,7 @@ import TokenStoreTesting
       print(json.loads(item.get_secret())["access_token"])
       """
     // Debian's python3-secretstorage (make deps), not a venv's.
-    let result = try TestProcess.run("/usr/bin/python3", ["-c", script, group], mergingStandardError: true)
+    let result = try await TestProcess.run("/usr/bin/python3", ["-c", script, group], mergingStandardError: true)
     #expect(result.status == 0, "\(result.stdout)")
     #expect(result.stdout == "text/plain\n\(saved.tokens.accessToken)\n", "\(result.stdout)")
   }

@@ -13,7 +13,7 @@ import TokenStoreTesting
 /// the process's memory is this test's alone.
 @Suite(ExitTestGate.trait) struct SecretServiceStoreMemoryTests {
   @Test func repeatedReadsAndWritesDoNotGrowTheProcess() async throws {
-    let session = try PrivateSession(.unlockedKeyring)
+    let session = try await PrivateSession.started(.unlockedKeyring)
     defer { session.stop() }
     let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
       [environment = session.environment as [String: String]] in

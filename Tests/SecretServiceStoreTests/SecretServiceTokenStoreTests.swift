@@ -9,7 +9,7 @@ import TokenStoreTesting
   init() throws { try TestKeyring.require() }
 
   @Test(arguments: TokenStoreConformance.checks)
-  func conformance(_ check: TokenStoreConformance.Check) throws {
+  func conformance(_ check: TokenStoreConformance.Check) async throws {
     try check.run { group in SecretServiceTokenStore(group: group) }
   }
 
@@ -25,14 +25,14 @@ import TokenStoreTesting
         idToken: "eyJ-IDTOKEN-\(UUID().uuidString)", expiresAt: epoch.addingTimeInterval(3600), scope: ["openid"]))
   }
 
-  @Test func secretToolReadsTheItemWithTheDocumentedAttributes() throws {
+  @Test func secretToolReadsTheItemWithTheDocumentedAttributes() async throws {
     let group = TokenStoreConformance.freshGroup()
     let store = SecretServiceTokenStore(group: group)
     let saved = Self.sample(group: group)
     try store.save(saved.account, tokens: saved.tokens)
     defer { _ = try? store.remove(saved.account.key) }
 
-    let items = try TestKeyring.items(["xdg:schema": "org.tokenctl.Account", "group": group])
+    let items = try await TestKeyring.items(["xdg:schema": "org.tokenctl.Account", "group": group])
     try #require(items.count == 1)
     let item = items[0]
     #expect(item["label"] == "tokenctl: graph — ada@contoso.com [\(group)]")
@@ -57,7 +57,9 @@ import TokenStoreTesting
       ])
 
     // The secret is the versioned JSON token set, readable by any tool.
-    let lookup = try TestKeyring.secretTool(["lookup", "type", "graph", "account", "00000000-ada-oid", "group", group])
+    let lookup = try await TestKeyring.secretTool([
+      "lookup", "type", "graph", "account", "00000000-ada-oid", "group", group,
+    ])
     let secret = try #require(try JSONSerialization.jsonObject(with: Data(lookup.stdout.utf8)) as? [String: Any])
     #expect(secret["version"] as? Int == 1)
     #expect(secret["access_token"] as? String == saved.tokens.accessToken)
@@ -65,7 +67,7 @@ import TokenStoreTesting
     #expect(secret["expires_at"] as? Int == 1_790_003_600)
   }
 
-  @Test func aTokenForOtherScopesIsAnItemOfItsOwnSchemaWithoutTheGrant() throws {
+  @Test func aTokenForOtherScopesIsAnItemOfItsOwnSchemaWithoutTheGrant() async throws {
     let group = TokenStoreConformance.freshGroup()
     let store = SecretServiceTokenStore(group: group)
     let saved = Self.sample(group: group)
@@ -77,7 +79,7 @@ import TokenStoreTesting
     scoped.scope = ["https://outlook.office.com/IMAP.AccessAsUser.All"]
     try store.saveToken(scoped, scopes: scopes, of: saved.account)
 
-    let items = try TestKeyring.items(["xdg:schema": ScopedTokenSchema.name, "group": group])
+    let items = try await TestKeyring.items(["xdg:schema": ScopedTokenSchema.name, "group": group])
     try #require(items.count == 1)
     let item = items[0]
     #expect(item["label"] == "tokenctl: graph — ada@contoso.com [\(group)] (\(scopes.text))")
@@ -96,7 +98,7 @@ import TokenStoreTesting
     let text = item.map { "\($0.key)=\($0.value)" }.filter { !$0.hasPrefix("secret=") }.joined(separator: "\n")
     #expect(!text.contains(scoped.accessToken) && !text.contains(saved.tokens.refreshToken!))
 
-    let lookup = try TestKeyring.secretTool([
+    let lookup = try await TestKeyring.secretTool([
       "lookup", "xdg:schema", ScopedTokenSchema.name, "type", "graph", "account", "00000000-ada-oid", "group", group,
     ])
     let secret = try #require(try JSONSerialization.jsonObject(with: Data(lookup.stdout.utf8)) as? [String: Any])
@@ -105,25 +107,25 @@ import TokenStoreTesting
     #expect(secret["scope"] as? String == "https://outlook.office.com/IMAP.AccessAsUser.All")
     #expect(secret["refresh_token"] == nil && secret["id_token"] == nil)
     // The account's own item and its listing are as they were.
-    #expect(try TestKeyring.items(["xdg:schema": "org.tokenctl.Account", "group": group]).count == 1)
+    #expect(try await TestKeyring.items(["xdg:schema": "org.tokenctl.Account", "group": group]).count == 1)
     #expect(try store.load(saved.account.key) == saved)
 
     try store.remove(saved.account.key)
-    #expect(try TestKeyring.items(["xdg:schema": ScopedTokenSchema.name, "group": group]).isEmpty)
+    #expect(try await TestKeyring.items(["xdg:schema": ScopedTokenSchema.name, "group": group]).isEmpty)
   }
 
-  @Test func theDefaultGroupsLabelIsTheBareForm() throws {
+  @Test func theDefaultGroupsLabelIsTheBareForm() async throws {
     // Only the label format is checked here; the default group's items belong to users.
     let store = SecretServiceTokenStore(group: Account.defaultGroup)
     var sample = Self.sample(group: Account.defaultGroup)
     sample.account.id = "label-\(UUID().uuidString)"
     try store.save(sample.account, tokens: sample.tokens)
     defer { _ = try? store.remove(sample.account.key) }
-    let items = try TestKeyring.items(["account": sample.account.id])
+    let items = try await TestKeyring.items(["account": sample.account.id])
     #expect(items.map { $0["label"] } == ["tokenctl: graph — ada@contoso.com"])
   }
 
-  @Test func noTokenAppearsInAnyAttributeOrLabel() throws {
+  @Test func noTokenAppearsInAnyAttributeOrLabel() async throws {
     let group = TokenStoreConformance.freshGroup()
     let store = SecretServiceTokenStore(group: group)
     let saved = Self.sample(group: group)
@@ -133,7 +135,7 @@ import TokenStoreTesting
     try store.save(saved.account, tokens: replaced)
     defer { _ = try? store.remove(saved.account.key) }
 
-    let items = try TestKeyring.items(["group": group])
+    let items = try await TestKeyring.items(["group": group])
     try #require(items.count == 1)
     let visible = items[0].filter { $0.key != "secret" }.map { "\($0.key)=\($0.value)" }.joined(separator: "\n")
     for token in [saved.tokens.accessToken, replaced.accessToken, saved.tokens.refreshToken!, saved.tokens.idToken!] {
@@ -142,11 +144,11 @@ import TokenStoreTesting
     }
   }
 
-  @Test func anItemWrittenByAnotherToolIsRead() throws {
+  @Test func anItemWrittenByAnotherToolIsRead() async throws {
     let group = TokenStoreConformance.freshGroup()
     let json =
       #"{"version":1,"access_token":"from-elsewhere","refresh_token":"r","token_type":"Bearer","expires_at":1790003600}"#
-    let stored = try TestKeyring.secretTool(
+    let stored = try await TestKeyring.secretTool(
       [
         "store", "--label", "tokenctl: oidc — grace", "xdg:schema", "org.tokenctl.Account", "type", "oidc",
         "account", "grace-sub", "group", group, "name", "grace", "created", "1790000000", "updated", "1790000000",
@@ -166,9 +168,9 @@ import TokenStoreTesting
     (#"{"version":99,"access_token":"x","token_type":"Bearer"}"#, "format 99"),
     ("not json at all", "not a token set tokenctl can read"),
   ])
-  func anUnreadableSecretIsACorruptItemNotAMissingAccount(secret: String, expected: String) throws {
+  func anUnreadableSecretIsACorruptItemNotAMissingAccount(secret: String, expected: String) async throws {
     let group = TokenStoreConformance.freshGroup()
-    let stored = try TestKeyring.secretTool(
+    let stored = try await TestKeyring.secretTool(
       [
         "store", "--label", "tokenctl: oidc — broken", "xdg:schema", "org.tokenctl.Account", "type", "oidc",
         "account", "broken", "group", group, "name", "broken", "created", "0", "updated", "0", "refreshable", "false",

@@ -15,19 +15,19 @@ enum TestKeyring {
   }
 
   /// Runs `secret-tool` on the test keyring.
-  static func secretTool(_ arguments: [String], stdin: String = "") throws -> (status: Int32, stdout: String) {
+  static func secretTool(_ arguments: [String], stdin: String = "") async throws -> (status: Int32, stdout: String) {
     // `search` prints attributes on standard error; GLib flushes every line, so one file
     // keeps them in order.
-    let result = try TestProcess.run("/usr/bin/secret-tool", arguments, stdin: stdin, mergingStandardError: true)
+    let result = try await TestProcess.run("/usr/bin/secret-tool", arguments, stdin: stdin, mergingStandardError: true)
     return (result.status, result.stdout)
   }
 
   /// The items `secret-tool search --all` finds for `attributes`, each as its printed
   /// fields (`label`, `attribute.type`, `secret`, …).
-  static func items(_ attributes: [String: String]) throws -> [[String: String]] {
+  static func items(_ attributes: [String: String]) async throws -> [[String: String]] {
     let arguments =
       ["search", "--all", "--unlock"] + attributes.sorted { $0.key < $1.key }.flatMap { [$0.key, $0.value] }
-    let output = try secretTool(arguments).stdout
+    let output = try await secretTool(arguments).stdout
     var items: [[String: String]] = []
     for line in output.split(separator: "\n") {
       if line.hasPrefix("[") {

@@ -4,8 +4,13 @@ import Foundation
 /// a test can lock the keyring, restart its daemon or take the Secret Service away without
 /// disturbing the shared test keyring. It goes away with `stop()`, and gnome-keyring-daemon
 /// with it.
-public final class PrivateSession {
-  public enum Kind {
+///
+/// Starting one, and what it does to its keyring, waits for other processes: a test does it
+/// with the async members (`started`, `run`, `lockLoginKeyring`…), which wait on threads of
+/// their own; the synchronous ones are for code already on its own thread (an exit test's
+/// process). A session belongs to one test at a time, hence `@unchecked Sendable`.
+public final class PrivateSession: @unchecked Sendable {
+  public enum Kind: Sendable {
     /// gnome-keyring-daemon, with its login keyring created and unlocked.
     case unlockedKeyring
     /// A bus with nothing on it: no Secret Service, and no service files to start one.
@@ -28,6 +33,7 @@ public final class PrivateSession {
   /// output and error go to, which the services it starts inherit. `ownAgent`: false for
   /// a test of the agent the bus itself starts, which the session's own (under
   /// `with-agent`) would stand in for.
+  @available(*, noasync, message: "waits for the bus and the keyring: use PrivateSession.started")
   public init(
     _ kind: Kind, services: [String: String] = [:], busOutput: String = "/dev/null", ownAgent: Bool = true
   ) throws {
@@ -109,6 +115,13 @@ public final class PrivateSession {
     if ownAgent, ProcessInfo.processInfo.environment["TOKENCTL_TEST_AGENT"] == "1" { try startAgent() }
   }
 
+  /// A new session, as `init` makes it, started on a thread of its own.
+  public static func started(
+    _ kind: Kind, services: [String: String] = [:], busOutput: String = "/dev/null", ownAgent: Bool = true
+  ) async throws -> PrivateSession {
+    try await onOwnThread { try PrivateSession(kind, services: services, busOutput: busOutput, ownAgent: ownAgent) }
+  }
+
   /// Starts `tokenctl agent run` on this bus and points the session's clients at it.
   private func startAgent() throws {
     let socket = directory.appendingPathComponent("agent/agent.sock").path
@@ -136,6 +149,7 @@ public final class PrivateSession {
   /// Replaces gnome-keyring-daemon with a new one, as a restart of the user's session
   /// would (`--replace`), on the same keyring files, which it unlocks; returns once the
   /// new daemon owns `org.freedesktop.secrets`. Starts one on a bus that had none.
+  @available(*, noasync)
   public func restartKeyring() throws {
     let previous = try secretServiceOwner()
     let keyring = try run(
@@ -147,6 +161,7 @@ public final class PrivateSession {
   /// Ends gnome-keyring-daemon with `signal` (SIGKILL: it dies without a word), leaving no
   /// Secret Service on the bus (it has no service files to start another); returns once
   /// its name is gone.
+  @available(*, noasync)
   public func stopKeyring(signal: Int32 = SIGTERM) throws {
     guard let owner = try secretServiceOwner() else { return }
     let result = try run(
@@ -169,6 +184,7 @@ public final class PrivateSession {
   }
 
   /// The unique bus name of the process that owns `org.freedesktop.secrets`, if any.
+  @available(*, noasync)
   public func secretServiceOwner() throws -> String? {
     let result = try run(
       "gdbus",
@@ -193,14 +209,32 @@ public final class PrivateSession {
   }
 
   /// Runs another program on this bus.
+  @available(*, noasync)
   public func run(_ executable: String, _ arguments: [String], stdin: String = "") throws -> ProcessResult {
     try TestProcess.run(executable, arguments, environment: environment, stdin: stdin)
   }
+
+  /// Runs another program on this bus, waiting for it on a thread of its own.
+  public func run(_ executable: String, _ arguments: [String], stdin: String = "") async throws -> ProcessResult {
+    try await TestProcess.run(executable, arguments, environment: environment, stdin: stdin)
+  }
+
+  /// `restartKeyring()`, waiting on a thread of its own.
+  public func restartKeyring() async throws { try await onOwnThread { try self.restartKeyring() } }
+
+  /// `stopKeyring(signal:)`, waiting on a thread of its own.
+  public func stopKeyring(signal: Int32 = SIGTERM) async throws {
+    try await onOwnThread { try self.stopKeyring(signal: signal) }
+  }
+
+  /// `lockLoginKeyring()`, waiting on a thread of its own.
+  public func lockLoginKeyring() async throws { try await onOwnThread { try self.lockLoginKeyring() } }
 
   /// Locks the login keyring through the Secret Service's own `Lock` method.
   ///
   /// Not `secret-tool lock`: Debian 12's (libsecret 0.20.5) fails a GLib assertion and
   /// then waits forever when given the collection's path, and crashes when given `login`.
+  @available(*, noasync)
   public func lockLoginKeyring() throws {
     let result = try run(
       "gdbus",
@@ -211,17 +245,19 @@ public final class PrivateSession {
     guard result.status == 0 else { throw TestFailure("Lock failed: \(result.stderr)") }
   }
 
-  /// Stops the bus (gnome-keyring-daemon leaves when its bus goes) and removes the files.
+  /// Stops the bus (gnome-keyring-daemon leaves when its bus goes), and removes the files
+  /// once it has gone, on a thread of its own: `stop()` itself does not wait.
   public func stop() {
     guard !stopped, let bus else { return }
     stopped = true
-    if let agent {
-      kill(agent.pid, SIGTERM)
-      agent.wait()
+    let agent = agent, directory = directory
+    if let agent { kill(agent.pid, SIGTERM) }
+    Thread.detachNewThread {
+      if let agent { agent.wait() }
+      kill(bus.pid, SIGTERM)
+      bus.wait()
+      try? FileManager.default.removeItem(at: directory)
     }
-    kill(bus.pid, SIGTERM)
-    bus.wait()
-    try? FileManager.default.removeItem(at: directory)
   }
 
   deinit { stop() }

@@ -55,25 +55,28 @@ public struct TestProcess: Sendable {
   ///
   /// Blocks the calling thread: from async code, use `exitStatus()`.
   @discardableResult
-  public func wait() -> Int32 {
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    let signal = status & 0x7f
-    return signal == 0 ? (status >> 8) & 0xff : 128 + signal
-  }
+  @available(*, noasync, message: "blocks a thread of Swift's cooperative pool: use exitStatus()")
+  public func wait() -> Int32 { reap() }
 
   /// Waits for the child on a thread of its own, leaving the few threads of Swift's
   /// cooperative pool (two on a two-core machine) to the tests that run meanwhile.
   public func exitStatus() async -> Int32 {
     await withCheckedContinuation { continuation in
-      Thread.detachNewThread { continuation.resume(returning: wait()) }
+      Thread.detachNewThread { continuation.resume(returning: reap()) }
     }
   }
 
-  /// Sends SIGTERM and reaps the child in the background.
-  public func terminate() {
-    kill(pid, SIGTERM)
-    Thread.detachNewThread { wait() }
+  /// Sends `signal` (SIGTERM by default) and reaps the child in the background.
+  public func terminate(signal: Int32 = SIGTERM) {
+    kill(pid, signal)
+    Thread.detachNewThread { _ = reap() }
+  }
+
+  private func reap() -> Int32 {
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let signal = status & 0x7f
+    return signal == 0 ? (status >> 8) & 0xff : 128 + signal
   }
 
   /// The first executable `name` in our `PATH`.
@@ -90,8 +93,10 @@ public struct TestProcess: Sendable {
   /// Runs `executable` with `stdin` as its input, and returns its status and output.
   /// With `mergingStandardError`, standard error is interleaved into `stdout`.
   ///
-  /// Blocks the calling thread until the child exits. Synchronous tests use it; from async
-  /// code the overload below is chosen, which does not.
+  /// Blocks the calling thread until the child exits: for code on a thread of its own
+  /// (`onOwnThread`, an exit test's process). A test, synchronous ones included, runs on
+  /// Swift's cooperative pool: it uses the async overload below.
+  @available(*, noasync, message: "blocks a thread of Swift's cooperative pool: use the async run")
   public static func run(
     _ executable: String, _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
     stdin: String = "", mergingStandardError: Bool = false
@@ -141,6 +146,7 @@ public struct TestProcess: Sendable {
   /// `install` creates it, in a process of its own: were it written here, a child that
   /// another test spawns meanwhile could inherit the file open for writing, and running
   /// the script would then fail with ETXTBSY for as long as that child lives.
+  @available(*, noasync, message: "blocks a thread of Swift's cooperative pool: use the async installScript")
   public static func installScript(_ body: String, at path: String, mode: String = "0700") throws {
     let source = try writeSource(body, for: path)
     defer { try? FileManager.default.removeItem(atPath: source) }

@@ -77,7 +77,7 @@ import TokenStoreTesting
     return Account(type: "corp", id: "id-\(name)", name: name, group: "slow", createdAt: now, updatedAt: now)
   }
 
-  @Test func requestsThatMissTogetherShareOneReadOfTheGroup() throws {
+  @Test func requestsThatMissTogetherShareOneReadOfTheGroup() async throws {
     let backing = SlowStore()
     for name in ["ada", "grace", "linus"] {
       try backing.save(Self.account(name), tokens: TokenSet(accessToken: "access-\(name)"))
@@ -92,7 +92,7 @@ import TokenStoreTesting
       }
     }
     threads.forEach { $0.start() }
-    while answers.withLock({ $0.count }) < threads.count { usleep(10_000) }
+    while answers.withLock({ $0.count }) < threads.count { try await Task.sleep(for: .milliseconds(10)) }
 
     #expect(backing.groupReads.load(ordering: .sequentiallyConsistent) == 1)
     #expect(

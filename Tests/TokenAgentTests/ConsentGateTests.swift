@@ -120,6 +120,97 @@ import TokenKit
     #expect(await admitted(after.pid), "the upgraded program still has its grant")
   }
 
+  /// Asks with `answer`, counting the questions.
+  func answering(_ answer: ConsentGate.Answer) {
+    let asked = self.asked
+    gate.askWith { _, _, _ in
+      asked.add(1, ordering: .relaxed)
+      return answer
+    }
+  }
+
+  var questions: Int { asked.load(ordering: .relaxed) }
+
+  @Test func tokenctlsOwnProgramsPassWithoutAQuestion() async {
+    answering(.denied)
+    let own = PeerApplication(identity: .executable("/usr/bin/git-credential-tokenctl"), isOwn: true)
+    #expect(await gate.admit(.success(own), group: "default", account: Self.account, via: .socket))
+    #expect(questions == 0)
+  }
+
+  @Test func aCallerThatCannotBeToldIsRefusedWithoutAQuestion() async {
+    answering(.allowed)
+    #expect(await !gate.admit(.failure(.unreadable), group: "default", account: Self.account, via: .socket))
+    #expect(
+      await !gate.admit(
+        .failure(.busProxy(executable: "/usr/bin/xdg-dbus-proxy")), group: "default",
+        account: Self.account, via: .dbus))
+    #expect(questions == 0)
+  }
+
+  @Test func aGrantOrADenialDecidesWithoutAQuestion() async throws {
+    answering(.unanswered)
+    try gate.grants.allow(
+      application: "/usr/bin/some-app", group: "default",
+      accounts: [GrantedAccount(key: Self.account.key, name: Self.account.qualifiedName)], at: clock.now)
+    #expect(await admit(), "granted")
+    let other = Account(
+      type: "github", id: "2", name: "grace", group: "default", createdAt: .distantPast, updatedAt: .distantPast)
+    #expect(await !gate.admit(.success(Self.app), group: "work", account: other, via: .dbus), "not granted: asked")
+    #expect(questions == 1)
+    try gate.grants.deny(application: "/usr/bin/some-app", group: "default", at: clock.now)
+    #expect(await !admit(), "denied")
+    #expect(questions == 1, "a denial needs no question")
+  }
+
+  @Test func anAnswerIsKeptAsAGrantOrADenial() async throws {
+    answering(.allowed)
+    #expect(await admit())
+    #expect(await admit())
+    #expect(questions == 1, "asked once, then allowed by the grant")
+    #expect(
+      gate.grants.decision(application: "/usr/bin/some-app", group: "default", account: Self.account.key)
+        == .allowed)
+
+    let other = PeerApplication(identity: .executable("/usr/bin/other-app"), isOwn: false)
+    answering(.denied)
+    #expect(await !gate.admit(.success(other), group: "default", account: Self.account, via: .dbus))
+    #expect(await !gate.admit(.success(other), group: "default", account: Self.account, via: .dbus))
+    #expect(questions == 2, "asked once, then refused by the denial")
+    #expect(
+      gate.grants.decision(application: "/usr/bin/other-app", group: "default", account: Self.account.key)
+        == .denied)
+  }
+
+  /// Without a notification server nobody can be asked: refused, and no backoff, so the
+  /// question comes as soon as there is a way to ask it.
+  @Test func withNobodyToAskItRefusesAndAsksOnceItCan() async {
+    #expect(await !admit(), "no way to ask at all")
+    answering(.notAsked)
+    #expect(await !admit())
+    answering(.allowed)
+    #expect(await admit(), "asked at once, with no wait after the questions nobody could be shown")
+    #expect(questions == 2)
+  }
+
+  @Test func callersAskingTogetherShareOneQuestion() async {
+    let asked = self.asked
+    let release = AsyncStream<Void>.makeStream()
+    gate.askWith { _, _, _ in
+      asked.add(1, ordering: .relaxed)
+      for await _ in release.stream { break }
+      return .allowed
+    }
+    async let first = admit()
+    async let second = admit()
+    async let third = admit()
+    // The question is on screen (counted) before the answer comes.
+    while questions == 0 { await Task.yield() }
+    release.continuation.yield()
+    #expect(await [first, second, third] == [true, true, true])
+    #expect(questions == 1, "one notification for the three")
+  }
+
   @Test(arguments: [(1, 120.0), (2, 240), (3, 480), (6, 3600), (40, 3600)] as [(Int, Double)])
   func theWaitDoublesUpToAnHour(count: Int, wait: Double) {
     #expect(PromptBackoff().wait(after: count) == wait)

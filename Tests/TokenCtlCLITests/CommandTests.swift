@@ -343,7 +343,6 @@ import TokenStoreTesting
         "code_challenge_methods_supported": .array([.string("S256")]),
       ])
     }
-    let started = ContinuousClock.now
     let result = try await sandbox.run(
       ["login", "oidc", "--issuer", "https://id.example", "--client-id", "app", "--browser", "--timeout", "30"],
       transport: transport)
@@ -351,7 +350,6 @@ import TokenStoreTesting
     #expect(
       result.stderr.contains("cannot reach login.id.invalid, where the browser would sign in"), "\(result.stderr)")
     #expect(!result.stderr.contains("Open this address"), "\(result.stderr)")
-    #expect(ContinuousClock.now - started < .seconds(15))
   }
 
   @Test func accountErrorsHaveTheirExitCodes() async throws {

@@ -185,7 +185,7 @@ import TokenStoreTesting
 
   /// The binary against the shared test keyring: accounts are resolved there, and the
   /// grant keeps the account's id.
-  @Test func theBinaryResolvesAccountsInTheKeyring() throws {
+  @Test func theBinaryResolvesAccountsInTheKeyring() async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
     let group = TokenStoreConformance.freshGroup()
     let store = SecretServiceTokenStore(group: group)
@@ -196,13 +196,13 @@ import TokenStoreTesting
     defer { _ = try? store.remove(AccountKey(type: "graph", id: "oid-ada")) }
     var environment = ProcessInfo.processInfo.environment
     environment["XDG_STATE_HOME"] = home.path("state")
-    func tokenctl(_ arguments: String...) throws -> ProcessResult {
-      try TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
+    func tokenctl(_ arguments: String...) async throws -> ProcessResult {
+      try await TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
     }
-    let allow = try tokenctl("allow", "/usr/bin/env", "ada@contoso.com", "--group", group)
+    let allow = try await tokenctl("allow", "/usr/bin/env", "ada@contoso.com", "--group", group)
     #expect(allow.status == 0 && allow.stdout.contains("graph:ada@contoso.com in group \(group)"), "\(allow.stderr)")
-    #expect(try tokenctl("allow", "/usr/bin/env", "graph:nobody", "--group", group).status == 2)
-    let json = try tokenctl("apps", "--json")
+    await #expect(try tokenctl("allow", "/usr/bin/env", "graph:nobody", "--group", group).status == 2)
+    let json = try await tokenctl("apps", "--json")
     #expect(json.status == 0 && json.stdout.contains(#""id" : "oid-ada""#), "\(json.stdout)")
     #expect(!json.stdout.contains("SECRET"))
   }

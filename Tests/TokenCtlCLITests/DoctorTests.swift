@@ -24,8 +24,8 @@ import Testing
     var gitConfig: String { home.appendingPathComponent("gitconfig").path }
     var configFolder: URL { home.appendingPathComponent(".config/tokenctl") }
 
-    init(_ kind: PrivateSession.Kind) throws {
-      session = try PrivateSession(kind)
+    init(_ kind: PrivateSession.Kind) async throws {
+      session = try await PrivateSession.started(kind)
       environment = session.environment
       environment["GIT_CONFIG_NOSYSTEM"] = "1"
       environment["GIT_CONFIG_GLOBAL"] = home.appendingPathComponent("gitconfig").path
@@ -45,21 +45,21 @@ import Testing
       return file.path
     }
 
-    func git(_ arguments: String...) throws -> ProcessResult {
-      try TestProcess.run("git", arguments, environment: environment)
+    func git(_ arguments: String...) async throws -> ProcessResult {
+      try await TestProcess.run("git", arguments, environment: environment)
     }
 
-    func tokenctl(_ arguments: [String], environment extra: [String: String?] = [:]) throws -> ProcessResult {
+    func tokenctl(_ arguments: [String], environment extra: [String: String?] = [:]) async throws -> ProcessResult {
       var environment = environment
       for (name, value) in extra { environment[name] = value }
-      return try TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
+      return try await TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
     }
 
     /// `tokenctl doctor --json ARGUMENTS`: its exit status and checks by id, in order.
     func doctor(
       _ arguments: [String] = [], environment extra: [String: String?] = [:]
-    ) throws -> (status: Int32, checks: [String: Check], ids: [String], ok: Bool) {
-      let result = try tokenctl(["doctor", "--json"] + arguments, environment: extra)
+    ) async throws -> (status: Int32, checks: [String: Check], ids: [String], ok: Bool) {
+      let result = try await tokenctl(["doctor", "--json"] + arguments, environment: extra)
       guard let document = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
         document["format"] as? Int == 1, let ok = document["ok"] as? Bool,
         let list = document["checks"] as? [[String: Any]]
@@ -79,11 +79,11 @@ import Testing
 
   // MARK: All well
 
-  @Test func aHealthyPrivateKeyringPassesEveryCheck() throws {
-    let world = try World(.unlockedKeyring)
+  @Test func aHealthyPrivateKeyringPassesEveryCheck() async throws {
+    let world = try await World(.unlockedKeyring)
     try world.write("[types.gitlab]\nclient_id = \"gitlab-app\"\n", to: "config.toml")
-    #expect(try world.tokenctl(["setup-git", "--host", "gitlab.com"]).status == 0)
-    let (status, checks, ids, ok) = try world.doctor()
+    #expect(try await world.tokenctl(["setup-git", "--host", "gitlab.com"]).status == 0)
+    let (status, checks, ids, ok) = try await world.doctor()
     #expect(status == 0 && ok)
     #expect(
       ids == [
@@ -94,29 +94,29 @@ import Testing
     #expect(checks["keyring-unlocked"]?.detail == "'Login' is unlocked")
 
     // The text says the same, uncoloured where NO_COLOR asks.
-    let text = try world.tokenctl(["doctor"])
+    let text = try await world.tokenctl(["doctor"])
     #expect(text.status == 0)
     #expect(text.stdout.hasSuffix("All 12 checks passed.\n"), "\(text.stdout)")
     #expect(text.stdout.contains("ok    Session bus: connected"))
   }
 
-  @Test func colourIsOnlyForATerminalAndNeverWithNoColor() throws {
-    let world = try World(.unlockedKeyring)
+  @Test func colourIsOnlyForATerminalAndNeverWithNoColor() async throws {
+    let world = try await World(.unlockedKeyring)
     // script(1) gives doctor a terminal for its standard output.
     let command = "\(TestProcess.tokenctl) doctor"
-    let onTerminal = try TestProcess.run(
+    let onTerminal = try await TestProcess.run(
       "script", ["-qec", command, "/dev/null"], environment: world.environment.merging(["NO_COLOR": ""]) { $1 })
     #expect(onTerminal.stdout.contains("\u{1B}[32mok  \u{1B}[0m"), "\(onTerminal.stdout)")
-    let plain = try TestProcess.run("script", ["-qec", command, "/dev/null"], environment: world.environment)
+    let plain = try await TestProcess.run("script", ["-qec", command, "/dev/null"], environment: world.environment)
     #expect(!plain.stdout.contains("\u{1B}["), "\(plain.stdout)")
   }
 
   // MARK: The keyring
 
-  @Test func noSessionBusOnAMachineWithoutADesktopSaysHowToStartOne() throws {
-    let world = try World(.unlockedKeyring)
+  @Test func noSessionBusOnAMachineWithoutADesktopSaysHowToStartOne() async throws {
+    let world = try await World(.unlockedKeyring)
     // No address, and no bus at $XDG_RUNTIME_DIR/bus, GLib's other place to look.
-    let (status, checks, ids, ok) = try world.doctor(environment: [
+    let (status, checks, ids, ok) = try await world.doctor(environment: [
       "DBUS_SESSION_BUS_ADDRESS": nil, "XDG_RUNTIME_DIR": world.home.path, "SSH_CONNECTION": "10.0.0.1 5 10.0.0.2 22",
     ])
     #expect(status == 1 && !ok)
@@ -132,10 +132,10 @@ import Testing
     #expect(!ids.contains("secret-service") && ids.contains("config") && ids.contains("libcurl"))
   }
 
-  @Test func aDeadBusSocketOnADesktopGetsTheStoresOwnFix() throws {
-    let world = try World(.unlockedKeyring)
+  @Test func aDeadBusSocketOnADesktopGetsTheStoresOwnFix() async throws {
+    let world = try await World(.unlockedKeyring)
     let dead = world.home.appendingPathComponent("no-bus").path
-    let (status, checks, _, _) = try world.doctor(environment: [
+    let (status, checks, _, _) = try await world.doctor(environment: [
       "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(dead)", "DISPLAY": ":0",
     ])
     #expect(status == 1)
@@ -145,9 +145,9 @@ import Testing
     #expect(bus.fix?.contains("pam_gnome_keyring") == false)
   }
 
-  @Test func aBusWithoutSecretServiceSaysHowToStartAKeyring() throws {
-    let world = try World(.busWithoutSecretService)
-    let (status, checks, ids, _) = try world.doctor()
+  @Test func aBusWithoutSecretServiceSaysHowToStartAKeyring() async throws {
+    let world = try await World(.busWithoutSecretService)
+    let (status, checks, ids, _) = try await world.doctor()
     #expect(status == 1)
     #expect(checks["session-bus"]?.status == "ok")
     let service = try #require(checks["secret-service"])
@@ -158,10 +158,10 @@ import Testing
     #expect(!ids.contains("default-keyring"))
   }
 
-  @Test func aLockedKeyringFailsAndTheFixUnlocksIt() throws {
-    let world = try World(.unlockedKeyring)
-    try world.session.lockLoginKeyring()
-    let (status, checks, _, _) = try world.doctor()
+  @Test func aLockedKeyringFailsAndTheFixUnlocksIt() async throws {
+    let world = try await World(.unlockedKeyring)
+    try await world.session.lockLoginKeyring()
+    let (status, checks, _, _) = try await world.doctor()
     #expect(status == 1)
     #expect(checks["default-keyring"]?.status == "ok")
     let locked = try #require(checks["keyring-unlocked"])
@@ -170,41 +170,41 @@ import Testing
     #expect(fix.contains("gnome-keyring-daemon --replace --unlock --components=secrets"), "\(fix)")
 
     // The fix, with the test keyring's password on standard input.
-    try world.session.restartKeyring()
-    #expect(try world.doctor().checks["keyring-unlocked"]?.status == "ok")
+    try await world.session.restartKeyring()
+    #expect(try await world.doctor().checks["keyring-unlocked"]?.status == "ok")
   }
 
   /// The store's own hint for a locked keyring, run through /bin/sh as printed with the
   /// password on standard input, unlocks the daemon that runs (issue 25, first use, item
   /// 7: `gnome-keyring-daemon --unlock` alone left it locked).
-  @Test func theLockedKeyringsHintUnlocksTheRunningDaemon() throws {
-    let world = try World(.unlockedKeyring)
-    try world.session.lockLoginKeyring()
-    let locked = try world.tokenctl(["list"])
+  @Test func theLockedKeyringsHintUnlocksTheRunningDaemon() async throws {
+    let world = try await World(.unlockedKeyring)
+    try await world.session.lockLoginKeyring()
+    let locked = try await world.tokenctl(["list"])
     #expect(locked.status != 0)
     let hint = try #require(locked.stderr.split(separator: "\n").first { $0.hasPrefix("hint: ") }, "\(locked.stderr)")
     let command = try #require(hint.split(separator: "`").dropFirst().first, "\(hint)")
     #expect(command.hasPrefix("gnome-keyring-daemon"), "\(hint)")
-    let unlock = try TestProcess.run(
+    let unlock = try await TestProcess.run(
       "/bin/sh", ["-c", String(command)], environment: world.environment, stdin: "tokenctl-test")
     #expect(unlock.status == 0, "\(unlock.stderr)")
     // The daemon that takes over needs a moment to own the Secret Service's name.
-    var listed = try world.tokenctl(["list"])
+    var listed = try await world.tokenctl(["list"])
     for _ in 0..<50 where listed.status != 0 {
-      Thread.sleep(forTimeInterval: 0.1)
-      listed = try world.tokenctl(["list"])
+      try await Task.sleep(for: .milliseconds(100))
+      listed = try await world.tokenctl(["list"])
     }
     #expect(listed.status == 0, "\(listed.stderr)")
   }
 
   // MARK: Settings
 
-  @Test func aTypeFileOthersMayChangeIsRefusedWithTheChmodToRun() throws {
-    let world = try World(.unlockedKeyring)
+  @Test func aTypeFileOthersMayChangeIsRefusedWithTheChmodToRun() async throws {
+    let world = try await World(.unlockedKeyring)
     let path = try world.write(
       "id = \"corp\"\ndisplay_name = \"Corp\"\nissuer = \"https://id.example.org\"\nclient_id = \"corp-app\"\n",
       to: "types/corp.toml", mode: 0o666)
-    let (status, checks, _, _) = try world.doctor()
+    let (status, checks, _, _) = try await world.doctor()
     #expect(status == 1)
     let files = try #require(checks["type-files"])
     #expect(files.status == "fail")
@@ -214,27 +214,27 @@ import Testing
     #expect(checks["client-id:corp"] == nil)
 
     #expect(chmod(path, 0o600) == 0)
-    let fixed = try world.doctor()
+    let fixed = try await world.doctor()
     #expect(fixed.checks["type-files"]?.status == "ok")
     #expect(fixed.checks["client-id:corp"]?.status == "ok")
   }
 
-  @Test func aTypeFileOfAnotherUserIsRefused() throws {
+  @Test func aTypeFileOfAnotherUserIsRefused() async throws {
     try #require(geteuid() == 0, "only root can give a file away")
-    let world = try World(.unlockedKeyring)
+    let world = try await World(.unlockedKeyring)
     let path = try world.write(
       "id = \"corp\"\ndisplay_name = \"Corp\"\nissuer = \"https://id.example.org\"\n", to: "types/corp.toml")
     #expect(chown(path, 65534, 65534) == 0)
-    let files = try #require(try world.doctor().checks["type-files"])
+    let files = try #require(try await world.doctor().checks["type-files"])
     #expect(files.status == "fail" && files.detail.contains("belongs to another user"), "\(files)")
     #expect(files.fix?.contains("sudo chown") == true, "\(files)")
   }
 
-  @Test func invalidTOMLIsShownWithItsPlace() throws {
-    let world = try World(.unlockedKeyring)
+  @Test func invalidTOMLIsShownWithItsPlace() async throws {
+    let world = try await World(.unlockedKeyring)
     let type = try world.write("id = \"corp\"\ndisplay_name = \n", to: "types/corp.toml")
     let config = try world.write("[types.gitlab\nclient_id = \"x\"\n", to: "config.toml")
-    let (status, checks, _, _) = try world.doctor()
+    let (status, checks, _, _) = try await world.doctor()
     #expect(status == 1)
     let files = try #require(checks["type-files"])
     #expect(files.status == "fail" && files.detail.contains("\(type):2:"), "\(files.detail)")
@@ -244,15 +244,15 @@ import Testing
     #expect(configuration.fix?.contains("tokenctl-config(5)") == true)
   }
 
-  @Test func aConfigFileOthersMayChangeGetsItsChmod() throws {
-    let world = try World(.unlockedKeyring)
+  @Test func aConfigFileOthersMayChangeGetsItsChmod() async throws {
+    let world = try await World(.unlockedKeyring)
     let config = try world.write("[types.gitlab]\nclient_id = \"x\"\n", to: "config.toml", mode: 0o664)
-    let check = try #require(try world.doctor().checks["config"])
+    let check = try #require(try await world.doctor().checks["config"])
     #expect(check.status == "fail" && check.fix == "Run `chmod go-w \(config)`.", "\(check)")
   }
 
-  @Test func aMissingClientIDFailsWithTheLineToAddUnlessTheTypeCanRegister() throws {
-    let world = try World(.unlockedKeyring)
+  @Test func aMissingClientIDFailsWithTheLineToAddUnlessTheTypeCanRegister() async throws {
+    let world = try await World(.unlockedKeyring)
     let config = try world.write(
       """
       [types.gitlab]
@@ -261,7 +261,7 @@ import Testing
       [types.oidc]
       issuer = "https://id.example.org"
       """, to: "config.toml")
-    let (status, checks, _, _) = try world.doctor()
+    let (status, checks, _, _) = try await world.doctor()
     #expect(status == 1)
     let gitlab = try #require(checks["client-id:gitlab"])
     #expect(gitlab.status == "fail" && gitlab.detail.contains("signing in with gitlab fails"), "\(gitlab)")
@@ -277,19 +277,19 @@ import Testing
 
   // MARK: git
 
-  @Test func anotherHelperBeforeTokenctlIsAWarningAndTheFixPutsTokenctlFirst() throws {
-    let world = try World(.unlockedKeyring)
+  @Test func anotherHelperBeforeTokenctlIsAWarningAndTheFixPutsTokenctlFirst() async throws {
+    let world = try await World(.unlockedKeyring)
     try world.write("[types.gitlab]\nclient_id = \"gitlab-app\"\n", to: "config.toml")
     let log = world.home.appendingPathComponent("helpers.log").path
     // A helper that only records that git asked it, configured for every URL.
-    #expect(try world.git("config", "--global", "credential.helper", "!echo other >>\(log); :").status == 0)
-    #expect(try world.tokenctl(["setup-git", "--host", "gitlab.com"]).status == 0)
+    #expect(try await world.git("config", "--global", "credential.helper", "!echo other >>\(log); :").status == 0)
+    #expect(try await world.tokenctl(["setup-git", "--host", "gitlab.com"]).status == 0)
 
-    let before = try #require(try world.doctor().checks["git:https://gitlab.com"])
+    let before = try #require(try await world.doctor().checks["git:https://gitlab.com"])
     #expect(before.status == "warn", "\(before)")
     #expect(before.detail.contains("(credential.helper, global) before tokenctl"), "\(before.detail)")
     // Real git agrees: it asks the other helper.
-    try askGit(world, log: log)
+    try await askGit(world, log: log)
     #expect((try? String(contentsOfFile: log, encoding: .utf8)) == "other\n")
 
     let fix = try #require(before.fix)
@@ -298,38 +298,39 @@ import Testing
     }
     #expect(commands.count == 3, "\(fix)")
     for command in commands {
-      #expect(try TestProcess.run("sh", ["-c", command], environment: world.environment).status == 0, "\(command)")
+      #expect(
+        try await TestProcess.run("sh", ["-c", command], environment: world.environment).status == 0, "\(command)")
     }
-    let after = try #require(try world.doctor().checks["git:https://gitlab.com"])
+    let after = try #require(try await world.doctor().checks["git:https://gitlab.com"])
     #expect(after.status == "ok" && after.detail.contains("git asks tokenctl first"), "\(after)")
     try FileManager.default.removeItem(atPath: log)
-    try askGit(world, log: log)
+    try await askGit(world, log: log)
     #expect(!FileManager.default.fileExists(atPath: log), "git still asked the other helper")
   }
 
   /// `git credential fill` for https://gitlab.com, with nobody to type a password.
-  private func askGit(_ world: World, log: String) throws {
+  private func askGit(_ world: World, log: String) async throws {
     var environment = world.environment
     environment["GIT_TERMINAL_PROMPT"] = "0"
     environment["TOKENCTL_AGENT"] = "0"
-    _ = try TestProcess.run(
+    _ = try await TestProcess.run(
       "git", ["credential", "fill"], environment: environment, stdin: "protocol=https\nhost=gitlab.com\n\n")
   }
 
-  @Test func aHostWithoutTokenctlOrWithTokenctlClearedIsAWarning() throws {
-    let world = try World(.unlockedKeyring)
+  @Test func aHostWithoutTokenctlOrWithTokenctlClearedIsAWarning() async throws {
+    let world = try await World(.unlockedKeyring)
     try world.write("[types.gitlab]\nclient_id = \"gitlab-app\"\n", to: "config.toml")
-    let missing = try #require(try world.doctor().checks["git:https://gitlab.com"])
+    let missing = try #require(try await world.doctor().checks["git:https://gitlab.com"])
     #expect(missing.status == "warn" && missing.fix == "Run `tokenctl setup-git --host gitlab.com`.", "\(missing)")
 
-    #expect(try world.tokenctl(["setup-git", "--host", "gitlab.com"]).status == 0)
+    #expect(try await world.tokenctl(["setup-git", "--host", "gitlab.com"]).status == 0)
     // An empty value read after tokenctl's line clears it (git-config(1): a later file).
     let repository = world.home.appendingPathComponent("repo").path
-    #expect(try world.git("init", "-q", repository).status == 0)
-    #expect(try world.git("-C", repository, "config", "--local", "credential.helper", "").status == 0)
+    #expect(try await world.git("init", "-q", repository).status == 0)
+    #expect(try await world.git("-C", repository, "config", "--local", "credential.helper", "").status == 0)
     var inRepository = world.environment
     inRepository["GIT_DIR"] = repository + "/.git"
-    let result = try TestProcess.run(TestProcess.tokenctl, ["doctor", "--json"], environment: inRepository)
+    let result = try await TestProcess.run(TestProcess.tokenctl, ["doctor", "--json"], environment: inRepository)
     let document = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
     let check = (document?["checks"] as? [[String: Any]])?.first { $0["id"] as? String == "git:https://gitlab.com" }
     #expect(check?["status"] as? String == "warn")
@@ -339,13 +340,13 @@ import Testing
       fix
         == "Remove the empty line, if tokenctl should answer: `git config --local --unset-all credential.helper '^$'`.")
     let command = String(fix.split(separator: "`")[1])
-    #expect(try TestProcess.run("sh", ["-c", command], environment: inRepository).status == 0)
-    let fixed = try TestProcess.run(TestProcess.tokenctl, ["doctor"], environment: inRepository)
+    #expect(try await TestProcess.run("sh", ["-c", command], environment: inRepository).status == 0)
+    let fixed = try await TestProcess.run(TestProcess.tokenctl, ["doctor"], environment: inRepository)
     #expect(fixed.stdout.contains("ok    git for https://gitlab.com: git asks tokenctl first"), "\(fixed.stdout)")
   }
 
-  @Test func aLoopbackForgeIsCheckedOverBothSchemesTheHelperAnswers() throws {
-    let world = try World(.unlockedKeyring)
+  @Test func aLoopbackForgeIsCheckedOverBothSchemesTheHelperAnswers() async throws {
+    let world = try await World(.unlockedKeyring)
     try world.write(
       """
       id = "forge"
@@ -357,11 +358,11 @@ import Testing
       hosts = ["127.0.0.1:3000"]
       username = "oauth2"
       """, to: "types/forge.toml")
-    let before = try world.doctor()
+    let before = try await world.doctor()
     #expect(before.checks["git:https://127.0.0.1:3000"]?.status == "warn")
     #expect(before.checks["git:http://127.0.0.1:3000"]?.status == "warn")
-    #expect(try world.tokenctl(["setup-git", "--host", "127.0.0.1:3000"]).status == 0)
-    let after = try world.doctor()
+    #expect(try await world.tokenctl(["setup-git", "--host", "127.0.0.1:3000"]).status == 0)
+    let after = try await world.doctor()
     #expect(after.checks["git:https://127.0.0.1:3000"]?.status == "ok")
     #expect(after.checks["git:http://127.0.0.1:3000"]?.status == "ok")
   }
@@ -369,11 +370,11 @@ import Testing
   // MARK: libcurl
 
   /// The dynamic loader finds an empty libcurl.so.4 first, as it would a broken install.
-  @Test func libcurlThatCannotBeLoadedFails() throws {
-    let world = try World(.unlockedKeyring)
+  @Test func libcurlThatCannotBeLoadedFails() async throws {
+    let world = try await World(.unlockedKeyring)
     let libraries = try TemporaryDirectory()
     try Data().write(to: URL(fileURLWithPath: libraries.path("libcurl.so.4")))
-    let (status, checks, _, _) = try world.doctor(environment: ["LD_LIBRARY_PATH": libraries.url.path])
+    let (status, checks, _, _) = try await world.doctor(environment: ["LD_LIBRARY_PATH": libraries.url.path])
     #expect(status == 1)
     let curl = try #require(checks["libcurl"])
     #expect(curl.status == "fail" && curl.detail.contains("cannot load libcurl"), "\(curl)")
@@ -382,15 +383,15 @@ import Testing
 
   // MARK: --online
 
-  @Test func aServerWhoseClockDiffersIsAWarningWithTheNTPFix() throws {
-    let (base, _) = try LoopbackService.start(
+  @Test func aServerWhoseClockDiffersIsAWarningWithTheNTPFix() async throws {
+    let (base, _) = try await LoopbackService.start(
       "Tests/Support/stub-oauth-server", info: "stub.json", arguments: ["--clock-offset", "-300"])
-    let world = try World(.unlockedKeyring)
+    let world = try await World(.unlockedKeyring)
     try world.write("[types.oidc]\nissuer = \"\(base)\"\nclient_id = \"stub\"\n", to: "config.toml")
-    let offline = try world.doctor()
+    let offline = try await world.doctor()
     #expect(offline.checks["discovery:\(base)"] == nil && offline.checks["clock"] == nil)
 
-    let (status, checks, _, _) = try world.doctor(["--online"])
+    let (status, checks, _, _) = try await world.doctor(["--online"])
     #expect(status == 0)
     #expect(checks["discovery:\(base)"]?.status == "ok", "\(checks)")
     let clock = try #require(checks["clock"])
@@ -399,20 +400,20 @@ import Testing
     #expect(clock.fix?.contains("timedatectl set-ntp true") == true)
   }
 
-  @Test func aServerThatAgreesOnTheTimePasses() throws {
-    let (base, _) = try LoopbackService.start("Tests/Support/stub-oauth-server", info: "stub.json", arguments: [])
-    let world = try World(.unlockedKeyring)
+  @Test func aServerThatAgreesOnTheTimePasses() async throws {
+    let (base, _) = try await LoopbackService.start("Tests/Support/stub-oauth-server", info: "stub.json", arguments: [])
+    let world = try await World(.unlockedKeyring)
     try world.write("[types.oidc]\nissuer = \"\(base)\"\nclient_id = \"stub\"\n", to: "config.toml")
-    let (status, checks, _, ok) = try world.doctor(["--online"])
+    let (status, checks, _, ok) = try await world.doctor(["--online"])
     #expect(status == 0 && ok)
     #expect(checks["clock"]?.status == "ok", "\(checks)")
   }
 
-  @Test func anUntrustedCertificateFailsDiscoveryWithTheTrustStoreFix() throws {
-    let (base, _) = try LoopbackService.start("Tests/Support/tls-server", info: "tls-server.json", arguments: [])
-    let world = try World(.unlockedKeyring)
+  @Test func anUntrustedCertificateFailsDiscoveryWithTheTrustStoreFix() async throws {
+    let (base, _) = try await LoopbackService.start("Tests/Support/tls-server", info: "tls-server.json", arguments: [])
+    let world = try await World(.unlockedKeyring)
     try world.write("[types.oidc]\nissuer = \"\(base)\"\nclient_id = \"tls\"\n", to: "config.toml")
-    let (status, checks, _, _) = try world.doctor(["--online"])
+    let (status, checks, _, _) = try await world.doctor(["--online"])
     #expect(status == 1)
     let discovery = try #require(checks["discovery:\(base)"])
     #expect(discovery.status == "fail" && discovery.detail.contains("TLS"), "\(discovery)")
@@ -427,12 +428,12 @@ import Testing
     ["org.freedesktop.secrets.service": "[D-BUS Service]\nName=org.freedesktop.secrets\nExec=\(exec)\n"]
   }
 
-  @Test func anActivatableServiceWithoutAKeyringHasNoDefaultKeyring() throws {
-    let session = try PrivateSession(
+  @Test func anActivatableServiceWithoutAKeyringHasNoDefaultKeyring() async throws {
+    let session = try await PrivateSession.started(
       .busWithoutSecretService,
       services: Self.service("/usr/bin/gnome-keyring-daemon --start --foreground --components=secrets"))
     defer { session.stop() }
-    let result = try session.tokenctl("doctor")
+    let result = try await session.tokenctl("doctor")
     #expect(result.status == 1)
     // A session of `make test`'s agent run has an agent, which may have started the service
     // by now.
@@ -446,10 +447,10 @@ import Testing
     #expect(result.stdout.contains("gnome-keyring-daemon --replace --unlock --components=secrets"))
   }
 
-  @Test func aServiceThatCannotStartFails() throws {
-    let session = try PrivateSession(.busWithoutSecretService, services: Self.service("/bin/false"))
+  @Test func aServiceThatCannotStartFails() async throws {
+    let session = try await PrivateSession.started(.busWithoutSecretService, services: Self.service("/bin/false"))
     defer { session.stop() }
-    let result = try session.tokenctl("doctor")
+    let result = try await session.tokenctl("doctor")
     #expect(result.status == 1)
     #expect(result.stdout.contains("fail  Secret Service: no Secret Service is running"), "\(result.stdout)")
     #expect(!result.stdout.contains("Default keyring"))

@@ -11,7 +11,7 @@ import TokenStoreTesting
   static let far = Date().addingTimeInterval(3600)
 
   /// The shared test keyring (from `make test`), with a group of the test's own.
-  @Test func theBinaryWorksAgainstTheKeyring() throws {
+  @Test func theBinaryWorksAgainstTheKeyring() async throws {
     try #require(
       ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
     let group = TokenStoreConformance.freshGroup()
@@ -24,18 +24,18 @@ import TokenStoreTesting
     defer { _ = try? store.remove(AccountKey(type: "graph", id: "oid-ada")) }
     var environment = ProcessInfo.processInfo.environment
     environment["TOKENCTL_GROUP"] = group
-    func tokenctl(_ arguments: String...) throws -> ProcessResult {
-      try TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
+    func tokenctl(_ arguments: String...) async throws -> ProcessResult {
+      try await TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
     }
 
-    let token = try tokenctl("token", "ada@contoso.com")
+    let token = try await tokenctl("token", "ada@contoso.com")
     #expect(token.status == 0 && token.stdout == access + "\n")
-    let list = try tokenctl("list")
+    let list = try await tokenctl("list")
     #expect(list.status == 0 && list.stdout.contains("ada@contoso.com") && list.stdout.contains("valid for"))
-    let json = try tokenctl("list", "--json")
+    let json = try await tokenctl("list", "--json")
     #expect(json.status == 0 && json.stdout.contains("\"oid-ada\"") && !json.stdout.contains(access))
-    #expect(try tokenctl("revoke", "graph:ada@contoso.com").status == 0)
-    let gone = try tokenctl("token", "graph:ada@contoso.com")
+    await #expect(try tokenctl("revoke", "graph:ada@contoso.com").status == 0)
+    let gone = try await tokenctl("token", "graph:ada@contoso.com")
     #expect(gone.status == 2 && gone.stderr.contains("no account 'graph:ada@contoso.com'"))
   }
 
@@ -48,17 +48,17 @@ import TokenStoreTesting
   /// `login` ran the whole sign-in before it found the keyring locked, then dropped the
   /// grant: it checks the keyring first, so neither the browser nor the server is asked
   /// (before, with no display, it started a device sign-in at login.microsoftonline.com).
-  @Test func loginChecksTheKeyringBeforeTheBrowser() throws {
-    let session = try PrivateSession(.unlockedKeyring)
+  @Test func loginChecksTheKeyringBeforeTheBrowser() async throws {
+    let session = try await PrivateSession.started(.unlockedKeyring)
     defer { session.stop() }
-    try session.lockLoginKeyring()
+    try await session.lockLoginKeyring()
     let marker = FileManager.default.temporaryDirectory.appendingPathComponent("browser-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: marker) }
     var environment = session.environment
     environment["BROWSER"] = "/usr/bin/touch \(marker.path)"
     environment["DISPLAY"] = nil
     environment["WAYLAND_DISPLAY"] = nil
-    let login = try TestProcess.run(
+    let login = try await TestProcess.run(
       TestProcess.tokenctl,
       ["login", "graph", "--client-id", "11111111-2222-3333-4444-555555555555", "--timeout", "3"],
       environment: environment)
@@ -67,25 +67,25 @@ import TokenStoreTesting
     #expect(!FileManager.default.fileExists(atPath: marker.path))
   }
 
-  @Test func aLockedKeyringIsReportedAsLockedNotAsAMissingAccount() throws {
-    let session = try PrivateSession(.unlockedKeyring)
+  @Test func aLockedKeyringIsReportedAsLockedNotAsAMissingAccount() async throws {
+    let session = try await PrivateSession.started(.unlockedKeyring)
     defer { session.stop() }
-    let stored = try session.run(
+    let stored = try await session.run(
       "secret-tool", Self.seededItem, stdin: #"{"version":1,"access_token":"SECRET-TOKEN","token_type":"Bearer"}"#)
     try #require(stored.status == 0, "\(stored.stderr)")
-    let before = try session.tokenctl("token", "graph:ada@contoso.com")
+    let before = try await session.tokenctl("token", "graph:ada@contoso.com")
     try #require(before.status == 0 && before.stdout == "SECRET-TOKEN\n", "\(before.stderr)")
 
-    try session.lockLoginKeyring()
+    try await session.lockLoginKeyring()
     // libsecret's own lookup says nothing at all about a locked keyring:
-    let silent = try session.run("secret-tool", ["lookup", "type", "graph"])
+    let silent = try await session.run("secret-tool", ["lookup", "type", "graph"])
     #expect(silent.status != 0 && silent.stdout.isEmpty)
 
     var passed = true
     for arguments in [
       ["token", "graph:ada@contoso.com"], ["token", "graph:nobody"], ["list"], ["revoke", "ada@contoso.com"],
     ] {
-      let result = try TestProcess.run(TestProcess.tokenctl, arguments, environment: session.environment)
+      let result = try await TestProcess.run(TestProcess.tokenctl, arguments, environment: session.environment)
       let checks = [
         result.status == 7, result.stderr.contains("is locked"), result.stderr.contains("hint: Unlock it"),
         !result.stderr.contains("no account"), result.stdout.isEmpty,
@@ -96,10 +96,10 @@ import TokenStoreTesting
     HardeningSummary.record("keyring", "locked", passed ? "pass" : "fail")
   }
 
-  @Test func noSecretServiceOnTheBusIsUnavailable() throws {
-    let session = try PrivateSession(.busWithoutSecretService)
+  @Test func noSecretServiceOnTheBusIsUnavailable() async throws {
+    let session = try await PrivateSession.started(.busWithoutSecretService)
     defer { session.stop() }
-    let result = try session.tokenctl("list")
+    let result = try await session.tokenctl("list")
     let passed =
       result.status == 8 && result.stderr.contains("no Secret Service is running on the session bus")
       && result.stderr.contains("hint: Install and start gnome-keyring")
@@ -107,8 +107,8 @@ import TokenStoreTesting
     HardeningSummary.record("keyring", "no Secret Service", passed ? "pass" : "fail")
   }
 
-  @Test func noSessionBusIsUnavailable() throws {
-    let session = try PrivateSession(.busWithoutSecretService)
+  @Test func noSessionBusIsUnavailable() async throws {
+    let session = try await PrivateSession.started(.busWithoutSecretService)
     defer { session.stop() }
     var environment = session.environment
     environment["DBUS_SESSION_BUS_ADDRESS"] = nil
@@ -116,7 +116,7 @@ import TokenStoreTesting
     environment["XDG_RUNTIME_DIR"] = session.directory.path
     var passed = true
     for arguments in [["token", "graph:ada"], ["list", "--json"]] {
-      let result = try TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
+      let result = try await TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
       let ok =
         result.status == 8 && result.stderr.contains("cannot reach the D-Bus session bus")
         && result.stderr.contains("never falls back")

@@ -16,14 +16,14 @@ import Testing
     ]
   }
 
-  @Test func aCollectionDeletedUnderUsIsReportedAndNothingHangs() throws {
-    let session = try PrivateSession(.unlockedKeyring)
+  @Test func aCollectionDeletedUnderUsIsReportedAndNothingHangs() async throws {
+    let session = try await PrivateSession.started(.unlockedKeyring)
     defer { session.stop() }
-    let stored = try session.run(
+    let stored = try await session.run(
       "secret-tool", Self.item("oid-ada", "ada"),
       stdin: #"{"version":1,"access_token":"SECRET-A","token_type":"Bearer"}"#)
     try #require(stored.status == 0, "\(stored.stderr)")
-    let deleted = try session.run(
+    let deleted = try await session.run(
       "gdbus",
       [
         "call", "--session", "--dest", "org.freedesktop.secrets", "--object-path",
@@ -34,7 +34,7 @@ import Testing
     for arguments in [
       ["token", "graph:ada"], ["list"], ["refresh", "graph:ada"], ["revoke", "--local", "graph:ada"],
     ] {
-      let result = try session.run(TestProcess.tokenctl, arguments)
+      let result = try await session.run(TestProcess.tokenctl, arguments)
       if result.status != 8 || !result.stderr.contains("no default keyring") || !result.stderr.contains("hint: ") {
         failures.append("\(arguments): \(result.status) \(result.stderr)")
       }
@@ -43,32 +43,32 @@ import Testing
     HardeningSummary.record("keyring", "collection deleted", failures.isEmpty ? "pass" : "fail")
   }
 
-  @Test func anItemRewrittenIntoNonsenseIsCorruptAndTheOthersAreUntouched() throws {
-    let session = try PrivateSession(.unlockedKeyring)
+  @Test func anItemRewrittenIntoNonsenseIsCorruptAndTheOthersAreUntouched() async throws {
+    let session = try await PrivateSession.started(.unlockedKeyring)
     defer { session.stop() }
     for (id, name, token) in [("oid-ada", "ada", "SECRET-A"), ("oid-grace", "grace", "SECRET-G")] {
-      let stored = try session.run(
+      let stored = try await session.run(
         "secret-tool", Self.item(id, name), stdin: #"{"version":1,"access_token":"\#(token)","token_type":"Bearer"}"#)
       try #require(stored.status == 0, "\(stored.stderr)")
     }
     // Another program writes garbage over ada's secret, keeping the attributes.
-    let broken = try session.run("secret-tool", Self.item("oid-ada", "ada"), stdin: #"{"access_token": 5, "#)
+    let broken = try await session.run("secret-tool", Self.item("oid-ada", "ada"), stdin: #"{"access_token": 5, "#)
     try #require(broken.status == 0, "\(broken.stderr)")
 
     var failures: [String] = []
-    let ada = try session.run(TestProcess.tokenctl, ["token", "graph:ada"])
+    let ada = try await session.run(TestProcess.tokenctl, ["token", "graph:ada"])
     if ada.status != 9 || !ada.stderr.contains("graph:oid-ada") && !ada.stderr.contains("ada") || !ada.stdout.isEmpty {
       failures.append("token ada: \(ada.status) \(ada.stderr)")
     }
-    let grace = try session.run(TestProcess.tokenctl, ["token", "graph:grace"])
+    let grace = try await session.run(TestProcess.tokenctl, ["token", "graph:grace"])
     if grace.status != 0 || grace.stdout != "SECRET-G\n" {
       failures.append("token grace: \(grace.status) \(grace.stderr)")
     }
-    let list = try session.run(TestProcess.tokenctl, ["list"])
+    let list = try await session.run(TestProcess.tokenctl, ["list"])
     if !list.stdout.contains("grace") || !list.stdout.contains("ada") { failures.append("list: \(list.stdout)") }
     // Signing out the broken account locally still works, and leaves grace alone.
-    let revoke = try session.run(TestProcess.tokenctl, ["revoke", "--local", "graph:ada"])
-    let graceAfter = try session.run(TestProcess.tokenctl, ["token", "graph:grace"])
+    let revoke = try await session.run(TestProcess.tokenctl, ["revoke", "--local", "graph:ada"])
+    let graceAfter = try await session.run(TestProcess.tokenctl, ["token", "graph:grace"])
     if graceAfter.stdout != "SECRET-G\n" { failures.append("grace after revoke: \(graceAfter.stderr)") }
     #expect(failures.isEmpty, "\(failures)\nrevoke: \(revoke.status) \(revoke.stderr)")
     HardeningSummary.record("keyring", "item rewritten as invalid JSON", failures.isEmpty ? "pass" : "fail")

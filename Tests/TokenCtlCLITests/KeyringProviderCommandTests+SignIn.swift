@@ -18,7 +18,7 @@ extension KeyringProviderCommandTests {
   @Test(.enabled(if: matrix && !throughAgent), .timeLimit(.minutes(5)))
   func signInRefreshOtherScopesGitAndTheAgent() async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     let directory = try TemporaryDirectory()
     let home = directory.url.appendingPathComponent("home")
     let group = TokenStoreConformance.freshGroup()

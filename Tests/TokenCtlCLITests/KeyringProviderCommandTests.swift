@@ -34,34 +34,34 @@ import TokenStoreTesting
     return (store, AccountKey(type: "graph", id: "oid-ada"), access, environment)
   }
 
-  @Test func tokenListAndRevokeReadWhatAnotherProgramWrote() throws {
+  @Test func tokenListAndRevokeReadWhatAnotherProgramWrote() async throws {
     let (store, key, access, environment) = try Self.seeded()
     defer { _ = try? store.remove(key) }
-    func tokenctl(_ arguments: String...) throws -> ProcessResult {
-      try TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
+    func tokenctl(_ arguments: String...) async throws -> ProcessResult {
+      try await TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
     }
-    let token = try tokenctl("token", "ada@contoso.com")
+    let token = try await tokenctl("token", "ada@contoso.com")
     #expect(token.status == 0 && token.stdout == access + "\n", "\(token.stderr)")
     if Self.provider == "keepassxc" && !Self.throughAgent {
       #expect(token.stderr.contains("waiting for your keyring's prompt: answer KeePassXC's dialog"))
     }
-    let list = try tokenctl("list")
+    let list = try await tokenctl("list")
     #expect(list.status == 0 && list.stdout.contains("ada@contoso.com"), "\(list.stderr)")
-    #expect(try tokenctl("revoke", "--local", "graph:ada@contoso.com").status == 0)
-    let gone = try tokenctl("token", "graph:ada@contoso.com")
+    await #expect(try tokenctl("revoke", "--local", "graph:ada@contoso.com").status == 0)
+    let gone = try await tokenctl("token", "graph:ada@contoso.com")
     #expect(gone.status == 2, "\(gone.stderr)")
   }
 
   /// Where no prompt can be shown (no display), a provider that asks is "locked": exit 7,
   /// in the provider's words, not gnome-keyring's.
   @Test(.enabled(if: provider == "keepassxc" && !throughAgent))
-  func withoutADisplayKeePassXCsConfirmationIsExitSeven() throws {
+  func withoutADisplayKeePassXCsConfirmationIsExitSeven() async throws {
     let (store, key, _, seededEnvironment) = try Self.seeded()
     defer { _ = try? store.remove(key) }
     var environment = seededEnvironment
     environment["DISPLAY"] = nil
     environment["WAYLAND_DISPLAY"] = nil
-    let token = try TestProcess.run(TestProcess.tokenctl, ["token", "ada@contoso.com"], environment: environment)
+    let token = try await TestProcess.run(TestProcess.tokenctl, ["token", "ada@contoso.com"], environment: environment)
     #expect(token.status == 7, "\(token.stderr)")
     #expect(token.stderr.contains("KeePassXC"), "\(token.stderr)")
     #expect(!token.stderr.contains("gnome-keyring-daemon --unlock"), "\(token.stderr)")
@@ -96,9 +96,9 @@ import TokenStoreTesting
   /// failed there ("the KWallet wallet 'kdewallet' is locked", exit 1). It is a warning.
   /// Run in a KWallet of its own, fresh from login: the tests before it unlocked this one.
   @Test(.enabled(if: provider == "kwallet" && !throughAgent))
-  func doctorWarnsOfKWalletsLockedCollectionAndPasses() throws {
+  func doctorWarnsOfKWalletsLockedCollectionAndPasses() async throws {
     let wrapper = FileManager.default.currentDirectoryPath + "/Tests/Support/with-secret-service"
-    let result = try TestProcess.run(wrapper, ["kwallet", TestProcess.tokenctl, "doctor", "--json"])
+    let result = try await TestProcess.run(wrapper, ["kwallet", TestProcess.tokenctl, "doctor", "--json"])
     let document = try #require(
       try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
     let checks = try #require(document["checks"] as? [[String: Any]])

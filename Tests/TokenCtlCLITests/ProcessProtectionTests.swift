@@ -36,8 +36,8 @@ import Testing
   }
 
   @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
-  func anotherProcessOfTheSameUserCannotReadTheHelper() throws {
-    let result = try TestProcess.run("/bin/sh", ["-c", Self.script, "sh", Self.helper], environment: [:])
+  func anotherProcessOfTheSameUserCannotReadTheHelper() async throws {
+    let result = try await TestProcess.run("/bin/sh", ["-c", Self.script, "sh", Self.helper], environment: [:])
     #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
     #expect(result.stdout == "unreadable\n", "\(result.stderr)")
   }

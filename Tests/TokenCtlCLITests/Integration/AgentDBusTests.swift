@@ -23,11 +23,11 @@ import Testing
     let home: URL
     let group = "default"
 
-    init(stubArguments: [String] = [], consentTimeout: Int = 10) throws {
-      let (baseURL, stubDirectory) = try LoopbackService.start(
+    init(stubArguments: [String] = [], consentTimeout: Int = 10) async throws {
+      let (baseURL, stubDirectory) = try await LoopbackService.start(
         "Tests/Support/stub-oauth-server", info: "stub.json", arguments: stubArguments, lifetime: 600)
       stub = StubServer(baseURL: baseURL, directory: stubDirectory)
-      session = try PrivateSession(
+      session = try await PrivateSession.started(
         .unlockedKeyring,
         services: [
           "org.tokenctl.Agent.service": """
@@ -52,15 +52,15 @@ import Testing
 
     /// Stores account `name` with a fresh family from the stub, expiring in `expiresIn`.
     @discardableResult
-    func seed(name: String, expiresIn: Int = 7200) throws -> (access: String, refresh: String, expires: Int) {
-      let family = try stub.admin("/_admin/issue?expires_in=\(expiresIn)", method: "POST")
+    func seed(name: String, expiresIn: Int = 7200) async throws -> (access: String, refresh: String, expires: Int) {
+      let family = try await stub.admin("/_admin/issue?expires_in=\(expiresIn)", method: "POST")
       let access = try #require(family["access_token"] as? String)
       let refresh = try #require(family["refresh_token"] as? String)
       let now = Int(Date().timeIntervalSince1970)
       let expires = now + expiresIn
       let secret =
         #"{"version":1,"access_token":"\#(access)","token_type":"Bearer","expires_at":\#(expires),"issued_at":\#(now),"refresh_token":"\#(refresh)"}"#
-      let stored = try session.run(
+      let stored = try await session.run(
         "secret-tool",
         [
           "store", "--label", "tokenctl test \(name)", "xdg:schema", "org.tokenctl.Account", "type", "gitlocal",
@@ -73,8 +73,8 @@ import Testing
     }
 
     /// The Python program, on this session's bus.
-    func python(_ arguments: String...) throws -> [String: Any] {
-      let result = try TestProcess.run(
+    func python(_ arguments: String...) async throws -> [String: Any] {
+      let result = try await TestProcess.run(
         "/usr/bin/python3", ["Tests/Support/dbus-client"] + arguments, environment: session.environment)
       guard let object = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
         throw TestFailure("dbus-client \(arguments): \(result.stdout) \(result.stderr)")
@@ -98,8 +98,8 @@ import Testing
       return object
     }
 
-    func gdbus(_ method: String, _ arguments: String...) throws -> ProcessResult {
-      try TestProcess.run(
+    func gdbus(_ method: String, _ arguments: String...) async throws -> ProcessResult {
+      try await TestProcess.run(
         "gdbus",
         [
           "call", "--session", "--dest", "org.tokenctl.Agent", "--object-path", "/org/tokenctl/Agent", "--method",
@@ -111,9 +111,13 @@ import Testing
       (try? String(contentsOf: home.appendingPathComponent(".local/state/tokenctl/audit.log"), encoding: .utf8)) ?? ""
     }
 
+    /// Stops the agent, then the bus, on a thread of its own: a test's `defer` cannot wait.
     func stop() {
-      _ = try? session.tokenctl("agent", "stop")
-      session.stop()
+      let session = session
+      Thread.detachNewThread {
+        _ = try? session.tokenctl("agent", "stop")
+        session.stop()
+      }
     }
   }
 
@@ -121,10 +125,10 @@ import Testing
   /// 3): a granted program that execs another keeps its bus connection, and the other
   /// program gets nothing on it (Tests/Support/dbus-exec-client).
   @Test func aProgramExecedOverAGrantedProgramsConnectionIsToldAnew() async throws {
-    let desk = try Desk()
+    let desk = try await Desk()
     defer { desk.stop() }
-    let ada = try desk.seed(name: "ada")
-    #expect(try desk.session.tokenctl("allow", "/usr/bin/python3", "gitlocal:ada").status == 0)
+    let ada = try await desk.seed(name: "ada")
+    #expect(try await desk.session.tokenctl("allow", "/usr/bin/python3", "gitlocal:ada").status == 0)
     let scratch = try TemporaryDirectory()
     let other = scratch.path("another-program")
     // Copied by cp, not here: a descriptor open for writing in this process would be
@@ -143,30 +147,30 @@ import Testing
   }
 
   @Test func aProgramIsRefusedThenAllowedThenDeniedAndGdbusIsRefused() async throws {
-    let desk = try Desk()
+    let desk = try await Desk()
     defer { desk.stop() }
-    let ada = try desk.seed(name: "ada")
+    let ada = try await desk.seed(name: "ada")
     // The first call starts the agent (D-Bus activation): there was none.
-    let refused = try desk.python("token", "", "ada", "60")
+    let refused = try await desk.python("token", "", "ada", "60")
     #expect(refused["error"] as? String == "org.tokenctl.Error.AccessDenied")
     #expect((refused["message"] as? String)?.contains("tokenctl allow \(Self.python)") == true, "\(refused)")
-    #expect(try desk.session.tokenctl("agent", "status").status == 0, "activation started an agent")
+    #expect(try await desk.session.tokenctl("agent", "status").status == 0, "activation started an agent")
 
-    let allowed = try desk.session.tokenctl("allow", "/usr/bin/python3", "gitlocal:ada")
+    let allowed = try await desk.session.tokenctl("allow", "/usr/bin/python3", "gitlocal:ada")
     #expect(allowed.status == 0, "\(allowed.stderr)")
-    let answer = try desk.python("token", "", "ada", "60")
+    let answer = try await desk.python("token", "", "ada", "60")
     #expect(answer["token"] as? String == ada.access, "\(answer)")
     #expect(answer["expires_at"] as? Int == ada.expires)
     let token = try #require(answer["token"] as? String)
-    #expect(try desk.stub.userinfoAccepts(token), "the token is active at the server")
+    await #expect(try desk.stub.userinfoAccepts(token), "the token is active at the server")
 
     // gdbus is another application: nobody allowed it.
-    let gdbus = try desk.gdbus("GetAccessToken", "", "ada", "60")
+    let gdbus = try await desk.gdbus("GetAccessToken", "", "ada", "60")
     #expect(gdbus.status != 0)
     #expect(gdbus.stderr.contains("org.tokenctl.Error.AccessDenied"), "\(gdbus.stderr)")
 
-    #expect(try desk.session.tokenctl("deny", "/usr/bin/python3").status == 0)
-    let denied = try desk.python("token", "", "ada", "60")
+    #expect(try await desk.session.tokenctl("deny", "/usr/bin/python3").status == 0)
+    let denied = try await desk.python("token", "", "ada", "60")
     #expect(denied["error"] as? String == "org.tokenctl.Error.AccessDenied", "\(denied)")
 
     let audit = desk.auditLog
@@ -177,15 +181,15 @@ import Testing
   }
 
   @Test func listAccountsIsWhatTheCommandLineLists() async throws {
-    let desk = try Desk()
+    let desk = try await Desk()
     defer { desk.stop() }
-    try desk.seed(name: "ada")
-    try desk.seed(name: "grace", expiresIn: 60)
-    #expect(try desk.session.tokenctl("allow", "/usr/bin/python3", "--all").status == 0)
+    try await desk.seed(name: "ada")
+    try await desk.seed(name: "grace", expiresIn: 60)
+    #expect(try await desk.session.tokenctl("allow", "/usr/bin/python3", "--all").status == 0)
     let listed = try await TestProcess.run(
       "/usr/bin/python3", ["Tests/Support/dbus-client", "list", ""], environment: desk.session.environment)
     let accounts = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
-    let cli = try desk.session.tokenctl("list", "--json")
+    let cli = try await desk.session.tokenctl("list", "--json")
     let document = try #require(try JSONSerialization.jsonObject(with: Data(cli.stdout.utf8)) as? [String: Any])
     let expected = try #require(document["accounts"] as? [[String: Any]])
     func names(_ list: [[String: Any]]) -> [String] {
@@ -202,24 +206,24 @@ import Testing
   }
 
   @Test func answeringANotificationsAllowGrants() async throws {
-    let desk = try Desk()
+    let desk = try await Desk()
     defer { desk.stop() }
-    let ada = try desk.seed(name: "ada")
+    let ada = try await desk.seed(name: "ada")
     let log = desk.home.appendingPathComponent("notifications.jsonl").path
     let server = try TestProcess(
       "/usr/bin/python3", ["Tests/Support/notification-server", log, "allow"], environment: desk.session.environment)
     defer { kill(server.pid, SIGTERM) }
     try await Self.waitForName("org.freedesktop.Notifications", desk)
 
-    let answer = try desk.python("token", "", "ada", "60")
+    let answer = try await desk.python("token", "", "ada", "60")
     #expect(answer["token"] as? String == ada.access, "\(answer)")
     let shown = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
     #expect(shown.count == 1)
     #expect(shown.first?.contains("gitlocal:ada") == true && shown.first?.contains("\"allow\"") == true)
-    let apps = try desk.session.tokenctl("apps", "--json")
+    let apps = try await desk.session.tokenctl("apps", "--json")
     #expect(apps.stdout.contains(Self.python), "\(apps.stdout)")
     // The grant holds: the next call asks nobody.
-    #expect(try desk.python("token", "", "ada", "60")["token"] as? String == ada.access)
+    await #expect(try desk.python("token", "", "ada", "60")["token"] as? String == ada.access)
     #expect(try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").count == 1)
     #expect(desk.auditLog.contains("allowed app=\(AuditEvent.escape(Self.python))"))
   }
@@ -228,9 +232,9 @@ import Testing
   /// question. Another connection that emits `ActionInvoked(id, "allow")`, to everyone and
   /// to the agent alone, before the user's *Deny*, grants nothing.
   @Test func anAnswerFromAnotherConnectionIsIgnored() async throws {
-    let desk = try Desk()
+    let desk = try await Desk()
     defer { desk.stop() }
-    let ada = try desk.seed(name: "ada")
+    let ada = try await desk.seed(name: "ada")
     let log = desk.home.appendingPathComponent("notifications.jsonl").path
     // The user answers Deny once told to (SIGUSR1): after the forgeries below.
     let server = try TestProcess(
@@ -309,17 +313,17 @@ import Testing
   }
 
   @Test func aRevokedGrantGivesOneNeedsSignInSignalAndOneNotification() async throws {
-    let desk = try Desk(stubArguments: ["--access-token-seconds", "4"])
+    let desk = try await Desk(stubArguments: ["--access-token-seconds", "4"])
     defer { desk.stop() }
-    let ada = try desk.seed(name: "ada", expiresIn: 4)
+    let ada = try await desk.seed(name: "ada", expiresIn: 4)
     let log = desk.home.appendingPathComponent("notifications.jsonl").path
     let server = try TestProcess(
       "/usr/bin/python3", ["Tests/Support/notification-server", log], environment: desk.session.environment)
     defer { kill(server.pid, SIGTERM) }
     try await Self.waitForName("org.freedesktop.Notifications", desk)
-    #expect(try desk.session.tokenctl("allow", "/usr/bin/python3", "gitlocal:ada").status == 0)
+    #expect(try await desk.session.tokenctl("allow", "/usr/bin/python3", "gitlocal:ada").status == 0)
     // Asking once is what makes the agent keep the account fresh.
-    #expect(try desk.python("token", "", "ada", "0")["token"] as? String == ada.access)
+    await #expect(try desk.python("token", "", "ada", "0")["token"] as? String == ada.access)
     let signals = desk.home.appendingPathComponent("signals.jsonl").path
     let watcher = try TestProcess(
       "/usr/bin/python3", ["Tests/Support/dbus-client", "watch", "12"], environment: desk.session.environment,
@@ -355,15 +359,15 @@ import Testing
     #expect(shown.count == 1, "\(shown)")
     #expect(shown.first?.contains("\"sign-in\"") == true)
     for line in heard + shown { #expect(!line.contains(ada.access) && !line.contains(ada.refresh)) }
-    let after = try desk.python("token", "", "ada", "60")
+    let after = try await desk.python("token", "", "ada", "60")
     #expect(after["error"] as? String == "org.tokenctl.Error.NeedsSignIn", "\(after)")
   }
 
   @Test func hostileCallsGetAnErrorAndNothingElse() async throws {
-    let desk = try Desk()
+    let desk = try await Desk()
     defer { desk.stop() }
-    let ada = try desk.seed(name: "ada")
-    let allowed = try desk.session.tokenctl("allow", "gdbus", "gitlocal:ada")
+    let ada = try await desk.seed(name: "ada")
+    let allowed = try await desk.session.tokenctl("allow", "gdbus", "gitlocal:ada")
     #expect(allowed.status == 0, "\(allowed.stderr)")
     let cases: [(String, [String], String)] = [
       ("a huge account", ["", String(repeating: "a", count: 100_000), "60"], "org.freedesktop.DBus.Error.InvalidArgs"),
@@ -382,7 +386,7 @@ import Testing
       #expect(result.stderr.contains(error), "\(label): \(result.stderr)")
       #expect(!result.stdout.contains(ada.access), "\(label)")
     }
-    let fine = try desk.gdbus("GetAccessToken", "", "ada", "60")
+    let fine = try await desk.gdbus("GetAccessToken", "", "ada", "60")
     #expect(fine.stdout.contains(ada.access), "the agent still answers: \(fine.stderr)")
   }
 
@@ -409,8 +413,8 @@ import Testing
 
 extension StubServer {
   /// Whether the stub takes `accessToken` (its userinfo endpoint answers 200).
-  func userinfoAccepts(_ accessToken: String) throws -> Bool {
-    let result = try TestProcess.run(
+  func userinfoAccepts(_ accessToken: String) async throws -> Bool {
+    let result = try await TestProcess.run(
       "curl",
       [
         "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer \(accessToken)",

@@ -30,9 +30,9 @@ import Testing
   }
 
   @Test func idleConnectionsOfOneProcessDoNotStallAnotherClient() async throws {
-    let setup = try AgentIntegrationTests.Setup()
+    let setup = try await AgentIntegrationTests.Setup()
     defer { setup.cleanUp() }
-    let ada = try setup.seed(name: "ada", access: "agent-test-flood-\(UUID().uuidString)", expiresIn: 7200)
+    let ada = try await setup.seed(name: "ada", access: "agent-test-flood-\(UUID().uuidString)", expiresIn: 7200)
     let agent = try await setup.startAgent()
     let held = try Self.holdIdle(3000, path: setup.socket)
     defer { for fd in held { close(fd) } }

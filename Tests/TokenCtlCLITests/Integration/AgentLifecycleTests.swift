@@ -38,13 +38,13 @@ import Testing
   /// A session bus of our own that activates `tokenctl agent run` as the installed
   /// org.tokenctl.Agent.service does (without systemd). The bus daemon's standard streams
   /// go to `output`, which an activated service inherits.
-  func startBus(output: String) throws -> PrivateSession {
+  func startBus(output: String) async throws -> PrivateSession {
     let template = try String(
       contentsOfFile: AuthServer.path("Sources/tokenctl/dbus/org.tokenctl.Agent.service.in"), encoding: .utf8)
     let bindir = URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent().path
     let service = template.replacingOccurrences(of: "@BINDIR@", with: bindir)
       .replacingOccurrences(of: "SystemdService=tokenctl-agent.service\n", with: "")
-    return try PrivateSession(
+    return try await PrivateSession.started(
       .busWithoutSecretService, services: ["org.tokenctl.Agent.service": service], busOutput: output, ownAgent: false)
   }
 
@@ -80,7 +80,7 @@ import Testing
   /// The session's bus goes, and so does an agent on it (started as systemd or a user
   /// would: `tokenctl agent run` on that bus).
   @Test func anAgentLeavesWithItsSessionBus() async throws {
-    let session = try PrivateSession(.busWithoutSecretService, ownAgent: false)
+    let session = try await PrivateSession.started(.busWithoutSecretService, ownAgent: false)
     defer { session.stop() }
     let agent = try TestProcess(
       TestProcess.tokenctl, ["agent", "run"], environment: session.environment, stderr: directory.path("agent.err"))
@@ -98,7 +98,7 @@ import Testing
   @Test(.enabled(if: ProcessInfo.processInfo.environment["TOKENCTL_SOAK"] == "1"))
   func anAgentTheBusStartedKeepsNoneOfItsStreamsAndLeavesWithTheBus() async throws {
     let output = directory.path("bus.out")
-    let session = try startBus(output: output)
+    let session = try await startBus(output: output)
     defer { session.stop() }
     let environment = session.environment
     // The first call starts the agent (D-Bus activation); what it answers does not matter.

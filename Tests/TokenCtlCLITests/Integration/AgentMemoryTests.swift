@@ -59,10 +59,10 @@ import TokenKit
   /// another account: none of the revoked account's tokens is left in the agent.
   @Test(.enabled(if: geteuid() == 0, "reading a non-dumpable agent's memory takes root"))
   func aRevokedAccountsTokensAreGoneFromTheAgentsMemory() async throws {
-    let setup = try AgentIntegrationTests.Setup()
+    let setup = try await AgentIntegrationTests.Setup()
     defer { setup.cleanUp() }
-    let ada = try setup.seed(name: "ada", expiresIn: -10)
-    try setup.seed(name: "grace", expiresIn: 3600)
+    let ada = try await setup.seed(name: "ada", expiresIn: -10)
+    try await setup.seed(name: "grace", expiresIn: 3600)
     let agent = try await setup.startAgent()
     let first = try await TestProcess.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
     try #require(first.status == 0, "\(first.stderr)")

@@ -23,7 +23,7 @@ import Testing
 
   @Test(arguments: AgentIntegrationTests.Clients.allCases)
   func aClientThatFindsNoAgentStartsOne(_ clients: AgentIntegrationTests.Clients) async throws {
-    let session = try PrivateSession(
+    let session = try await PrivateSession.started(
       .unlockedKeyring, services: ["org.tokenctl.Agent.service": Self.service], ownAgent: false)
     defer { session.stop() }
     let environment = Self.environment(session)
@@ -46,7 +46,7 @@ import Testing
   /// Nowhere else: where systemd runs the session (its socket unit starts the agent, and a
   /// user who masked it turned it off), from a build folder (no service file installed), on
   /// a socket of the user's own choosing, or with `TOKENCTL_AGENT=0`.
-  @Test func notWhereAnythingElseDecides() throws {
+  @Test func notWhereAnythingElseDecides() async throws {
     let directory = try TemporaryDirectory()
     let runtime = directory.path("runtime"), data = directory.path("share")
     try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)

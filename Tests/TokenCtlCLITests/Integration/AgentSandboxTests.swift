@@ -47,9 +47,9 @@ import Testing
   /// The bug: every app behind a proxy was /usr/bin/xdg-dbus-proxy, so the user's Allow
   /// for app A let app B in without a question. Now each is asked for by its app id.
   @Test func eachFlatpakAppIsAskedForByItsAppID() async throws {
-    let desk = try Desk()
+    let desk = try await Desk()
     defer { desk.stop() }
-    let ada = try desk.seed(name: "ada")
+    let ada = try await desk.seed(name: "ada")
     let log = desk.home.appendingPathComponent("notifications.jsonl").path
     let server = try TestProcess(
       "/usr/bin/python3", ["Tests/Support/notification-server", log, "allow"], environment: desk.session.environment)
@@ -79,9 +79,9 @@ import Testing
   /// `tokenctl allow flatpak:APP_ID` lets that app in, through its proxy or on the bus
   /// itself, and no other app.
   @Test func aGrantToOneFlatpakAppLetsNoOtherIn() async throws {
-    let desk = try Desk()
+    let desk = try await Desk()
     defer { desk.stop() }
-    let ada = try desk.seed(name: "ada")
+    let ada = try await desk.seed(name: "ada")
     try await Self.activate(desk)
     let refused = try await Self.asApp(Self.appA, desk, "token", "", "ada", "60")
     #expect(refused["error"] as? String == "org.tokenctl.Error.AccessDenied", "\(refused)")
@@ -121,9 +121,9 @@ import Testing
   /// sandbox, the agent cannot tell one program from another: such callers are refused,
   /// whatever was allowed, and told why.
   @Test func proxiesAndOtherNamespacesAreRefusedAndSaySo() async throws {
-    let desk = try Desk()
+    let desk = try await Desk()
     defer { desk.stop() }
-    let ada = try desk.seed(name: "ada")
+    let ada = try await desk.seed(name: "ada")
     try await Self.activate(desk)
     // Python may have every account: only the way it comes in is refused.
     let allowPython = try await TestProcess.run(

@@ -37,21 +37,34 @@ struct AuthServer: Sendable {
     return environment
   }
 
-  /// Nil (with the reason) when the Python environment is missing: `make test` installs it.
-  static let shared: Result<AuthServer, TestFailure> = start(name: "auth")
+  // Each server starts on first use and once per test process. Starting one waits for it,
+  // so the first use is on a thread of its own (`onOwnThread`): a test's task on Swift's
+  // cooperative pool would hold one of its few threads, and every test that asks for the
+  // server meanwhile would hold another, waiting for the first.
+
+  /// The server most tests share; the failure (with the reason) when the Python
+  /// environment is missing: `make test` installs it.
+  static var shared: AuthServer { get async throws { try await onOwnThread { startedShared }.get() } }
+  private static let startedShared = start(name: "auth")
+
+  /// `shared`, waited for on the calling thread: for code that cannot wait otherwise yet
+  /// (``ToolHelperFixture/init(registry:)``).
+  static func sharedWaitingHere() throws -> AuthServer { try startedShared.get() }
 
   /// A second server whose access tokens live 4 seconds, for what happens when they expire.
-  static let shortLived: Result<AuthServer, TestFailure> = start(name: "auth-short", accessTokenSeconds: 4)
+  static var shortLived: AuthServer { get async throws { try await onOwnThread { startedShortLived }.get() } }
+  private static let startedShortLived = start(name: "auth-short", accessTokenSeconds: 4)
 
   /// django-oauth-toolkit as it ships (AUTH_SERVER_AS_SHIPPED, Tests/AuthServer/README.md),
   /// with 4-second access tokens: rotating a refresh token deletes the access token issued
   /// beside it, as a real server users have does.
-  static let asShipped: Result<AuthServer, TestFailure> = start(
-    name: "auth-shipped", accessTokenSeconds: 4, asShipped: true)
+  static var asShipped: AuthServer { get async throws { try await onOwnThread { startedAsShipped }.get() } }
+  private static let startedAsShipped = start(name: "auth-shipped", accessTokenSeconds: 4, asShipped: true)
 
   /// A server of one test's own (GrantLossOnLoginTests): `live()` counts every token it
   /// holds, which only a server no other test signs in to keeps exact.
-  static let ownCount: Result<AuthServer, TestFailure> = start(name: "auth-count")
+  static var ownCount: AuthServer { get async throws { try await onOwnThread { startedOwnCount }.get() } }
+  private static let startedOwnCount = start(name: "auth-count")
 
   private static func start(
     name: String, accessTokenSeconds: Int? = nil, asShipped: Bool = false
@@ -137,12 +150,5 @@ struct AuthServer: Sendable {
     let response = try await CurlHTTPTransport().send(.form(endpoint, []))
     let answer = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
     return (try #require(answer["access_tokens"] as? Int), try #require(answer["refresh_tokens"] as? Int))
-  }
-
-  static func require(_ server: Result<AuthServer, TestFailure> = shared) throws -> AuthServer {
-    switch server {
-    case .success(let server): return server
-    case .failure(let error): throw error
-    }
   }
 }

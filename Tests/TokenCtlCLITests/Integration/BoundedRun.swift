@@ -19,10 +19,12 @@ enum BoundedRun {
     var seconds: Double
   }
 
-  /// Runs `executable` with `stdin` as its input; past `seconds`, kills it (SIGKILL).
+  /// Runs `executable` with `stdin` as its input; past `seconds`, kills it (SIGKILL). The
+  /// limit only ends a client that hangs: five minutes, which no pause of a busy machine
+  /// reaches, where one minute was once not enough for a run waiting for the pool.
   static func run(
     _ executable: String, _ arguments: [String], environment: [String: String], stdin: String = "",
-    seconds: Double = 60
+    seconds: Double = 300
   ) async throws -> Outcome {
     let files = try TemporaryDirectory()
     try Data(stdin.utf8).write(to: files.url.appendingPathComponent("in"))

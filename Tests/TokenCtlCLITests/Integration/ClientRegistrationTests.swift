@@ -43,7 +43,7 @@ import TokenStoreTesting
   }
 
   @Test func aSignInWithoutAClientRegistersOneAtTheIssuerAndTheNextReusesIt() async throws {
-    let server = try GlewlwydServer.require()
+    let server = try await GlewlwydServer.shared
     defer { _ = try? registrations.remove(issuer: server.issuer) }
     let environment = environment(server)
 
@@ -111,7 +111,7 @@ import TokenStoreTesting
   /// server is not blamed: what differs is said, and the hint, run through /bin/sh as
   /// printed, signs in.
   @Test func anIssuerWithATrailingSlashIsSaidSoWithTheCommandThatWorks() async throws {
-    let server = try GlewlwydServer.require()
+    let server = try await GlewlwydServer.shared
     defer { _ = try? registrations.remove(issuer: server.issuer) }
     var environment = environment(server)
     let slashed = server.issuer + "/"
@@ -140,7 +140,7 @@ import TokenStoreTesting
   /// it (`invalid_client_metadata`; it knows the grant by a name of its own). The device
   /// grant is optional: tokenctl registers without it, and the sign-in goes on.
   @Test func aServerThatRefusesTheDeviceGrantAtRegistrationGetsAClientWithoutIt() async throws {
-    let server = try GlewlwydServer.require(GlewlwydServer.withDeviceGrant)
+    let server = try await GlewlwydServer.withDeviceGrant
     defer { _ = try? registrations.remove(issuer: server.issuer) }
     let login = try await tokenctl(["login", "oidc", "--issuer", server.issuer, "--browser"], environment(server))
     #expect(login.status == 0, "\(login.stderr)")
@@ -151,7 +151,7 @@ import TokenStoreTesting
   }
 
   @Test func aTypeFileWithRegistrationTrueRegistersToo() async throws {
-    let server = try GlewlwydServer.require()
+    let server = try await GlewlwydServer.shared
     defer { _ = try? registrations.remove(issuer: server.issuer) }
     let types = directory.url.appendingPathComponent("config/tokenctl/types")
     try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
@@ -179,7 +179,7 @@ import TokenStoreTesting
   /// `login oidc` at a stub tenant whose registration endpoint answers as `kind` says, on
   /// the device grant (the stub has no authorization endpoint to sign in at).
   func loginAtStub(_ kind: String) async throws -> (ProcessResult, StubServer, issuer: String) {
-    let stub = try StubServer.start()
+    let stub = try await StubServer.start()
     let issuer = "\(stub.baseURL)/tenants/register-\(kind)"
     var environment = ProcessInfo.processInfo.environment
     environment["TOKENCTL_GROUP"] = group
@@ -206,7 +206,7 @@ import TokenStoreTesting
     #expect(try registrations.load(issuer: issuer) == nil)
     #expect(try store.list(.all).isEmpty)
     // What was asked for: a native public client, as RFC 8252 §8.4 describes it.
-    let sent = try #require((try stub.admin("/_admin/stats")["registrations"] as? [[String: Any]])?.first)
+    let sent = try #require((try await stub.admin("/_admin/stats")["registrations"] as? [[String: Any]])?.first)
     #expect(sent["token_endpoint_auth_method"] as? String == "none")
     #expect(sent["application_type"] as? String == "native")
     #expect(sent["client_name"] as? String == "tokenctl")
@@ -217,7 +217,7 @@ import TokenStoreTesting
   }
 
   @Test func anIssuerWithoutARegistrationEndpointNeedsAClientID() async throws {
-    let stub = try StubServer.start()
+    let stub = try await StubServer.start()
     var environment = ProcessInfo.processInfo.environment
     environment["TOKENCTL_GROUP"] = group
     environment["TOKENCTL_AGENT"] = "0"
@@ -244,7 +244,7 @@ import TokenStoreTesting
     #expect(try registrations.load(issuer: issuer) == nil)
     // The stub answers 401 once the client is gone: a second delete would find nothing.
     #expect(
-      (try stub.admin("/_admin/stats")["requests"] as? [String: Int])?.keys.contains { $0.contains("/register/") }
+      (try await stub.admin("/_admin/stats")["requests"] as? [String: Int])?.keys.contains { $0.contains("/register/") }
         == true)
   }
 }

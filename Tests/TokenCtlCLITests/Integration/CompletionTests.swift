@@ -26,8 +26,8 @@ import Testing
     let marker: String
     let scripts: [String: String]
 
-    init() throws {
-      session = try PrivateSession(.unlockedKeyring)
+    init() async throws {
+      session = try await PrivateSession.started(.unlockedKeyring)
       marker = session.directory.appendingPathComponent("injected").path
       let binary = URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent().path
       var environment = session.environment
@@ -39,7 +39,7 @@ import Testing
         ("github", "gh-evil", CompletionTests.hostileName.replacingOccurrences(of: "MARKER", with: marker), "default"),
         ("graph", "oid-w", "wendy", "work"),
       ] {
-        let stored = try session.run(
+        let stored = try await session.run(
           "secret-tool",
           [
             "store", "--label", "tokenctl: \(type)", "xdg:schema", "org.tokenctl.Account", "type", type, "account", id,
@@ -49,7 +49,7 @@ import Testing
       }
       var scripts: [String: String] = [:]
       for (shell, file) in [("bash", "tokenctl.bash"), ("zsh", "_tokenctl"), ("fish", "tokenctl.fish")] {
-        let generated = try TestProcess.run(TestProcess.tokenctl, ["--generate-completion-script", shell])
+        let generated = try await TestProcess.run(TestProcess.tokenctl, ["--generate-completion-script", shell])
         guard generated.status == 0 else { throw TestFailure("--generate-completion-script \(shell) failed") }
         let path = session.directory.appendingPathComponent(file).path
         try generated.stdout.write(toFile: path, atomically: true, encoding: .utf8)
@@ -65,7 +65,7 @@ import Testing
     /// readline completes; returns COMPREPLY.
     func bash(
       _ line: String, _ words: [String], cur: String? = nil, environment extra: [String: String] = [:]
-    ) throws -> [String] {
+    ) async throws -> [String] {
       let driver = """
         source "$1"
         COMP_LINE=$2 COMP_POINT=${#2} cur=$3
@@ -75,7 +75,7 @@ import Testing
         "$function" tokenctl "$cur" "${COMP_WORDS[COMP_CWORD - 1]}"
         printf '%s\\0' "${COMPREPLY[@]}"
         """
-      let result = try TestProcess.run(
+      let result = try await TestProcess.run(
         "bash", ["-c", driver, "bash", scripts["bash"]!, line, cur ?? words.last!] + words,
         environment: environment.merging(extra) { $1 })
       guard result.status == 0, result.stderr.isEmpty else {
@@ -85,8 +85,8 @@ import Testing
     }
 
     /// Types `line` and a TAB in an interactive `shell` (Tests/Support/complete-interactively).
-    func typed(_ line: String, in shell: String) throws -> (candidates: [String], line: String) {
-      let result = try TestProcess.run(
+    func typed(_ line: String, in shell: String) async throws -> (candidates: [String], line: String) {
+      let result = try await TestProcess.run(
         AuthServer.path("Tests/Support/complete-interactively"),
         ["--shell", shell, "--script", scripts[shell]!, "--", line], environment: environment)
       guard result.status == 0, let data = result.stdout.data(using: .utf8),
@@ -97,54 +97,55 @@ import Testing
     }
   }
 
-  @Test func bashCompletesCommandsOptionsTypesAndAccounts() throws {
-    let world = try World()
+  @Test func bashCompletesCommandsOptionsTypesAndAccounts() async throws {
+    let world = try await World()
     // The premise: every secret is unreadable, so only the listing can complete.
-    let token = try world.session.tokenctl("token", "graph:ada@contoso.com")
+    let token = try await world.session.tokenctl("token", "graph:ada@contoso.com")
     #expect(token.status == 9 && token.stdout.isEmpty, "\(token.stderr)")
 
-    #expect(try world.bash("tokenctl to", ["tokenctl", "to"]) == ["token"])
-    #expect(try world.bash("tokenctl list --ty", ["tokenctl", "list", "--ty"]) == ["--type"])
+    #expect(try await world.bash("tokenctl to", ["tokenctl", "to"]) == ["token"])
+    #expect(try await world.bash("tokenctl list --ty", ["tokenctl", "list", "--ty"]) == ["--type"])
     // login takes a type or an account to sign in to again.
     #expect(
-      Set(try world.bash("tokenctl login gi", ["tokenctl", "login", "gi"]))
+      Set(try await world.bash("tokenctl login gi", ["tokenctl", "login", "gi"]))
         == ["gitea", "github", "gitlab", "github:gh-evil", "github:octocat", "gitlab:ada@contoso.com"])
-    #expect(try world.bash("tokenctl login oc", ["tokenctl", "login", "oc"]) == ["octocat"])
-    #expect(Set(try world.bash("tokenctl token ", ["tokenctl", "token", ""])) == Self.defaultGroupWords)
+    #expect(try await world.bash("tokenctl login oc", ["tokenctl", "login", "oc"]) == ["octocat"])
+    #expect(Set(try await world.bash("tokenctl token ", ["tokenctl", "token", ""])) == Self.defaultGroupWords)
     // Readline splits words at ':' and '@' (COMP_WORDBREAKS), as bash 5.2 hands them over;
     // the candidates lose what readline keeps before its own word.
-    #expect(
+    await #expect(
       Set(try world.bash("tokenctl token graph:", ["tokenctl", "token", "graph", ":"], cur: ""))
         == ["Bob Smith", "ada@contoso.com"])
-    #expect(
+    await #expect(
       try world.bash(
         "tokenctl token graph:ada@c", ["tokenctl", "token", "graph", ":", "ada", "@", "c"], cur: "@c")
         == ["@contoso.com"])
-    #expect(
+    await #expect(
       try world.bash(
         "tokenctl refresh ada@contoso.com --gr", ["tokenctl", "refresh", "ada", "@", "contoso.com", "--gr"])
         == ["--group"])
-    #expect(
+    await #expect(
       try world.bash(
         "tokenctl allow /bin/sh octocat graph:B", ["tokenctl", "allow", "/bin/sh", "octocat", "graph", ":", "B"])
         == ["Bob Smith"])
-    #expect(
+    await #expect(
       try world.bash("tokenctl graph me --account oc", ["tokenctl", "graph", "me", "--account", "oc"]) == ["octocat"])
     // The group on the command line, else TOKENCTL_GROUP.
     let work = ["graph:wendy", "wendy"]
-    #expect(try world.bash("tokenctl token --group work ", ["tokenctl", "token", "--group", "work", ""]) == work)
-    #expect(
+    await #expect(try world.bash("tokenctl token --group work ", ["tokenctl", "token", "--group", "work", ""]) == work)
+    await #expect(
       try world.bash("tokenctl token ", ["tokenctl", "token", ""], environment: ["TOKENCTL_GROUP": "work"]) == work)
-    #expect(try world.bash("tokenctl token --group nobody ", ["tokenctl", "token", "--group", "nobody", ""]).isEmpty)
+    await #expect(
+      try world.bash("tokenctl token --group nobody ", ["tokenctl", "token", "--group", "nobody", ""]).isEmpty)
     #expect(!FileManager.default.fileExists(atPath: world.marker))
   }
 
   /// What each shell's own line editor makes of a TAB: the words it offered and the line
   /// it left, quoting included.
   @Test(arguments: ["bash", "zsh", "fish"])
-  func theLineEditorCompletes(shell: String) throws {
-    let world = try World()
-    let all = try world.typed("tokenctl token ", in: shell)
+  func theLineEditorCompletes(shell: String) async throws {
+    let world = try await World()
+    let all = try await world.typed("tokenctl token ", in: shell)
     // zsh reports its matches quoted for the line.
     #expect(Set(all.candidates.map { $0.replacingOccurrences(of: "\\", with: "") }) == Self.defaultGroupWords)
 
@@ -168,7 +169,7 @@ import Testing
       ("tokenctl token --group work w", "tokenctl token --group work wendy "),
       ("tokenctl allow /bin/sh octocat github:gh-e", "tokenctl allow /bin/sh octocat github:gh-evil "),
     ] {
-      let result = try world.typed(typed, in: shell)
+      let result = try await world.typed(typed, in: shell)
       #expect(result.line == expected, "\(shell): '\(typed)' offered \(result.candidates)")
       #expect(!result.candidates.contains { $0.contains("evil$") || $0.contains("\n") })
     }
@@ -178,9 +179,9 @@ import Testing
   /// Completion runs on every TAB: a locked keyring, no Secret Service or no session bus
   /// must give no words, no message on the user's command line and no prompt.
   @Test func anUnusableKeyringCompletesNothingQuietly() async throws {
-    let locked = try World()
-    try locked.session.lockLoginKeyring()
-    let bare = try PrivateSession(.busWithoutSecretService)
+    let locked = try await World()
+    try await locked.session.lockLoginKeyring()
+    let bare = try await PrivateSession.started(.busWithoutSecretService)
     defer { bare.stop() }
     var noBus = bare.environment
     noBus["DBUS_SESSION_BUS_ADDRESS"] = nil
@@ -201,18 +202,18 @@ import Testing
           "\(name), \(shell): \(result.status) \(result.stdout.debugDescription) \(result.stderr)")
       }
     }
-    #expect(try locked.bash("tokenctl token ", ["tokenctl", "token", ""]).isEmpty)
+    await #expect(try locked.bash("tokenctl token ", ["tokenctl", "token", ""]).isEmpty)
     // Types need no keyring.
-    #expect(try locked.bash("tokenctl login gith", ["tokenctl", "login", "gith"]) == ["github"])
+    await #expect(try locked.bash("tokenctl login gith", ["tokenctl", "login", "gith"]) == ["github"])
   }
 
   /// `make install` calls this target with the release build: the three scripts, where
   /// each shell looks, each directory a variable of its own.
-  @Test func makeInstallsTheScriptsWhereEachShellLooks() throws {
+  @Test func makeInstallsTheScriptsWhereEachShellLooks() async throws {
     let destination = try TemporaryDirectory()
     var environment = ProcessInfo.processInfo.environment
     for name in ["MAKEFLAGS", "MFLAGS", "MAKELEVEL", "DESTDIR", "PREFIX"] { environment[name] = nil }
-    let make = try TestProcess.run(
+    let make = try await TestProcess.run(
       "make",
       [
         "-C", AuthServer.path(""), "--no-print-directory", "install-completions", "DESTDIR=\(destination.url.path)",
@@ -225,7 +226,7 @@ import Testing
     ] {
       let file = destination.path(String(path.dropFirst()))
       let installed = try String(contentsOfFile: file, encoding: .utf8)
-      let generated = try TestProcess.run(TestProcess.tokenctl, ["--generate-completion-script", shell]).stdout
+      let generated = try await TestProcess.run(TestProcess.tokenctl, ["--generate-completion-script", shell]).stdout
       #expect(installed == generated && !installed.isEmpty, "\(path)")
       let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
       #expect(mode == 0o644, "\(path)")

@@ -20,8 +20,8 @@ import TokenStoreTesting
   var directory: TemporaryDirectory { fixture.directory }
   var image: String { "docker://\(host)/tools/hello:1" }
 
-  init() throws {
-    fixture = try ToolHelperFixture(registry: "Tests/Support/docker-registry-server")
+  init() async throws {
+    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/docker-registry-server")
   }
 
   /// The fixture's environment, with no Docker or containers setting from outside.
@@ -49,7 +49,7 @@ import TokenStoreTesting
   @Test(.enabled(if: hasSkopeo, "skopeo is not installed (make deps installs Debian's)"))
   func setupDockerThenSkopeoInspectsAndCopiesWithTheAccountsToken() async throws {
     defer { fixture.cleanUp() }
-    let account = try fixture.signIn("ada")
+    let account = try await fixture.signIn(user: "ada")
     // A Docker config of the user's own, whose other settings must survive.
     let dockerConfig = home.appendingPathComponent(".docker/config.json").path
     try FileManager.default.createDirectory(
@@ -97,7 +97,7 @@ import TokenStoreTesting
 
   @Test func getAnswersWithTheAccountsTokenAndNothingForAHostNotOurs() async throws {
     defer { fixture.cleanUp() }
-    let account = try fixture.signIn("ada")
+    let account = try await fixture.signIn(user: "ada")
     let old = try fixture.token(account)
     // Expired by our clock: `get` refreshes it first, as git's helper does.
     try fixture.expire(account)
@@ -178,7 +178,7 @@ import TokenStoreTesting
 
   @Test func getThroughTheAgent() async throws {
     defer { fixture.cleanUp() }
-    let account = try fixture.signIn("ada")
+    let account = try await fixture.signIn(user: "ada")
     let socket = directory.path("agent/agent.sock")
     let agent = try await TestAgent.start(
       environment: environment, socket: socket, log: directory.path("agent.log"))

@@ -15,8 +15,8 @@ struct FakeGraph {
     var status: Int
   }
 
-  static func start(_ arguments: [String] = []) throws -> FakeGraph {
-    let (baseURL, directory) = try LoopbackService.start(
+  static func start(_ arguments: [String] = []) async throws -> FakeGraph {
+    let (baseURL, directory) = try await LoopbackService.start(
       "Tests/Support/fake-graph", info: "fake-graph.json", arguments: arguments)
     return FakeGraph(baseURL: baseURL, directory: directory)
   }

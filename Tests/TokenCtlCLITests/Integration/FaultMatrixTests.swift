@@ -15,10 +15,11 @@ import TokenStoreTesting
 /// the transport's timeouts cut to 2 s so a hung server costs 2 s, not 30. With
 /// `HARDENING_SUMMARY` set, each case appends "fault<TAB>COMMAND<TAB>FAULT<TAB>pass|fail".
 @Suite struct FaultMatrixTests {
-  static let stub = Result { try StubServer.start() }
+  /// Started once, by the first case that asks, without blocking a thread while it starts.
+  static let stub = Task { try await StubServer.start() }
   /// An https server whose self-signed certificate nobody trusts.
-  static let untrusted = Result {
-    try LoopbackService.start("Tests/Support/tls-server", info: "tls-server.json", arguments: [])
+  static let untrusted = Task {
+    try await LoopbackService.start("Tests/Support/tls-server", info: "tls-server.json", arguments: [])
   }
 
   enum Command: String, CaseIterable, Sendable {
@@ -94,20 +95,23 @@ import TokenStoreTesting
   }
 
   /// The endpoint URL the fault lives at.
-  static func url(_ fault: String, _ endpoint: String, stub: StubServer) -> URL {
+  /// `untrusted`: the base URL of the server with the untrusted certificate.
+  static func url(_ fault: String, _ endpoint: String, stub: StubServer, untrusted: String?) -> URL {
     switch fault {
     case "refused": return URL(string: "http://127.0.0.1:1/\(endpoint)")!
     case "dns": return URL(string: "https://tokenctl-test.invalid/\(endpoint)")!
     case "reused": return URL(string: "\(stub.baseURL)/\(endpoint)")!
     case "untrusted-certificate":
-      return URL(string: "\((try? untrusted.get().baseURL) ?? "https://127.0.0.1:1")/\(endpoint)")!
+      return URL(string: "\(untrusted ?? "https://127.0.0.1:1")/\(endpoint)")!
     default: return URL(string: "\(stub.baseURL)/fault/\(fault)/\(endpoint)")!
     }
   }
 
   @Test(arguments: cases)
   func aFaultEndsClearlyAndLosesNothing(_ test: Case) async throws {
-    let stub = try Self.stub.get()
+    let stub = try await Self.stub.value
+    var untrusted: String?
+    if test.fault == "untrusted-certificate" { untrusted = try? await Self.untrusted.value.baseURL }
     let backing = InMemoryTokenStore.Backing()
     let store = InMemoryTokenStore(group: "default", backing: backing)
     let account = Account(
@@ -116,7 +120,7 @@ import TokenStoreTesting
     var refreshToken = "old-refresh-\(UUID())"
     if test.fault == "reused" {
       // A refresh token the rotating server has already spent.
-      let family = try stub.admin("/_admin/issue", method: "POST")
+      let family = try await stub.admin("/_admin/issue", method: "POST")
       refreshToken = try #require(family["refresh_token"] as? String)
       _ = try await TestProcess.run(
         "curl",
@@ -132,9 +136,9 @@ import TokenStoreTesting
         id: "faulty", displayName: "Faulty",
         endpoints: .fixed(
           Endpoints(
-            authorization: nil, token: Self.url(test.fault, "token", stub: stub),
-            deviceAuthorization: Self.url(test.fault, "device_authorization", stub: stub),
-            revocation: Self.url(test.fault, "revoke", stub: stub))),
+            authorization: nil, token: Self.url(test.fault, "token", stub: stub, untrusted: untrusted),
+            deviceAuthorization: Self.url(test.fault, "device_authorization", stub: stub, untrusted: untrusted),
+            revocation: Self.url(test.fault, "revoke", stub: stub, untrusted: untrusted))),
         clientID: "client", git: GitIntegration(hosts: ["git.faulty.example"], username: .literal("oauth2")),
         apiBase: URL(string: "https://api.faulty.example")),
       source: "test")

@@ -12,17 +12,17 @@ import Testing
     _ = try TestProcess.which("strace")
   }
 
-  @Test func aRefreshingGetOpensConfigAndTypeFilesOncePerProcess() throws {
-    let setup = try GitCredentialTests.Setup()
+  @Test func aRefreshingGetOpensConfigAndTypeFilesOncePerProcess() async throws {
+    let setup = try await GitCredentialTests.Setup()
     defer { setup.cleanUp() }
-    let account = try setup.seed(name: "ada")
+    let account = try await setup.seed(name: "ada")
     let config = setup.home.appendingPathComponent("config/tokenctl/config.toml")
     try "# read once\n".write(to: config, atomically: false, encoding: .utf8)
     let trace = setup.home.appendingPathComponent("trace").path
     // The direct path's reads are what is counted: an agent would read the files instead.
     var environment = setup.environment
     environment["TOKENCTL_AGENT"] = "0"
-    let result = try TestProcess.run(
+    let result = try await TestProcess.run(
       "strace", ["-f", "-qq", "-e", "trace=openat,open", "-o", trace, GitCredentialTests.helper, "get"],
       environment: environment, stdin: "protocol=http\nhost=127.0.0.1\n\n")
     #expect(result.status == 0, "\(result.stderr)")

@@ -16,9 +16,9 @@ import TokenStoreTesting
   let directory: TemporaryDirectory
   let group = TokenStoreConformance.freshGroup()
 
-  init() throws {
+  init() async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
-    server = try AuthServer.require(AuthServer.asShipped)
+    server = try await AuthServer.asShipped
     directory = try TemporaryDirectory()
     try server.writeType(
       id: "shipped", displayName: "django-oauth-toolkit as it ships", scopes: ["openid", "read"], home: home)
@@ -63,9 +63,9 @@ import TokenStoreTesting
   /// lock (a refresh in flight), neither path hands out the stored token, valid as it is;
   /// both wait, and answer with the token that refresh stores.
   @Test func aValidTokenWhoseRefreshIsInFlightIsNotHandedOutOnEitherPath() async throws {
-    let setup = try AgentIntegrationTests.Setup()
+    let setup = try await AgentIntegrationTests.Setup()
     defer { setup.cleanUp() }
-    let ada = try setup.seed(name: "ada", access: "inflight-old-\(UUID().uuidString)", expiresIn: 3600)
+    let ada = try await setup.seed(name: "ada", access: "inflight-old-\(UUID().uuidString)", expiresIn: 3600)
     let agent = try await setup.startAgent()
     #expect(
       try await TestProcess.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent()).status == 0)
@@ -111,8 +111,8 @@ import TokenStoreTesting
 
   /// A 1,000-second token that has lived 700 s: valid 300 s more, far beyond its margin
   /// (60 s), but due for the agent's refresh ahead (at 75 %) in 50 s.
-  static func seedDueForRefreshAhead(_ setup: AgentIntegrationTests.Setup) throws -> StoredAccount {
-    var ada = try setup.seed(name: "ada", access: "due-ahead-\(UUID().uuidString)", expiresIn: 300)
+  static func seedDueForRefreshAhead(_ setup: AgentIntegrationTests.Setup) async throws -> StoredAccount {
+    var ada = try await setup.seed(name: "ada", access: "due-ahead-\(UUID().uuidString)", expiresIn: 300)
     ada.tokens.issuedAt = Date().addingTimeInterval(-700)
     try setup.store().save(ada.account, tokens: ada.tokens)
     return ada
@@ -124,9 +124,9 @@ import TokenStoreTesting
   /// 1,000-second token has lived 700 s: valid 300 s more, far beyond its margin (60 s),
   /// but due for the refresh ahead in 50 s.
   @Test func aTokenDueForItsRefreshAheadWithinItsMarginIsRefreshedFirst() async throws {
-    let setup = try AgentIntegrationTests.Setup()
+    let setup = try await AgentIntegrationTests.Setup()
     defer { setup.cleanUp() }
-    let ada = try Self.seedDueForRefreshAhead(setup)
+    let ada = try await Self.seedDueForRefreshAhead(setup)
     let agent = try await setup.startAgent()
     let run = try await TestProcess.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
     #expect(run.status == 0, "\(run.stderr)")
@@ -140,9 +140,9 @@ import TokenStoreTesting
   /// The same through git's helper and the agent: git is not handed the token the agent
   /// is about to replace either.
   @Test func gitIsNotHandedATokenDueForItsRefreshAheadWithinItsMargin() async throws {
-    let setup = try AgentIntegrationTests.Setup()
+    let setup = try await AgentIntegrationTests.Setup()
     defer { setup.cleanUp() }
-    let ada = try Self.seedDueForRefreshAhead(setup)
+    let ada = try await Self.seedDueForRefreshAhead(setup)
     let agent = try await setup.startAgent()
     let fill = try await TestProcess.run(
       "/usr/bin/git", ["credential", "fill"], environment: GitCredentialTests.withHelper(setup.viaAgent()),

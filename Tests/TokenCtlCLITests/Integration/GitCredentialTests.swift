@@ -16,8 +16,8 @@ import TokenStoreTesting
     let stub: StubServer
     var store: SecretServiceTokenStore { SecretServiceTokenStore(group: group) }
 
-    init() throws {
-      stub = try StubServer.start()
+    init() async throws {
+      stub = try await StubServer.start()
       try GitCredentialTests.writeGitType(home: home, issuer: stub.baseURL, clientID: "git", host: "127.0.0.1")
     }
 
@@ -25,8 +25,8 @@ import TokenStoreTesting
 
     /// An account of the loopback type whose access token expired a minute ago.
     @discardableResult
-    func seed(name: String) throws -> Account {
-      let family = try stub.admin("/_admin/issue", method: "POST")
+    func seed(name: String) async throws -> Account {
+      let family = try await stub.admin("/_admin/issue", method: "POST")
       let account = Account(
         type: "gitlocal", id: "id-\(name)", name: name, group: group, createdAt: Date(), updatedAt: Date(),
         issuer: stub.baseURL, clientID: "git")
@@ -43,17 +43,17 @@ import TokenStoreTesting
     }
 
     /// `git credential OPERATION` with our helper, then `fallback` when given.
-    func git(_ operation: String, _ input: String, fallback: Bool = false) throws -> ProcessResult {
+    func git(_ operation: String, _ input: String, fallback: Bool = false) async throws -> ProcessResult {
       var arguments = ["-c", "credential.helper=", "-c", "credential.helper=\(GitCredentialTests.helper)"]
       if fallback {
         arguments += ["-c", "credential.helper=!f() { echo username=other; echo password=fallback; }; f"]
       }
-      return try TestProcess.run(
+      return try await TestProcess.run(
         "git", arguments + ["credential", operation], environment: environment, stdin: input)
     }
 
-    func helper(_ operation: String, _ input: String) throws -> ProcessResult {
-      try TestProcess.run(GitCredentialTests.helper, [operation], environment: environment, stdin: input)
+    func helper(_ operation: String, _ input: String) async throws -> ProcessResult {
+      try await TestProcess.run(GitCredentialTests.helper, [operation], environment: environment, stdin: input)
     }
   }
 
@@ -113,11 +113,11 @@ import TokenStoreTesting
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
   }
 
-  @Test func theFirstFillAfterExpiryGetsAFreshToken() throws {
-    let setup = try Setup()
+  @Test func theFirstFillAfterExpiryGetsAFreshToken() async throws {
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let account = try setup.seed(name: "ada")
-    let result = try setup.git("fill", "protocol=http\nhost=127.0.0.1\n\n")
+    let account = try await setup.seed(name: "ada")
+    let result = try await setup.git("fill", "protocol=http\nhost=127.0.0.1\n\n")
     #expect(result.status == 0, "\(result.stderr)")
     let stored = try #require(try setup.store.load(account.key))
     #expect(stored.tokens.accessToken != "expired-access-token")
@@ -126,38 +126,38 @@ import TokenStoreTesting
     #expect(!result.stderr.contains(stored.tokens.accessToken))
   }
 
-  @Test func aHostNoTypeServesFallsThroughToTheNextHelper() throws {
-    let setup = try Setup()
+  @Test func aHostNoTypeServesFallsThroughToTheNextHelper() async throws {
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    try setup.seed(name: "ada")
-    let result = try setup.git("fill", "protocol=https\nhost=git.unknown.example\n\n", fallback: true)
+    try await setup.seed(name: "ada")
+    let result = try await setup.git("fill", "protocol=https\nhost=git.unknown.example\n\n", fallback: true)
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stdout.contains("username=other\npassword=fallback\n"))
   }
 
-  @Test func twoAccountsAreListedAndGitGoesOn() throws {
-    let setup = try Setup()
+  @Test func twoAccountsAreListedAndGitGoesOn() async throws {
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    try setup.seed(name: "ada")
-    try setup.seed(name: "grace")
-    let direct = try setup.helper("get", "protocol=http\nhost=127.0.0.1\n\n")
+    try await setup.seed(name: "ada")
+    try await setup.seed(name: "grace")
+    let direct = try await setup.helper("get", "protocol=http\nhost=127.0.0.1\n\n")
     #expect(direct.status == 0)
     #expect(direct.stdout == "")
     #expect(direct.stderr.contains("gitlocal:ada") && direct.stderr.contains("gitlocal:grace"))
     #expect(direct.stderr.contains("TOKENCTL_ACCOUNT"))
-    let viaGit = try setup.git("fill", "protocol=http\nhost=127.0.0.1\n\n", fallback: true)
+    let viaGit = try await setup.git("fill", "protocol=http\nhost=127.0.0.1\n\n", fallback: true)
     #expect(viaGit.stdout.contains("password=fallback\n"))
     #expect(viaGit.stderr.contains("gitlocal:grace"))
   }
 
-  @Test func rejectMarksTheAccessTokenExpiredAndKeepsTheRefreshToken() throws {
-    let setup = try Setup()
+  @Test func rejectMarksTheAccessTokenExpiredAndKeepsTheRefreshToken() async throws {
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    let account = try setup.seed(name: "ada")
-    _ = try setup.git("fill", "protocol=http\nhost=127.0.0.1\n\n")
+    let account = try await setup.seed(name: "ada")
+    _ = try await setup.git("fill", "protocol=http\nhost=127.0.0.1\n\n")
     let before = try #require(try setup.store.load(account.key)).tokens
     #expect(before.expiresAt.map { $0 > Date() } == true)
-    let result = try setup.git(
+    let result = try await setup.git(
       "reject", "protocol=http\nhost=127.0.0.1\nusername=oauth2\npassword=\(before.accessToken)\n\n")
     #expect(result.status == 0, "\(result.stderr)")
     let after = try #require(try setup.store.load(account.key)).tokens
@@ -172,11 +172,11 @@ import TokenStoreTesting
       ("protocol=http\r\nhost=127.0.0.1\n\n", "carriage return"),
       ("protocol=http\n\n", "no 'host'"),
     ])
-  func hostileInputIsRefused(input: String, reason: String) throws {
-    let setup = try Setup()
+  func hostileInputIsRefused(input: String, reason: String) async throws {
+    let setup = try await Setup()
     defer { setup.cleanUp() }
-    try setup.seed(name: "ada")
-    let result = try setup.helper("get", input)
+    try await setup.seed(name: "ada")
+    let result = try await setup.helper("get", input)
     #expect(result.status != 0)
     #expect(result.stdout == "")
     #expect(result.stderr.contains("refused the request") && result.stderr.contains(reason))

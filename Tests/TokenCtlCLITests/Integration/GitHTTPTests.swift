@@ -21,13 +21,13 @@ import TokenStoreTesting
   var host: String { String(gitBase.dropFirst("http://".count)) }
   var remote: String { "\(gitBase)/project.git" }
 
-  init() throws {
+  init() async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
-    server = try AuthServer.require()
+    server = try await AuthServer.shared
     endpoints = try GraphEndToEndTests.endpoints(server)
     let repositories = home.appendingPathComponent("repositories")
     try FileManager.default.createDirectory(at: repositories, withIntermediateDirectories: true)
-    (gitBase, gitState) = try LoopbackService.start(
+    (gitBase, gitState) = try await LoopbackService.start(
       "Tests/Support/git-http-server", info: "git-server.json",
       arguments: [
         "--root", repositories.path, "--introspect", try #require(endpoints["introspection"]),
@@ -39,7 +39,7 @@ import TokenStoreTesting
       ["init", "-q", "-b", "main", seed], ["-C", seed, "commit", "-q", "--allow-empty", "-m", "first"],
       ["clone", "-q", "--bare", seed, repositories.appendingPathComponent("project.git").path],
     ] {
-      try git(arguments, expecting: 0)
+      try await git(arguments, expecting: 0)
     }
     try GitCredentialTests.writeGitType(
       home: home, issuer: server.issuer, clientID: server.nativeClientID, host: host,
@@ -71,11 +71,11 @@ import TokenStoreTesting
   @discardableResult
   func git(
     _ arguments: [String], extra: [String: String] = [:], expecting status: Int32? = nil
-  ) throws
+  ) async throws
     -> ProcessResult
   {
     let helper = GitCredentialTests.helper
-    let result = try TestProcess.run(
+    let result = try await TestProcess.run(
       "git", ["-c", "credential.helper=", "-c", "credential.helper=\(helper)"] + arguments,
       environment: environment.merging(extra) { $1 })
     if let status { try #require(result.status == status, "git \(arguments): \(result.stderr)") }
@@ -84,13 +84,13 @@ import TokenStoreTesting
 
   /// Signs in through the scripted browser as `user`; returns the account.
   @discardableResult
-  func signIn(_ user: String) throws -> Account {
-    try ToolHelperFixture.signIn(user, environment: environment, store: store)
+  func signIn(_ user: String) async throws -> Account {
+    try await ToolHelperFixture.signIn(user: user, environment: environment, store: store)
   }
 
   /// Revokes a token at the authorization server (RFC 7009), as a user would on its page.
-  func revokeAtServer(_ token: String) throws {
-    let result = try TestProcess.run(
+  func revokeAtServer(_ token: String) async throws {
+    let result = try await TestProcess.run(
       "curl",
       [
         "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "--data-urlencode", "token@-",
@@ -134,14 +134,16 @@ import TokenStoreTesting
     for listing in (try? store.list(.all)) ?? [] { _ = try? store.remove(listing.account.key) }
   }
 
-  @Test func cloneAndPushWithAFreshToken() throws {
+  @Test func cloneAndPushWithAFreshToken() async throws {
     defer { cleanUp() }
-    try signIn("ada")
+    try await signIn("ada")
     let work = home.appendingPathComponent("work").path
-    try git(["clone", "-q", remote, work], expecting: 0)
-    try git(["-C", work, "commit", "-q", "--allow-empty", "-m", "second"], expecting: 0)
-    try git(["-C", work, "push", "-q", "origin", "main"], expecting: 0)
-    let log = try git(["--git-dir", home.appendingPathComponent("repositories/project.git").path, "log", "--oneline"])
+    try await git(["clone", "-q", remote, work], expecting: 0)
+    try await git(["-C", work, "commit", "-q", "--allow-empty", "-m", "second"], expecting: 0)
+    try await git(["-C", work, "push", "-q", "origin", "main"], expecting: 0)
+    let log = try await git([
+      "--git-dir", home.appendingPathComponent("repositories/project.git").path, "log", "--oneline",
+    ])
     #expect(log.stdout.contains("second"))
     #expect(try refusedCredentials() == 0)
     #expect(try usersSeen(since: 0) == ["ada"])
@@ -163,12 +165,12 @@ import TokenStoreTesting
       })
   }
 
-  @Test func anExpiredTokenIsRefreshedOnceAndTheCloneSucceedsFirstTime() throws {
+  @Test func anExpiredTokenIsRefreshedOnceAndTheCloneSucceedsFirstTime() async throws {
     defer { cleanUp() }
-    let account = try signIn("ada")
+    let account = try await signIn("ada")
     let old = try #require(try store.load(account.key)).tokens
     try expire(account)
-    try git(["clone", "-q", remote, home.appendingPathComponent("clone").path], expecting: 0)
+    try await git(["clone", "-q", remote, home.appendingPathComponent("clone").path], expecting: 0)
     #expect(events().filter { $0.hasPrefix("refreshed") }.count == 1, "\(events())")
     #expect(try refusedCredentials() == 0)
     let now = try #require(try store.load(account.key)).tokens
@@ -178,57 +180,57 @@ import TokenStoreTesting
     #expect(try tokensAccepted(since: 0) == [fingerprint(now.accessToken)])
   }
 
-  @Test func aRevokedRefreshTokenFailsClearlyAndTheAccountNeedsSignIn() throws {
+  @Test func aRevokedRefreshTokenFailsClearlyAndTheAccountNeedsSignIn() async throws {
     defer { cleanUp() }
-    let account = try signIn("ada")
-    try revokeAtServer(try #require(try store.load(account.key)?.tokens.refreshToken))
+    let account = try await signIn("ada")
+    try await revokeAtServer(try #require(try store.load(account.key)?.tokens.refreshToken))
     try expire(account)
-    let result = try git(["clone", "-q", remote, home.appendingPathComponent("clone").path])
+    let result = try await git(["clone", "-q", remote, home.appendingPathComponent("clone").path])
     #expect(result.status != 0)
     #expect(result.stderr.contains("tokenctl login gitlocal"), "\(result.stderr)")
     #expect(result.stderr.contains("terminal prompts disabled"))
     #expect(try refusedCredentials() == 0, "no stale token was sent")
-    let list = try TestProcess.run(TestProcess.tokenctl, ["list", "--json"], environment: environment)
+    let list = try await TestProcess.run(TestProcess.tokenctl, ["list", "--json"], environment: environment)
     #expect(
       list.stdout.contains("\"needs_sign_in\" : true") || list.stdout.contains("\"needs_sign_in\":true"),
       "\(list.stdout)")
   }
 
-  @Test func twoAccountsOnOneHostAreChosenByUsernameRuleAndEnvironment() throws {
+  @Test func twoAccountsOnOneHostAreChosenByUsernameRuleAndEnvironment() async throws {
     defer { cleanUp() }
-    try signIn("ada")
-    try signIn("grace")
+    try await signIn("ada")
+    try await signIn("grace")
     // Neither chosen: git is told nothing, and the user is told how to choose.
-    let ambiguous = try git(["ls-remote", remote])
+    let ambiguous = try await git(["ls-remote", remote])
     #expect(ambiguous.status != 0)
     #expect(ambiguous.stderr.contains("gitlocal:ada") && ambiguous.stderr.contains("gitlocal:grace"))
 
     var start = try requests().count
-    try git(["ls-remote", "http://grace@\(host)/project.git"], expecting: 0)
+    try await git(["ls-remote", "http://grace@\(host)/project.git"], expecting: 0)
     #expect(try usersSeen(since: start) == ["grace"])
 
     try configure("[git.accounts]\n\"\(remote)\" = \"gitlocal:grace\"\n")
     start = try requests().count
-    try git(["-c", "credential.useHttpPath=true", "ls-remote", remote], expecting: 0)
+    try await git(["-c", "credential.useHttpPath=true", "ls-remote", remote], expecting: 0)
     #expect(try usersSeen(since: start) == ["grace"])
 
     start = try requests().count
-    try git(["ls-remote", remote], extra: ["TOKENCTL_ACCOUNT": "gitlocal:ada"], expecting: 0)
+    try await git(["ls-remote", remote], extra: ["TOKENCTL_ACCOUNT": "gitlocal:ada"], expecting: 0)
     #expect(try usersSeen(since: start) == ["ada"])
   }
 
-  @Test func withoutAnAccountAndNoPromptGitFailsWithTheLoginToRun() throws {
-    let result = try git(["ls-remote", remote])
+  @Test func withoutAnAccountAndNoPromptGitFailsWithTheLoginToRun() async throws {
+    let result = try await git(["ls-remote", remote])
     #expect(result.status != 0)
     #expect(result.stderr.contains("no account for \(host): run 'tokenctl login gitlocal' to sign in"))
   }
 
-  @Test func withATerminalGitOffersToSignInAndGoesOnWithTheNewAccount() throws {
+  @Test func withATerminalGitOffersToSignInAndGoesOnWithTheNewAccount() async throws {
     defer { cleanUp() }
     let transcript = home.appendingPathComponent("terminal").path
     var environment = environment
     environment["GIT_TERMINAL_PROMPT"] = nil
-    let result = try TestProcess.run(
+    let result = try await TestProcess.run(
       AuthServer.path("Tests/Support/with-terminal"),
       [
         "--transcript", transcript, "--answer", "y", "--", "git", "-c", "credential.helper=",
@@ -242,23 +244,23 @@ import TokenStoreTesting
     #expect(try store.list(AccountQuery(type: "gitlocal")).map(\.account.name) == ["ada"])
   }
 
-  @Test func aTokenTheServerRefusesIsErasedAndTheNextCommandRefreshes() throws {
+  @Test func aTokenTheServerRefusesIsErasedAndTheNextCommandRefreshes() async throws {
     defer { cleanUp() }
-    let account = try signIn("ada")
+    let account = try await signIn("ada")
     // A token the server no longer knows (revoked or forgotten there) but valid by our
     // clock: git gets it, the server refuses it, and git erases it.
     var stored = try #require(try store.load(account.key))
     let refreshToken = stored.tokens.refreshToken
     stored.tokens.accessToken = "forgotten-by-the-server"
     try store.save(stored.account, tokens: stored.tokens)
-    let refused = try git(["ls-remote", remote])
+    let refused = try await git(["ls-remote", remote])
     #expect(refused.status != 0)
     #expect(try refusedCredentials() == 1)
     let erased = try #require(try store.load(account.key)).tokens
     #expect(erased.refreshToken == refreshToken, "erase keeps the refresh token")
     #expect(erased.expiresAt.map { $0 < Date() } == true)
     let start = try requests().count
-    try git(["ls-remote", remote], expecting: 0)
+    try await git(["ls-remote", remote], expecting: 0)
     #expect(events().filter { $0.hasPrefix("refreshed") }.count == 1)
     let now = try #require(try store.load(account.key)).tokens
     #expect(try tokensAccepted(since: start) == [fingerprint(now.accessToken)])

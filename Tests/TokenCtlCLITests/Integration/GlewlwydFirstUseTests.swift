@@ -21,14 +21,14 @@ extension GlewlwydServerTests {
 
   /// Runs `command` through /bin/sh with the tokenctl under test first on PATH.
   func shell(_ command: String) async throws -> ProcessResult {
-    var environment = try environment
+    var environment = try await environment
     let directory = URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent().path
     environment["PATH"] = directory + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
     return try await TestProcess.run("/bin/sh", ["-c", command], environment: environment)
   }
 
   @Test func theHintAfterARejectedRefreshTokenSignsInTheSameAccountAgain() async throws {
-    let server = try GlewlwydServer.require()
+    let server = try await GlewlwydServer.shared
     let (registration, signedIn) = try await signInWithRegisteredClient(server)
     let clientID = try #require(registration["client_id"] as? String)
     // As after the server rejected its refresh token (invalid_grant; glewlwyd answers a
@@ -74,7 +74,7 @@ extension GlewlwydServerTests {
   /// serve, it is where the token is meant to go. Another path on that host is still
   /// refused.
   @Test func requestSendsTheTokenToTheIssuersOwnUserinfoEndpoint() async throws {
-    let server = try GlewlwydServer.require()
+    let server = try await GlewlwydServer.shared
     let (_, signedIn) = try await signInWithRegisteredClient(server)
     let name = "oidc:\(signedIn.account.name)"
     let userinfo = try await tokenctl("request", name, server.userinfoEndpoint)

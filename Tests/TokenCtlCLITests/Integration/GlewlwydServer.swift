@@ -33,18 +33,24 @@ struct GlewlwydServer: Sendable {
     return environment
   }
 
-  /// The failure (with the server's own message) when glewlwyd is not installed or does not
-  /// start: `make deps` installs it.
-  static let shared: Result<GlewlwydServer, TestFailure> = start("tokenctl-glewlwyd")
+  /// The server most tests share; the failure (with the server's own message) when glewlwyd
+  /// is not installed or does not start: `make deps` installs it. Started on first use, on a
+  /// thread of its own, as `AuthServer.shared` is.
+  static var shared: GlewlwydServer { get async throws { try await onOwnThread { startedShared }.get() } }
+  private static let startedShared = start("tokenctl-glewlwyd")
 
   /// A second server with the device authorization grant on (RFC 8628), whose registration
   /// refuses a client that asks for the grant by its standard name (issue 25, first use,
   /// item 6).
-  static let withDeviceGrant: Result<GlewlwydServer, TestFailure> = start(
+  static var withDeviceGrant: GlewlwydServer {
+    get async throws { try await onOwnThread { startedWithDeviceGrant }.get() }
+  }
+  private static let startedWithDeviceGrant = start(
     "tokenctl-glewlwyd-device", environment: ["GLEWLWYD_DEVICE_ENABLED": "1"])
 
   /// Starts a server with its state in the temporary directory `name`-PID.
-  static func start(_ name: String, environment: [String: String] = [:]) -> Result<GlewlwydServer, TestFailure> {
+  private static func start(_ name: String, environment: [String: String] = [:]) -> Result<GlewlwydServer, TestFailure>
+  {
     let state = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(getpid())")
     do {
       let result = try TestProcess.run(
@@ -69,13 +75,6 @@ struct GlewlwydServer: Sendable {
           log: json["log"] as? String ?? ""))
     } catch {
       return .failure(TestFailure("glewlwyd-server: \(error)"))
-    }
-  }
-
-  static func require(_ server: Result<GlewlwydServer, TestFailure> = shared) throws -> GlewlwydServer {
-    switch server {
-    case .success(let server): return server
-    case .failure(let error): throw error
     }
   }
 }

@@ -92,8 +92,8 @@ import TokenStoreTesting
   }
 
   var environment: [String: String] {
-    get throws {
-      var environment = try GlewlwydServer.require().browserEnvironment(scratch: scratch)
+    get async throws {
+      var environment = try await GlewlwydServer.shared.browserEnvironment(scratch: scratch)
       environment["TOKENCTL_GROUP"] = group
       environment["TOKENCTL_ACCOUNT"] = nil
       return environment
@@ -101,7 +101,7 @@ import TokenStoreTesting
   }
 
   func tokenctl(_ arguments: String...) async throws -> ProcessResult {
-    try await TestProcess.run(TestProcess.tokenctl, arguments, environment: try environment)
+    try await TestProcess.run(TestProcess.tokenctl, arguments, environment: try await environment)
   }
 
   /// Registers a public native client whose redirect URI is tokenctl's listener on a port
@@ -135,7 +135,7 @@ import TokenStoreTesting
   }
 
   @Test func discoveryAtTheIssuerListsTheRegistrationEndpoint() async throws {
-    let server = try GlewlwydServer.require()
+    let server = try await GlewlwydServer.shared
     let discovery = try await send("GET", server.issuer + "/.well-known/openid-configuration")
     #expect(discovery.status == 200)
     #expect(discovery.json["issuer"] as? String == server.issuer)
@@ -144,7 +144,7 @@ import TokenStoreTesting
   }
 
   @Test func aNativeClientRegistersWithoutAnInitialAccessToken() async throws {
-    let server = try GlewlwydServer.require()
+    let server = try await GlewlwydServer.shared
     let reply = try await send(
       "POST", server.registrationEndpoint, json: Self.nativeClientMetadata(redirectURI: "http://127.0.0.1/callback"))
     #expect(reply.status == 200, "glewlwyd's answer to a registration: 200, not RFC 7591's 201")
@@ -163,7 +163,7 @@ import TokenStoreTesting
   /// confidential (`convert_client_registration_to_glewlwyd`), so the RFC 7591 string
   /// "none" leaves it confidential with no secret, and the token endpoint refuses it.
   @Test func aClientRegisteredWithoutASecretIsStillConfidential() async throws {
-    let server = try GlewlwydServer.require()
+    let server = try await GlewlwydServer.shared
     let metadata = Self.nativeClientMetadata(redirectURI: "http://127.0.0.1/callback")
     let standard = try #require(try await register(metadata, at: server)["client_id"] as? String)
     #expect(try await exchangeUnknownCode(clientID: standard, server: server) == "unauthorized_client")
@@ -176,7 +176,7 @@ import TokenStoreTesting
   /// RFC 8252 §7.3 lets a native app's loopback redirect use any port; glewlwyd compares
   /// the whole URI: a port it was not registered with gets 403, and no redirect.
   @Test func aLoopbackRedirectURIMustMatchPortIncluded() async throws {
-    let server = try GlewlwydServer.require()
+    let server = try await GlewlwydServer.shared
     let registration = try await register(
       Self.nativeClientMetadata(redirectURI: "http://127.0.0.1/callback"), at: server)
     let clientID = try #require(registration["client_id"] as? String)
@@ -199,7 +199,7 @@ import TokenStoreTesting
 
   @Test func tokenctlSignsInWithARegisteredClientAndItsTokenIsAccepted() async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
-    let server = try GlewlwydServer.require()
+    let server = try await GlewlwydServer.shared
     let (registration, signedIn) = try await signInWithRegisteredClient(server)
     #expect(signedIn.account.issuer == server.issuer)
     #expect(signedIn.account.clientID == registration["client_id"] as? String)
@@ -238,7 +238,7 @@ import TokenStoreTesting
   /// a client without a secret, so its refresh tokens still get new (useless) tokens.
   @Test func deletingTheRegistrationDisablesTheClient() async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
-    let server = try GlewlwydServer.require()
+    let server = try await GlewlwydServer.shared
     let (registration, signedIn) = try await signInWithRegisteredClient(server)
     let uri = try #require(registration["registration_client_uri"] as? String)
     let registrationToken = try #require(registration["registration_access_token"] as? String)

@@ -40,8 +40,8 @@ import TokenCtlRuntime
   @Test(arguments: cases)
   func aFaultBetweenTheAnswerAndTheKeyringLosesNoGrant(_ test: Case) async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
-    let server = try AuthServer.require(AuthServer.asShipped)
-    let session = try PrivateSession(.unlockedKeyring, ownAgent: false)
+    let server = try await AuthServer.asShipped
+    let session = try await PrivateSession.started(.unlockedKeyring, ownAgent: false)
     defer { session.stop() }
     let home = session.directory.appendingPathComponent("home")
     try server.writeType(
@@ -106,8 +106,8 @@ import TokenCtlRuntime
         if mode != 0o600 { problems.append("round \(round): journal entry mode \(String(mode ?? 0, radix: 8))") }
       }
       switch test.fault {
-      case .keyringLocked: try session.lockLoginKeyring()
-      case .keyringDaemonKilled: try session.stopKeyring(signal: SIGKILL)
+      case .keyringLocked: try await session.lockLoginKeyring()
+      case .keyringDaemonKilled: try await session.stopKeyring(signal: SIGKILL)
       case .refreshingProcessKilled:
         if let pid = pid_t(held.trimmingCharacters(in: .whitespacesAndNewlines)) { kill(pid, SIGKILL) }
       }
@@ -115,7 +115,7 @@ import TokenCtlRuntime
       let status = await asking.exitStatus(within: 120)
       if status == nil { kill(asking.pid, SIGKILL) }
       // Repaired as a user would: the keyring unlocked, its daemon started again.
-      if test.fault != .refreshingProcessKilled { try session.restartKeyring() }
+      if test.fault != .refreshingProcessKilled { try await session.restartKeyring() }
 
       // Through the agent, its refresh ahead of these 4-second tokens can rotate the token
       // it just handed out before the server is asked about it (django-oauth-toolkit

@@ -36,8 +36,8 @@ import TokenCtlRuntime
   @Test(arguments: cases)
   func aGrantTheKeyringRefusedIsRevokedAtTheServer(_ test: Case) async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
-    let server = try AuthServer.require(AuthServer.ownCount)
-    let session = try PrivateSession(.unlockedKeyring, ownAgent: false)
+    let server = try await AuthServer.ownCount
+    let session = try await PrivateSession.started(.unlockedKeyring, ownAgent: false)
     defer { session.stop() }
     let home = session.directory.appendingPathComponent("home")
     let type = test.revocable ? "counted" : "unrevocable"
@@ -67,8 +67,8 @@ import TokenCtlRuntime
       TestProcess.tokenctl, ["login", type, "--browser"], environment: environment, stderr: errors)
     _ = try await GrantJournalTests.awaitFile(pause.appendingPathComponent("paused").path)
     switch test.fault {
-    case .keyringLocked: try session.lockLoginKeyring()
-    case .keyringDaemonKilled: try session.stopKeyring(signal: SIGKILL)
+    case .keyringLocked: try await session.lockLoginKeyring()
+    case .keyringDaemonKilled: try await session.stopKeyring(signal: SIGKILL)
     }
     _ = FileManager.default.createFile(atPath: pause.appendingPathComponent("resume").path, contents: nil)
     let status = await login.exitStatus(within: 120)

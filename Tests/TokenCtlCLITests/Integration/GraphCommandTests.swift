@@ -28,8 +28,8 @@ import TokenStoreTesting
     let sleeps: Sleeps
 
     /// Starts a fake with `arguments`, and stores `accounts` (name, access token).
-    init(_ arguments: [String] = [], accounts: [(String, String)] = [("ada@contoso.test", "valid-1")]) throws {
-      fake = try FakeGraph.start(["--access-token", "valid-1"] + arguments)
+    init(_ arguments: [String] = [], accounts: [(String, String)] = [("ada@contoso.test", "valid-1")]) async throws {
+      fake = try await FakeGraph.start(["--access-token", "valid-1"] + arguments)
       let backing = InMemoryTokenStore.Backing()
       store = InMemoryTokenStore(group: "default", backing: backing)
       for (name, access) in accounts {
@@ -77,7 +77,7 @@ import TokenStoreTesting
   }
 
   @Test func searchPrintsATable() async throws {
-    let world = try World()
+    let world = try await World()
     let status = await world.run(["users", "search", "Ada"])
     #expect(status == 0, "\(world.output.stderr)")
     let lines = world.output.stdout.split(separator: "\n").map(String.init)
@@ -104,7 +104,7 @@ import TokenStoreTesting
     Search(prefix: "Tom & J", by: "displayName", filter: "startswith(displayName,'Tom & J')", found: "Tom & Jerry"),
   ])
   func searchEscapesTheFilter(_ search: Search) async throws {
-    let world = try World()
+    let world = try await World()
     let status = await world.run(["users", "search", search.prefix, "--by", search.by])
     #expect(status == 0, "\(world.output.stderr)")
     #expect(world.output.stdout.contains(search.found))
@@ -112,7 +112,7 @@ import TokenStoreTesting
   }
 
   @Test func searchFollowsThreePages() async throws {
-    let world = try World(["--page-size", "2"])
+    let world = try await World(["--page-size", "2"])
     let status = await world.run(["users", "search", "Ad", "--top", "10"])
     #expect(status == 0, "\(world.output.stderr)")
     for name in ["Ada Lovelace", "Adam Smith", "Adele Vance", "Adrian Ford", "Adelaide Byron"] {
@@ -124,7 +124,7 @@ import TokenStoreTesting
   }
 
   @Test func searchStopsAtTop() async throws {
-    let world = try World(["--page-size", "2"])
+    let world = try await World(["--page-size", "2"])
     let status = await world.run(["users", "search", "Ad", "--top", "3"])
     #expect(status == 0, "\(world.output.stderr)")
     #expect(world.output.stdout.split(separator: "\n").count == 4)
@@ -133,7 +133,9 @@ import TokenStoreTesting
   }
 
   @Test func searchDoesNotFollowANextLinkToAnotherHost() async throws {
-    let world = try World(["--page-size", "2", "--foreign-next-link", "https://evil.example/v1.0/users?$skiptoken=2"])
+    let world = try await World([
+      "--page-size", "2", "--foreign-next-link", "https://evil.example/v1.0/users?$skiptoken=2",
+    ])
     let status = await world.run(["users", "search", "Ad"])
     #expect(status == 0, "\(world.output.stderr)")
     #expect(world.output.stdout.contains("Adam Smith"))
@@ -142,7 +144,7 @@ import TokenStoreTesting
   }
 
   @Test func searchWaitsAsRetryAfterAsks() async throws {
-    let world = try World(["--throttle", "1"])
+    let world = try await World(["--throttle", "1"])
     let status = await world.run(["users", "search", "Ada"])
     #expect(status == 0, "\(world.output.stderr)")
     #expect(world.sleeps.recorded == [2])
@@ -151,7 +153,7 @@ import TokenStoreTesting
   }
 
   @Test func aRejectedTokenIsRefreshedOnceAndTheRequestRetried() async throws {
-    let world = try World(accounts: [("ada@contoso.test", "revoked-at-the-server")])
+    let world = try await World(accounts: [("ada@contoso.test", "revoked-at-the-server")])
     let status = await world.run(["users", "search", "Ada"])
     #expect(status == 0, "\(world.output.stderr)")
     #expect(
@@ -163,7 +165,7 @@ import TokenStoreTesting
   }
 
   @Test func anEmptyResultSaysSo() async throws {
-    let world = try World()
+    let world = try await World()
     let status = await world.run(["users", "search", "Nobody"])
     #expect(status == 0)
     #expect(world.output.stdout.isEmpty)
@@ -171,7 +173,7 @@ import TokenStoreTesting
   }
 
   @Test func serverTextIsMadeSafeForTheTerminal() async throws {
-    let world = try World()
+    let world = try await World()
     let status = await world.run(["users", "search", "Mal"])
     #expect(status == 0)
     #expect(world.output.stdout.contains("Mallory \\u{1b}[31mRed"))
@@ -179,7 +181,7 @@ import TokenStoreTesting
   }
 
   @Test func searchPrintsJSON() async throws {
-    let world = try World()
+    let world = try await World()
     let status = await world.run(["users", "search", "Adele", "--json"])
     #expect(status == 0)
     let document = try #require(
@@ -191,7 +193,7 @@ import TokenStoreTesting
   }
 
   @Test func showPrintsTheDetailView() async throws {
-    let world = try World()
+    let world = try await World()
     let status = await world.run(["users", "show", "adele@contoso.test"])
     #expect(status == 0, "\(world.output.stderr)")
     let lines = world.output.stdout.split(separator: "\n").map { $0.split(separator: ":", maxSplits: 1) }
@@ -204,14 +206,14 @@ import TokenStoreTesting
   }
 
   @Test func showOfAnUnknownUserFails() async throws {
-    let world = try World()
+    let world = try await World()
     let status = await world.run(["users", "show", "nobody@contoso.test"])
     #expect(status == 11)
     #expect(world.output.stderr.contains("Request_ResourceNotFound"))
   }
 
   @Test func meShowsTheSignedInUser() async throws {
-    let world = try World()
+    let world = try await World()
     #expect(await world.run(["me"]) == 0)
     #expect(world.output.stdout.contains("User principal name:"))
     #expect(world.output.stdout.contains("ada@contoso.test"))
@@ -223,7 +225,7 @@ import TokenStoreTesting
   }
 
   @Test func revokeSessionsRefusesWithoutATerminal() async throws {
-    let world = try World()
+    let world = try await World()
     let status = await world.run(["revoke-sessions"])
     #expect(status == 64)
     #expect(world.output.stderr.contains("--yes"))
@@ -231,7 +233,7 @@ import TokenStoreTesting
   }
 
   @Test func revokeSessionsWithYes() async throws {
-    let world = try World()
+    let world = try await World()
     let status = await world.run(["revoke-sessions", "--yes"])
     #expect(status == 0, "\(world.output.stderr)")
     #expect(try world.graphRequests("/v1.0/me/revokeSignInSessions").map(\.method) == ["POST"])
@@ -239,14 +241,14 @@ import TokenStoreTesting
   }
 
   @Test func withoutAGraphAccountItSaysHowToSignIn() async throws {
-    let world = try World(accounts: [])
+    let world = try await World(accounts: [])
     let status = await world.run(["me"])
     #expect(status == 2)
     #expect(world.output.stderr.contains("tokenctl login graph"))
   }
 
   @Test func severalGraphAccountsNeedAChoice() async throws {
-    let world = try World(accounts: [("ada@contoso.test", "valid-1"), ("grace@contoso.test", "valid-1")])
+    let world = try await World(accounts: [("ada@contoso.test", "valid-1"), ("grace@contoso.test", "valid-1")])
     #expect(await world.run(["me"]) == 3)
     #expect(world.output.stderr.contains("graph:oid-grace@contoso.test"))
     #expect(world.output.stderr.contains("graph:oid-ada@contoso.test"))

@@ -17,11 +17,11 @@ import TokenStoreTesting
   let server: AuthServer
   let fake: FakeGraph
 
-  init() throws {
+  init() async throws {
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    server = try AuthServer.require()
+    server = try await AuthServer.shared
     let introspection = try #require(try Self.endpoints(server)["introspection"])
-    fake = try FakeGraph.start([
+    fake = try await FakeGraph.start([
       "--introspect", introspection, "--introspect-client", "\(server.serviceClientID):\(server.serviceClientSecret)",
     ])
   }

@@ -48,9 +48,9 @@ import TokenKit
 
   @Test func signsInSearchesAndSharesTheAccountWithTokenctl() async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     let introspection = try #require(try GraphEndToEndTests.endpoints(server)["introspection"])
-    let fake = try FakeGraph.start([
+    let fake = try await FakeGraph.start([
       "--introspect", introspection, "--introspect-client", "\(server.serviceClientID):\(server.serviceClientSecret)",
     ])
     let setup = RefreshRaceTests.Setup()

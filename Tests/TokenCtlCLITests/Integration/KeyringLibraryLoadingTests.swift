@@ -36,34 +36,34 @@ import Testing
     (TestProcess.tokenctl, ["--version"]), (TestProcess.tokenctl, ["--help"]),
     (GitCredentialTests.helper, ["--version"]),
   ])
-  func aCommandWithoutTheKeyringLoadsNoneOfItsLibraries(_ executable: String, _ arguments: [String]) throws {
+  func aCommandWithoutTheKeyringLoadsNoneOfItsLibraries(_ executable: String, _ arguments: [String]) async throws {
     var environment = ProcessInfo.processInfo.environment
     environment["LD_DEBUG"] = "libs"
-    let result = try TestProcess.run(executable, arguments, environment: environment)
+    let result = try await TestProcess.run(executable, arguments, environment: environment)
     #expect(result.status == 0, "\(result.stdout)")
     let loaded = Self.loadedLibraries(result.stderr)
     // The trace is there: libc is always initialized; except in the front end, linked
     // statically, which answers `--version` itself and has no loader to trace.
-    if try !Self.isStatic(executable) {
+    if try await !Self.isStatic(executable) {
       try #require(loaded.contains { $0.contains("/libc.so") }, "no LD_DEBUG trace: \(result.stderr.prefix(500))")
     }
     #expect(Self.keyringLibraries(in: result.stderr) == [])
   }
 
   /// Whether `executable` has no program interpreter: a static executable.
-  static func isStatic(_ executable: String) throws -> Bool {
-    let headers = try TestProcess.run("readelf", ["-lW", executable])
+  static func isStatic(_ executable: String) async throws -> Bool {
+    let headers = try await TestProcess.run("readelf", ["-lW", executable])
     return !headers.stdout.contains("INTERP")
   }
 
-  @Test func aKeyringReadLoadsGLibButNotLibsecretAndWorks() throws {
-    let session = try PrivateSession(.unlockedKeyring)
+  @Test func aKeyringReadLoadsGLibButNotLibsecretAndWorks() async throws {
+    let session = try await PrivateSession.started(.unlockedKeyring)
     defer { session.stop() }
     var environment = session.environment
     environment["LD_DEBUG"] = "libs"
     // The direct path's loading is what is checked: a client the agent answers loads none.
     environment["TOKENCTL_AGENT"] = "0"
-    let result = try TestProcess.run(TestProcess.tokenctl, ["list"], environment: environment)
+    let result = try await TestProcess.run(TestProcess.tokenctl, ["list"], environment: environment)
     #expect(result.status == 0, "\(Self.withoutTrace(result.stderr))")
     // An empty listing says so on standard error.
     #expect(Self.withoutTrace(result.stderr).hasPrefix("No accounts in group 'default'.\nhint: "))
@@ -79,8 +79,8 @@ import Testing
   /// A libsecret that cannot be loaded (here an empty file the loader finds first) is the
   /// keyring being unavailable for writes, with the package to install, not a crash at
   /// start-up; reads, which need only GIO, still work.
-  @Test func aMissingLibsecretIsAnUnavailableKeyringThatNamesThePackage() throws {
-    let session = try PrivateSession(.unlockedKeyring)
+  @Test func aMissingLibsecretIsAnUnavailableKeyringThatNamesThePackage() async throws {
+    let session = try await PrivateSession.started(.unlockedKeyring)
     defer { session.stop() }
     let libraries = try TemporaryDirectory()
     try Data().write(to: URL(fileURLWithPath: libraries.path("libsecret-1.so.0")))
@@ -91,17 +91,17 @@ import Testing
     environment["DISPLAY"] = nil
     environment["WAYLAND_DISPLAY"] = nil
     // A sign-in checks that the keyring is writable before anything else.
-    let result = try TestProcess.run(
+    let result = try await TestProcess.run(
       TestProcess.tokenctl,
       ["login", "graph", "--client-id", "11111111-2222-3333-4444-555555555555", "--timeout", "3"],
       environment: environment)
     #expect(result.status == 8, "\(result.stderr)")
     #expect(result.stderr.contains("cannot load libsecret"), "\(result.stderr)")
     #expect(result.stderr.contains("libsecret-1-0"), "\(result.stderr)")
-    let list = try TestProcess.run(TestProcess.tokenctl, ["list"], environment: environment)
+    let list = try await TestProcess.run(TestProcess.tokenctl, ["list"], environment: environment)
     #expect(list.status == 0, "\(list.stderr)")
     // Commands that need no keyring still work.
-    let version = try TestProcess.run(TestProcess.tokenctl, ["--version"], environment: environment)
+    let version = try await TestProcess.run(TestProcess.tokenctl, ["--version"], environment: environment)
     #expect(version.status == 0, "\(version.stderr)")
   }
 }

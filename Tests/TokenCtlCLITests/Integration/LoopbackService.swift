@@ -6,10 +6,36 @@ import TestSupport
 /// in a directory of its own, and stops by itself when this test process exits.
 enum LoopbackService {
   /// Starts `script` with `--state-dir` and `--watch-pid` before `arguments`, and waits
-  /// up to 10 s for it to publish `info`; returns its base URL and state directory.
+  /// up to 60 s (it takes a second, more on a busy machine) for it to publish `info`;
+  /// returns its base URL and state directory.
   static func start(
     _ script: String, info: String, arguments: [String], lifetime: Int = 300
+  ) async throws -> (baseURL: String, directory: URL) {
+    let (directory, file) = try launch(script, info: info, arguments: arguments, lifetime: lifetime)
+    for _ in 0..<1200 {
+      if let base = baseURL(in: file) { return (base, directory) }
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    throw TestFailure("\(script) did not start")
+  }
+
+  /// `start`, waiting on the calling thread: for code that cannot wait otherwise yet
+  /// (``ToolHelperFixture/init(registry:)``).
+  static func startWaitingHere(
+    _ script: String, info: String, arguments: [String], lifetime: Int = 300
   ) throws -> (baseURL: String, directory: URL) {
+    let (directory, file) = try launch(script, info: info, arguments: arguments, lifetime: lifetime)
+    for _ in 0..<1200 {
+      if let base = baseURL(in: file) { return (base, directory) }
+      usleep(50_000)
+    }
+    throw TestFailure("\(script) did not start")
+  }
+
+  /// Starts the service; returns its state directory and the file it will publish.
+  private static func launch(
+    _ script: String, info: String, arguments: [String], lifetime: Int
+  ) throws -> (directory: URL, file: URL) {
     let name = URL(fileURLWithPath: script).lastPathComponent
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
       "tokenctl-\(name)-\(UUID().uuidString)")
@@ -18,16 +44,14 @@ enum LoopbackService {
       AuthServer.path(script),
       ["--state-dir", directory.path, "--watch-pid", String(getpid()), "--lifetime", String(lifetime)] + arguments,
       environment: ProcessInfo.processInfo.environment)
-    let file = directory.appendingPathComponent(info)
-    for _ in 0..<200 {
-      if let data = try? Data(contentsOf: file),
-        let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-        let base = json["base_url"] as? String
-      {
-        return (base, directory)
-      }
-      usleep(50_000)
-    }
-    throw TestFailure("\(name) did not start")
+    return (directory, directory.appendingPathComponent(info))
+  }
+
+  /// The base URL the service published in `file`, once it has.
+  private static func baseURL(in file: URL) -> String? {
+    guard let data = try? Data(contentsOf: file),
+      let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+    else { return nil }
+    return json["base_url"] as? String
   }
 }

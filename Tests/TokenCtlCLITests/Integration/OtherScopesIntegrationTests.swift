@@ -16,9 +16,9 @@ import TokenStoreTesting
   let group = TokenStoreConformance.freshGroup()
   let server: AuthServer
 
-  init() throws {
+  init() async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
-    server = try AuthServer.require()
+    server = try await AuthServer.shared
     directory = try TemporaryDirectory()
     try server.writeType(
       id: "local", displayName: "Local test server", scopes: ["openid", "read", "write"], home: home)
@@ -87,8 +87,8 @@ import TokenStoreTesting
     return (response.status, String(decoding: response.body, as: UTF8.self))
   }
 
-  func scopedItems() throws -> Int {
-    let result = try TestProcess.run(
+  func scopedItems() async throws -> Int {
+    let result = try await TestProcess.run(
       "/usr/bin/secret-tool", ["search", "--all", "xdg:schema", ScopedTokenSchema.name, "group", group],
       mergingStandardError: true)
     return result.stdout.components(separatedBy: "\n").filter { $0.hasPrefix("attribute.scopes = ") }.count
@@ -123,7 +123,7 @@ import TokenStoreTesting
     #expect(try store.loadToken(for: key, scopes: Self.read)?.accessToken == scoped.token)
     #expect(try store.loadToken(for: key, scopes: Self.read)?.refreshToken == nil)
     #expect(try store.list(.all).count == 1)
-    #expect(try scopedItems() == 1)
+    await #expect(try scopedItems() == 1)
 
     // Within its validity: the same token, and the server is not asked.
     let again = try await token(name, "--scope", "read")
@@ -173,7 +173,7 @@ import TokenStoreTesting
     let revoke = try await tokenctl("revoke", name)
     #expect(revoke.status == 0, "\(revoke.stderr)")
     #expect(try store.loadToken(for: key, scopes: Self.read) == nil)
-    #expect(try scopedItems() == 0)
+    await #expect(try scopedItems() == 0)
 
     let secrets = [signedIn.tokens.accessToken, firstRefresh, secondRefresh, scoped.token, longer.token]
     for stderr in errors.all {

@@ -28,9 +28,9 @@ import TokenStoreTesting
     }
   }
 
-  @Test func thirtyTwoProcessesOnAnExpiredTokenMakeOneRefresh() throws {
+  @Test func thirtyTwoProcessesOnAnExpiredTokenMakeOneRefresh() async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
-    let stub = try StubServer.start()
+    let stub = try await StubServer.start()
     let setup = Setup()
     try setup.configure(
       """
@@ -38,7 +38,7 @@ import TokenStoreTesting
       issuer = "\(stub.baseURL)"
       client_id = "race"
       """)
-    let issued = try stub.admin("/_admin/issue", method: "POST")
+    let issued = try await stub.admin("/_admin/issue", method: "POST")
     let refreshToken = try #require(issued["refresh_token"] as? String)
     let store = SecretServiceTokenStore(group: setup.group)
     let account = Account(
@@ -49,15 +49,15 @@ import TokenStoreTesting
       tokens: TokenSet(
         accessToken: "expired-access-token", refreshToken: refreshToken, expiresAt: Date().addingTimeInterval(-60)))
     defer { _ = try? store.remove(account.key) }
-    _ = try stub.admin("/_admin/reset", method: "POST")
+    _ = try await stub.admin("/_admin/reset", method: "POST")
     // The reset forgot the family; issue a new one and store it.
-    let family = try stub.admin("/_admin/issue", method: "POST")
+    let family = try await stub.admin("/_admin/issue", method: "POST")
     try store.save(
       account,
       tokens: TokenSet(
         accessToken: "expired-access-token", refreshToken: try #require(family["refresh_token"] as? String),
         expiresAt: Date().addingTimeInterval(-60)))
-    let before = try stub.admin("/_admin/stats")
+    let before = try await stub.admin("/_admin/stats")
 
     let outputs = (0..<32).map { setup.home.appendingPathComponent("out-\($0)").path }
     let errors = (0..<32).map { setup.home.appendingPathComponent("err-\($0)").path }
@@ -69,7 +69,7 @@ import TokenStoreTesting
     let statuses = processes.map { $0.wait() }
     let printed = try outputs.map { try String(contentsOfFile: $0, encoding: .utf8) }
     let stored = try #require(try store.load(account.key))
-    let after = try stub.admin("/_admin/stats")
+    let after = try await stub.admin("/_admin/stats")
 
     let failures = try zip(statuses, errors).filter { $0.0 != 0 }.map {
       try String(contentsOfFile: $0.1, encoding: .utf8)

@@ -12,7 +12,8 @@ import TokenStoreTesting
 /// real transport where the server's behaviour matters, and a scripted transport where
 /// the point is what was (or was not) sent.
 @Suite struct RequestCommandTests {
-  static let stub = Result { try StubServer.start() }
+  /// Started once, by the first test that asks, without blocking a thread while it starts.
+  static let stub = Task { try await StubServer.start() }
 
   let backing = InMemoryTokenStore.Backing()
   let output = CapturedOutput()
@@ -67,23 +68,23 @@ import TokenStoreTesting
       clientID: "client", apiBase: URL(string: "\(stub.baseURL)/tenants/\(tenant)/"))
   }
 
-  func issued(_ stub: StubServer) throws -> (access: String, refresh: String) {
-    let family = try stub.admin("/_admin/issue", method: "POST")
+  func issued(_ stub: StubServer) async throws -> (access: String, refresh: String) {
+    let family = try await stub.admin("/_admin/issue", method: "POST")
     return (try #require(family["access_token"] as? String), try #require(family["refresh_token"] as? String))
   }
 
-  func requests(_ stub: StubServer, to path: String) throws -> Int {
-    try #require(try stub.admin("/_admin/stats")["requests"] as? [String: Int])[path] ?? 0
+  func requests(_ stub: StubServer, to path: String) async throws -> Int {
+    try #require(try await stub.admin("/_admin/stats")["requests"] as? [String: Int])[path] ?? 0
   }
 
   @Test func aRejectedTokenIsRefreshedOnceAndTheRequestRetried() async throws {
-    let stub = try Self.stub.get()
-    let family = try issued(stub)
+    let stub = try await Self.stub.value
+    let family = try await issued(stub)
     // A token the server does not know, which the store still thinks valid for an hour.
     let before = TokenSet(
       accessToken: "revoked-access-\(UUID())", refreshToken: family.refresh, expiresAt: Date().addingTimeInterval(3600))
     let key = try seed("stub", tokens: before)
-    let userinfoBefore = try requests(stub, to: "/tenants/retry/userinfo")
+    let userinfoBefore = try await requests(stub, to: "/tenants/retry/userinfo")
 
     let status = await run(
       "stub:ada", "userinfo", registry: try registry(try stubType(stub, tenant: "retry")),
@@ -91,17 +92,17 @@ import TokenStoreTesting
 
     #expect(status == 0, "\(output.stderr)")
     #expect(output.stdout.contains("\"sub\": \"stub-user\"") || output.stdout.contains("\"sub\":\"stub-user\""))
-    #expect(try requests(stub, to: "/tenants/retry/userinfo") == userinfoBefore + 2, "a 401, then the retry")
+    #expect(try await requests(stub, to: "/tenants/retry/userinfo") == userinfoBefore + 2, "a 401, then the retry")
     let after = try stored(key)
     #expect(after.accessToken != before.accessToken && after.refreshToken != family.refresh, "rotated and stored")
-    #expect(try stub.admin("/_admin/check?refresh_token=\(family.refresh)")["status"] as? String == "used")
+    #expect(try await stub.admin("/_admin/check?refresh_token=\(family.refresh)")["status"] as? String == "used")
     #expect(!output.stderr.contains(family.refresh) && !output.stderr.contains(after.accessToken))
     #expect(!output.stdout.contains(after.accessToken))
   }
 
   @Test func anHTTPErrorPrintsTheBodyAndExits16() async throws {
-    let stub = try Self.stub.get()
-    let family = try issued(stub)
+    let stub = try await Self.stub.value
+    let family = try await issued(stub)
     _ = try seed(
       "stub",
       tokens: TokenSet(
@@ -118,8 +119,8 @@ import TokenStoreTesting
   }
 
   @Test func includeAndJSONShowStatusAndHeaders() async throws {
-    let stub = try Self.stub.get()
-    let family = try issued(stub)
+    let stub = try await Self.stub.value
+    let family = try await issued(stub)
     _ = try seed(
       "stub",
       tokens: TokenSet(

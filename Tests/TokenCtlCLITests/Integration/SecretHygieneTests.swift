@@ -9,22 +9,22 @@ import TokenKit
 /// the argv and environment of the browser and the hook it starts, and the keyring's
 /// attributes and labels. None may appear anywhere.
 @Suite(.serialized) struct SecretHygieneTests {
-  @Test func noSecretReachesOutputChildProcessesOrKeyringAttributes() throws {
+  @Test func noSecretReachesOutputChildProcessesOrKeyringAttributes() async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     let setup = RefreshRaceTests.Setup()
     let spy = setup.home.appendingPathComponent("spy")
     try FileManager.default.createDirectory(at: spy, withIntermediateDirectories: true)
     // The browser and the hook record their argv and environment, then do their job.
     let browser = spy.appendingPathComponent("browser")
-    try TestProcess.installScript(
+    try await TestProcess.installScript(
       """
       printf '%s\\n' "$@" >> \(spy.path)/browser-argv
       env >> \(spy.path)/browser-env
       exec \(AuthServer.path("Tests/Support/scripted-browser")) "$@"
       """, at: browser.path)
     let hook = spy.appendingPathComponent("hook").path
-    try TestProcess.installScript(
+    try await TestProcess.installScript(
       """
       printf '%s\\n' "$0" "$@" >> \(spy.path)/hook-argv
       env >> \(spy.path)/hook-env
@@ -50,9 +50,9 @@ import TokenKit
     var secrets: Set<String> = [environment["TOKENCTL_CLIENT_SECRET"]!, server.serviceClientSecret]
     let store = SecretServiceTokenStore(group: setup.group)
     var commandsRun = 0
-    func tokenctl(_ arguments: String..., stdin: String = "") throws -> ProcessResult {
+    func tokenctl(_ arguments: String..., stdin: String = "") async throws -> ProcessResult {
       // Every command with debug logging, so that what it logs is scanned too.
-      let result = try TestProcess.run(
+      let result = try await TestProcess.run(
         TestProcess.tokenctl, ["--verbose"] + arguments, environment: environment, stdin: stdin)
       commandsRun += 1
       // `token` and git's helper print the access token on standard output: that is
@@ -67,8 +67,8 @@ import TokenKit
         secrets.formUnion([tokens.accessToken, tokens.refreshToken, tokens.idToken].compactMap { $0 })
       }
     }
-    func keyringAttributes() throws -> String {
-      let result = try TestProcess.run(
+    func keyringAttributes() async throws -> String {
+      let result = try await TestProcess.run(
         "secret-tool", ["search", "--all", "xdg:schema", "org.tokenctl.Account", "group", setup.group],
         environment: environment)
       // secret-tool prints the secret too: keep the attributes and labels only.
@@ -81,32 +81,32 @@ import TokenKit
     try GitCredentialTests.writeGitType(
       home: setup.home, issuer: server.issuer, clientID: server.nativeClientID, host: "127.0.0.1",
       scopes: ["openid", "profile", "email", "offline_access"])
-    try #require(try tokenctl("login", "oidc", "--browser").status == 0, "\(shown)")
-    try #require(try tokenctl("login", "gitlocal", "--browser").status == 0, "\(shown)")
+    try await #require(try tokenctl("login", "oidc", "--browser").status == 0, "\(shown)")
+    try await #require(try tokenctl("login", "gitlocal", "--browser").status == 0, "\(shown)")
     try collectSecrets()
-    var attributes = try keyringAttributes()
-    #expect(try tokenctl("token", "oidc:ada").status == 0)
-    #expect(try tokenctl("refresh", "oidc:ada").status == 0)
-    #expect(try tokenctl("token", "--min-valid", "100000", "gitlocal:ada").status == 0, "a refresh in the child")
-    let fill = try tokenctl("credential", "get", stdin: "protocol=http\nhost=127.0.0.1\n\n")
+    var attributes = try await keyringAttributes()
+    await #expect(try tokenctl("token", "oidc:ada").status == 0)
+    await #expect(try tokenctl("refresh", "oidc:ada").status == 0)
+    await #expect(try tokenctl("token", "--min-valid", "100000", "gitlocal:ada").status == 0, "a refresh in the child")
+    let fill = try await tokenctl("credential", "get", stdin: "protocol=http\nhost=127.0.0.1\n\n")
     #expect(fill.status == 0 && fill.stdout.contains("password="), "\(fill.stderr)")
     // The type serves git on 127.0.0.1 over https; the server's own origin must be allowed.
     let origin = try #require(URL(string: server.issuer).flatMap { Origin($0) })
-    let request = try tokenctl(
+    let request = try await tokenctl(
       "request", "gitlocal:ada", server.issuer + "/userinfo/", "--allow-host", "http://127.0.0.1:\(origin.port)")
     #expect(request.status == 0, "\(request.stderr)")
     try collectSecrets()
-    attributes += try keyringAttributes()
-    #expect(try tokenctl("list", "--json").status == 0)
-    #expect(try tokenctl("revoke", "oidc:ada").status == 0)
+    await attributes += try keyringAttributes()
+    await #expect(try tokenctl("list", "--json").status == 0)
+    await #expect(try tokenctl("revoke", "oidc:ada").status == 0)
     // An error path too: a refresh with a revoked token.
-    #expect(try tokenctl("token", "oidc:nobody").status == 2)
+    await #expect(try tokenctl("token", "oidc:nobody").status == 2)
 
     try configure(server.serviceClientID, secret: server.serviceClientSecret)
-    #expect(try tokenctl("login", "oidc", "--client-credentials").status == 0)
+    await #expect(try tokenctl("login", "oidc", "--client-credentials").status == 0)
     try collectSecrets()
-    attributes += try keyringAttributes()
-    #expect(try tokenctl("revoke", "oidc:\(server.serviceClientID)").status == 0)
+    await attributes += try keyringAttributes()
+    await #expect(try tokenctl("revoke", "oidc:\(server.serviceClientID)").status == 0)
 
     let spied = try FileManager.default.contentsOfDirectory(atPath: spy.path).filter { $0 != "browser" && $0 != "hook" }
       .map { try String(contentsOfFile: spy.appendingPathComponent($0).path, encoding: .utf8) }

@@ -16,9 +16,9 @@ import TokenStoreTesting
   let group = TokenStoreConformance.freshGroup()
   let server: AuthServer
 
-  init() throws {
+  init() async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
-    server = try AuthServer.require(AuthServer.shortLived)
+    server = try await AuthServer.shortLived
     directory = try TemporaryDirectory()
     let config = home.appendingPathComponent("config/tokenctl")
     try FileManager.default.createDirectory(

@@ -79,7 +79,7 @@ import TokenStoreTesting
   }
 
   @Test func browserSignInStoresTheAccountAndSigningInAgainUpdatesIt() async throws {
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     let first = try await tokenctl(["login", "local", "--browser"], server: server)
     #expect(first.status == 0, "\(first.stderr)")
     #expect(first.stdout.contains("Signed in to local as ada"))
@@ -103,7 +103,7 @@ import TokenStoreTesting
   /// No display, but BROWSER names a browser (issue 25, first use, item 3): the sign-in
   /// uses it, as xdg-open would, instead of the device grant.
   @Test func withoutADisplayBrowserIsStillTheBrowser() async throws {
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     let run = try await tokenctl(
       ["login", "local"], server: server, browser: ["DISPLAY": "", "WAYLAND_DISPLAY": ""],
       sleep: { _ in throw TestFailure("the device grant polled: BROWSER was ignored") })
@@ -112,7 +112,7 @@ import TokenStoreTesting
   }
 
   @Test func anExpiredTokenIsRefreshedAndTheRotatedTokenStored() async throws {
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     #expect(try await tokenctl(["login", "local"], server: server).status == 0)
     var stored = try storedTokens()
     let oldRefresh = try #require(stored.tokens.refreshToken)
@@ -140,7 +140,7 @@ import TokenStoreTesting
   }
 
   @Test func revokingAtTheServerEndsTheGrant() async throws {
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     #expect(try await tokenctl(["login", "local"], server: server).status == 0)
     let refreshToken = try #require(try storedTokens().tokens.refreshToken)
     let revoke = try await tokenctl(["revoke", "local:ada"], server: server)
@@ -151,7 +151,7 @@ import TokenStoreTesting
   }
 
   @Test func deniedConsentEndsWithAClearErrorAndNoAccount() async throws {
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     let run = try await tokenctl(["login", "local"], server: server, browser: ["SCRIPTED_BROWSER_ACTION": "deny"])
     #expect(run.status == 12, "\(run.stderr)")
     #expect(run.stderr.contains("access_denied"))
@@ -159,7 +159,7 @@ import TokenStoreTesting
   }
 
   @Test func aForgedCallbackWithTheWrongStateIsRefusedAndTheSignInGoesOn() async throws {
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     let run = try await tokenctl(
       ["login", "local"], server: server, browser: ["SCRIPTED_BROWSER_ACTION": "forge-state"])
     #expect(run.status == 0, "\(run.stderr)")
@@ -173,7 +173,7 @@ import TokenStoreTesting
   /// The state matches, but the code was issued for the attacker's PKCE challenge, so
   /// the exchange with our verifier fails: nobody is signed in as the attacker.
   @Test func anAttackersCodeDeliveredWithTheRightStateCannotSignInAsTheAttacker() async throws {
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     let run = try await tokenctl(
       ["login", "local"], server: server, browser: ["SCRIPTED_BROWSER_ACTION": "inject-foreign-code"])
     // The browser runs on by itself and logs the listener's answer after tokenctl may have
@@ -192,7 +192,7 @@ import TokenStoreTesting
   }
 
   @Test func noAnswerFromTheBrowserTimesOut() async throws {
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     let run = try await tokenctl(
       ["login", "local", "--timeout", "2"], server: server, browser: ["SCRIPTED_BROWSER_ACTION": "ignore"])
     #expect(run.status == 13, "\(run.stderr)")
@@ -200,7 +200,7 @@ import TokenStoreTesting
   }
 
   @Test func pastingTheRedirectedAddressSignsIn() async throws {
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     let pasted = scratch.appendingPathComponent("pasted")
     let output = CapturedOutput()
     let environment = ProcessInfo.processInfo.environment.merging([
@@ -226,7 +226,7 @@ import TokenStoreTesting
 
   @Test(arguments: ["allow", "deny"])
   func theDeviceGrantFollowsTheUsersAnswerOnAnotherDevice(answer: String) async throws {
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     let output = CapturedOutput()
     let answered = SendableFlag()
     let environment = ProcessInfo.processInfo.environment.merging([
@@ -265,7 +265,7 @@ import TokenStoreTesting
   /// code, the user approves, and the token request is refused with `unauthorized_client`.
   /// The hint is this command line with `--browser` (or `--paste`), and it runs as shown.
   @Test func aClientWithoutTheDeviceGrantIsToldTheWayOutThatRuns() async throws {
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     let output = CapturedOutput()
     let answered = SendableFlag()
     let environment = ProcessInfo.processInfo.environment.merging([
@@ -303,7 +303,7 @@ import TokenStoreTesting
   /// progress line is not rewritten in place, so the file gets no control codes (issue 25,
   /// first use, item 7).
   @Test func theDeviceProgressWritesNoControlCodesIntoARedirectedStandardError() async throws {
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     let output = CapturedOutput(isTerminal: true, errorIsTerminal: false)
     let polls = SendableFlag()
     let run = try await tokenctl(
@@ -318,7 +318,7 @@ import TokenStoreTesting
   }
 
   @Test func aConfidentialClientSignsInAsItself() async throws {
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     let run = try await tokenctl(["login", "local-service", "--client-credentials"], server: server)
     #expect(run.status == 0, "\(run.stderr)")
     let stored = try storedTokens("local-service")

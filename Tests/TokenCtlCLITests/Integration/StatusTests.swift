@@ -9,8 +9,8 @@ import TokenKit
 @Suite(.serialized) struct StatusTests {
   let fixture: ToolHelperFixture
 
-  init() throws {
-    fixture = try ToolHelperFixture(registry: "Tests/Support/docker-registry-server")
+  init() async throws {
+    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/docker-registry-server")
   }
 
   /// Runs `tokenctl ARGUMENTS` in `directory`, as a user in a repository would.
@@ -29,7 +29,7 @@ import TokenKit
     #expect(empty.stdout.contains("\(served): none; no account for \(fixture.host)"), "\(empty.stdout)")
     #expect(empty.stdout.contains("Agent: not running"))
 
-    let ada = try fixture.signIn("ada")
+    let ada = try await fixture.signIn(user: "ada")
     // A repository here whose remote has a password in its URL (and names a user with no
     // account, so the host's one account answers, as git's helper would).
     let repository = fixture.directory.path("repository")

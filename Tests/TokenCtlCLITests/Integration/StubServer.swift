@@ -3,20 +3,20 @@ import TestSupport
 
 /// Our own fault-injecting OAuth server (`Tests/Support/stub-oauth-server`), for what a
 /// real server will not do on demand: count requests, delay answers, misbehave.
-struct StubServer {
+struct StubServer: Sendable {
   let baseURL: String
   let directory: URL
 
   /// Starts a stub that stops by itself when this test process exits.
-  static func start() throws -> StubServer {
-    let (baseURL, directory) = try LoopbackService.start(
+  static func start() async throws -> StubServer {
+    let (baseURL, directory) = try await LoopbackService.start(
       "Tests/Support/stub-oauth-server", info: "stub.json", arguments: [], lifetime: 600)
     return StubServer(baseURL: baseURL, directory: directory)
   }
 
   /// POSTs or GETs an admin endpoint and returns its JSON object.
-  func admin(_ path: String, method: String = "GET") throws -> [String: Any] {
-    let result = try TestProcess.run(
+  func admin(_ path: String, method: String = "GET") async throws -> [String: Any] {
+    let result = try await TestProcess.run(
       "curl", ["-s", "-X", method, baseURL + path], environment: ProcessInfo.processInfo.environment)
     guard let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
       throw TestFailure("\(path) answered \(result.stdout)")

@@ -8,8 +8,8 @@ import TokenKit
 @Suite(.serialized) struct TokenByURLTests {
   let fixture: ToolHelperFixture
 
-  init() throws {
-    fixture = try ToolHelperFixture(registry: "Tests/Support/docker-registry-server")
+  init() async throws {
+    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/docker-registry-server")
   }
 
   func token(_ argument: String) async throws -> ProcessResult {
@@ -18,7 +18,7 @@ import TokenKit
 
   @Test func aURLNamesTheAccountItsHostIsServedWith() async throws {
     defer { fixture.cleanUp() }
-    let ada = try fixture.signIn("ada")
+    let ada = try await fixture.signIn(user: "ada")
     let one = try await token("https://\(fixture.host)/v2/")
     #expect(one.status == 0, "\(one.stderr)")
     #expect(one.stdout == (try fixture.token(ada)) + "\n")
@@ -28,7 +28,7 @@ import TokenKit
     #expect(other.stderr.contains("no account type serves registry.example.org"), "\(other.stderr)")
 
     // Two accounts: the hint's URL form chooses, as it does in a git remote.
-    let grace = try fixture.signIn("grace")
+    let grace = try await fixture.signIn(user: "grace")
     let both = try await token("https://\(fixture.host)/")
     #expect(both.status == 3)
     #expect(both.stderr.contains("https://NAME@\(fixture.host)/"), "\(both.stderr)")

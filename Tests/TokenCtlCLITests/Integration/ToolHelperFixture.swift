@@ -25,21 +25,44 @@ struct ToolHelperFixture {
 
   static func host(of url: String) -> String { String(url.split(separator: "://").last ?? "") }
 
-  /// Starts `script` (publishing `registry.json`) against the shared authorization server.
+  /// Starts `script` (publishing `registry.json`) against the shared authorization server,
+  /// waiting for both without holding a thread of Swift's cooperative pool.
+  static func started(registry script: String) async throws -> ToolHelperFixture {
+    try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
+    let server = try await AuthServer.shared
+    let (registry, registryState) = try await LoopbackService.start(
+      script, info: "registry.json", arguments: try registryArguments(server))
+    return try ToolHelperFixture(server: server, registry: registry, registryState: registryState)
+  }
+
+  /// As `started`, but waiting on the calling thread, which in a test is one of the few
+  /// threads of Swift's cooperative pool: for the suites not moved to `started` yet
+  /// (KeyringBackendTests, CargoCredentialTests, KubeCredentialTests).
   init(registry script: String) throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
-    server = try AuthServer.require()
+    let server = try AuthServer.sharedWaitingHere()
+    let (registry, registryState) = try LoopbackService.startWaitingHere(
+      script, info: "registry.json", arguments: try Self.registryArguments(server))
+    try self.init(server: server, registry: registry, registryState: registryState)
+  }
+
+  private init(server: AuthServer, registry: String, registryState: URL) throws {
+    self.server = server
     directory = try TemporaryDirectory()
-    let endpoints = try GraphEndToEndTests.endpoints(server)
-    (registry, registryState) = try LoopbackService.start(
-      script, info: "registry.json",
-      arguments: [
-        "--introspect", try #require(endpoints["introspection"]),
-        "--introspect-client", "\(server.serviceClientID):\(server.serviceClientSecret)",
-      ])
+    self.registry = registry
+    self.registryState = registryState
     try GitCredentialTests.writeGitType(
       home: home, issuer: server.issuer, clientID: server.nativeClientID,
       host: Self.host(of: registry), scopes: ["openid", "profile", "offline_access"], table: "credentials")
+  }
+
+  /// The registry checks every token it is sent at `server`'s introspection endpoint.
+  private static func registryArguments(_ server: AuthServer) throws -> [String] {
+    let endpoints = try GraphEndToEndTests.endpoints(server)
+    return [
+      "--introspect", try #require(endpoints["introspection"]),
+      "--introspect-client", "\(server.serviceClientID):\(server.serviceClientSecret)",
+    ]
   }
 
   /// The git tests' environment, with tokenctl's executables first on PATH (as `make
@@ -59,8 +82,23 @@ struct ToolHelperFixture {
   /// The folder of the tokenctl under test and its sibling executables.
   static var binaries: String { URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent().path }
 
+  /// Signs in as `user`, waiting on the calling thread (see `init(registry:)`).
   @discardableResult
   func signIn(_ user: String) throws -> Account { try Self.signIn(user, environment: environment, store: store) }
+
+  /// Signs in as `user`, waiting for the browser flow on a thread of its own.
+  @discardableResult
+  func signIn(user: String) async throws -> Account {
+    try await Self.signIn(user: user, environment: environment, store: store)
+  }
+
+  /// Signs in to `gitlocal` as the static `signIn` does, waiting on a thread of its own.
+  static func signIn(user: String, environment: [String: String], store: any TokenStore) async throws -> Account {
+    let result = try await TestProcess.run(
+      TestProcess.tokenctl, ["login", "gitlocal", "--browser"],
+      environment: environment.merging(["SCRIPTED_BROWSER_USER": user]) { $1 })
+    return try signedIn(user, result, store: store)
+  }
 
   /// Signs in to `gitlocal` through the scripted browser as `user`, with `environment`
   /// (which names the browser); returns the account as `store` holds it.
@@ -68,6 +106,11 @@ struct ToolHelperFixture {
     let result = try TestProcess.run(
       TestProcess.tokenctl, ["login", "gitlocal", "--browser"],
       environment: environment.merging(["SCRIPTED_BROWSER_USER": user]) { $1 })
+    return try signedIn(user, result, store: store)
+  }
+
+  /// The account `user` signed in as, after the login that gave `result`.
+  private static func signedIn(_ user: String, _ result: ProcessResult, store: any TokenStore) throws -> Account {
     try #require(result.status == 0, "login as \(user): \(result.stderr)")
     return try #require(try store.list(AccountQuery(type: "gitlocal")).first { $0.account.name == user }).account
   }

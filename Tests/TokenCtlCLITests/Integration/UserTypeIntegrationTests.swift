@@ -62,7 +62,7 @@ import TokenStoreTesting
   }
 
   @Test func aTypeFromAFileSignsInRefreshesAndRevokes() async throws {
-    let server = try AuthServer.require()
+    let server = try await AuthServer.shared
     try writeTypeFile(server)
 
     let types = try await tokenctl(["types"], server: server)
