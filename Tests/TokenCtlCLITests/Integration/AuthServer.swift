@@ -47,10 +47,6 @@ struct AuthServer: Sendable {
   static var shared: AuthServer { get async throws { try await onOwnThread { startedShared }.get() } }
   private static let startedShared = start(name: "auth")
 
-  /// `shared`, waited for on the calling thread: for code that cannot wait otherwise yet
-  /// (``ToolHelperFixture/init(registry:)``).
-  static func sharedWaitingHere() throws -> AuthServer { try startedShared.get() }
-
   /// A second server whose access tokens live 4 seconds, for what happens when they expire.
   static var shortLived: AuthServer { get async throws { try await onOwnThread { startedShortLived }.get() } }
   private static let startedShortLived = start(name: "auth-short", accessTokenSeconds: 4)

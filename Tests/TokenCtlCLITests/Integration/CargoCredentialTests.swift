@@ -34,8 +34,8 @@ import TokenKit
 
   let fixture: ToolHelperFixture
 
-  init() throws {
-    fixture = try ToolHelperFixture(registry: "Tests/Support/cargo-registry-server")
+  init() async throws {
+    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/cargo-registry-server")
   }
 
   var cargoHome: URL { fixture.directory.url.appendingPathComponent("cargo-home") }
@@ -88,7 +88,7 @@ import TokenKit
   @Test(.enabled(if: cargoTool != nil, "no cargo 1.74 or later (rustup's) on this machine"))
   func cargoFetchesFromARegistryThatRequiresAuthenticationWithTheAccountsToken() async throws {
     defer { fixture.cleanUp() }
-    let account = try fixture.signIn("ada")
+    let account = try await fixture.signIn(user: "ada")
     try writeProject()
     let fetch = try await cargo(["fetch"])
     #expect(fetch.status == 0, "\(fetch.stderr)\n\(fixture.requests())")
@@ -102,7 +102,7 @@ import TokenKit
 
   @Test func theProtocolAnswersGetWithExpiryAndNothingForARegistryNotOurs() async throws {
     defer { fixture.cleanUp() }
-    let account = try fixture.signIn("ada")
+    let account = try await fixture.signIn(user: "ada")
     try fixture.expire(account)
     let old = try fixture.token(account)
     let result = try await provider([
@@ -134,7 +134,7 @@ import TokenKit
   /// `get` the agent answers, byte for byte as the full program, asking once each.
   @Test func theFrontEndAloneAnswersGetsThroughTheAgent() async throws {
     defer { fixture.cleanUp() }
-    _ = try fixture.signIn("ada")
+    _ = try await fixture.signIn(user: "ada")
     let socket = fixture.directory.path("agent/agent.sock")
     let agent = try await TestAgent.start(
       environment: fixture.environment, socket: socket, log: fixture.directory.path("agent.log"))

@@ -151,7 +151,7 @@ import TokenStoreTesting
   /// prints the same bytes as the full program.
   @Test func theFrontEndAloneAnswersGetThroughTheAgent() async throws {
     defer { fixture.cleanUp() }
-    _ = try fixture.signIn("ada")
+    _ = try await fixture.signIn(user: "ada")
     let socket = directory.path("agent/agent.sock")
     let agent = try await TestAgent.start(
       environment: environment, socket: socket, log: directory.path("agent.log"))

@@ -14,8 +14,8 @@ import TokenKit
 
   let fixture: ToolHelperFixture
 
-  init() throws {
-    fixture = try ToolHelperFixture(registry: "Tests/Support/python-index-server")
+  init() async throws {
+    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/python-index-server")
   }
 
   var index: String { fixture.registry + "/simple/" }
@@ -31,7 +31,7 @@ import TokenKit
   @Test(.enabled(if: hasEnvironment, "no .build-python/keyring: run make keyring-backend-deps"))
   func pipInstallsFromAnIndexThatRequiresAuthenticationWithTheAccountsToken() async throws {
     defer { fixture.cleanUp() }
-    let account = try fixture.signIn("ada")
+    let account = try await fixture.signIn(user: "ada")
     let target = fixture.directory.path("site")
     let install = try await python([
       "-m", "pip", "install", "--no-input", "--keyring-provider", "import", "--disable-pip-version-check",
@@ -58,7 +58,7 @@ import TokenKit
   @Test(.enabled(if: hasUV, "no uv in .build-python/keyring: run make keyring-backend-deps"))
   func uvInstallsFromAnIndexThatRequiresAuthenticationWithTheAccountsToken() async throws {
     defer { fixture.cleanUp() }
-    let account = try fixture.signIn("ada")
+    let account = try await fixture.signIn(user: "ada")
     var environment = fixture.environment
     let bin = URL(fileURLWithPath: Self.pythonPath).deletingLastPathComponent().path
     environment["PATH"] = bin + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
@@ -83,7 +83,7 @@ import TokenKit
   @Test(.enabled(if: hasEnvironment, "no .build-python/keyring: run make keyring-backend-deps"))
   func keyringAnswersForServedHostsOnlyAndIsReadOnly() async throws {
     defer { fixture.cleanUp() }
-    let account = try fixture.signIn("ada")
+    let account = try await fixture.signIn(user: "ada")
     try fixture.expire(account)
     let old = try fixture.token(account)
     let backends = try await python(["-m", "keyring", "--list-backends"])

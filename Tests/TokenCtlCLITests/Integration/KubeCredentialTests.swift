@@ -13,8 +13,8 @@ import TokenKit
 
   let fixture: ToolHelperFixture
 
-  init() throws {
-    fixture = try ToolHelperFixture(registry: "Tests/Support/kube-api-server")
+  init() async throws {
+    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/kube-api-server")
   }
 
   var kubeconfig: String { fixture.directory.path("kubeconfig") }
@@ -56,7 +56,7 @@ import TokenKit
   @Test(.enabled(if: hasKubectl, "kubectl is not installed"))
   func kubectlListsNamespacesWithTheAccountsToken() async throws {
     defer { fixture.cleanUp() }
-    let account = try fixture.signIn("ada")
+    let account = try await fixture.signIn(user: "ada")
     try writeKubeconfig()
     let get = try await kubectl(["get", "namespaces", "-o", "name"])
     #expect(get.status == 0, "\(get.stderr)\n\(fixture.requests())")
@@ -69,7 +69,7 @@ import TokenKit
 
   @Test func thePluginAnswersAnExecCredentialWithTheExpiry() async throws {
     defer { fixture.cleanUp() }
-    let account = try fixture.signIn("ada")
+    let account = try await fixture.signIn(user: "ada")
     try fixture.expire(account)
     let old = try fixture.token(account)
     for version in ["client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1"] {
@@ -95,7 +95,7 @@ import TokenKit
   /// the same bytes as the full program, for the cluster kubectl names and for --server.
   @Test func theFrontEndAloneAnswersThroughTheAgent() async throws {
     defer { fixture.cleanUp() }
-    _ = try fixture.signIn("ada")
+    _ = try await fixture.signIn(user: "ada")
     let socket = fixture.directory.path("agent/agent.sock")
     let agent = try await TestAgent.start(
       environment: fixture.environment, socket: socket, log: fixture.directory.path("agent.log"))

@@ -19,19 +19,6 @@ enum LoopbackService {
     throw TestFailure("\(script) did not start")
   }
 
-  /// `start`, waiting on the calling thread: for code that cannot wait otherwise yet
-  /// (``ToolHelperFixture/init(registry:)``).
-  static func startWaitingHere(
-    _ script: String, info: String, arguments: [String], lifetime: Int = 300
-  ) throws -> (baseURL: String, directory: URL) {
-    let (directory, file) = try launch(script, info: info, arguments: arguments, lifetime: lifetime)
-    for _ in 0..<1200 {
-      if let base = baseURL(in: file) { return (base, directory) }
-      usleep(50_000)
-    }
-    throw TestFailure("\(script) did not start")
-  }
-
   /// Starts the service; returns its state directory and the file it will publish.
   private static func launch(
     _ script: String, info: String, arguments: [String], lifetime: Int

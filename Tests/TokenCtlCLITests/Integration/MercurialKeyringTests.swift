@@ -29,8 +29,8 @@ import TokenKit
 
   let fixture: ToolHelperFixture
 
-  init() throws {
-    fixture = try ToolHelperFixture(registry: "Tests/Support/hg-http-server")
+  init() async throws {
+    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/hg-http-server")
   }
 
   /// Runs hg with only `hgrc` for configuration (mercurial_keyring enabled there), the
@@ -57,7 +57,7 @@ import TokenKit
     arguments: Username.allCases)
   func hgClonesARepositoryThatRequiresAuthenticationWithTheAccountsToken(username: Username) async throws {
     defer { fixture.cleanUp() }
-    let account = try fixture.signIn("ada")
+    let account = try await fixture.signIn(user: "ada")
     try fixture.expire(account)
     let old = try fixture.token(account)
     let destination = fixture.directory.path("clone")
@@ -101,7 +101,7 @@ import TokenKit
     .enabled(if: hasBackend, "no .build-python/keyring/system-site: run make keyring-backend-deps"))
   func hgGetsNothingForAHostNoTypeServes() async throws {
     defer { fixture.cleanUp() }
-    try fixture.signIn("ada")
+    try await fixture.signIn(user: "ada")
     let other = fixture.registry.replacingOccurrences(of: "http://127.0.0.1", with: "http://oauth2@localhost")
     let clone = try await hg(
       ["clone", other + "/repo", fixture.directory.path("clone")], hgrc: "",

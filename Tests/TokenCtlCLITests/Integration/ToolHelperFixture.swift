@@ -35,17 +35,6 @@ struct ToolHelperFixture {
     return try ToolHelperFixture(server: server, registry: registry, registryState: registryState)
   }
 
-  /// As `started`, but waiting on the calling thread, which in a test is one of the few
-  /// threads of Swift's cooperative pool: for the suites not moved to `started` yet
-  /// (KeyringBackendTests, CargoCredentialTests, KubeCredentialTests).
-  init(registry script: String) throws {
-    try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
-    let server = try AuthServer.sharedWaitingHere()
-    let (registry, registryState) = try LoopbackService.startWaitingHere(
-      script, info: "registry.json", arguments: try Self.registryArguments(server))
-    try self.init(server: server, registry: registry, registryState: registryState)
-  }
-
   private init(server: AuthServer, registry: String, registryState: URL) throws {
     self.server = server
     directory = try TemporaryDirectory()
@@ -82,28 +71,17 @@ struct ToolHelperFixture {
   /// The folder of the tokenctl under test and its sibling executables.
   static var binaries: String { URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent().path }
 
-  /// Signs in as `user`, waiting on the calling thread (see `init(registry:)`).
-  @discardableResult
-  func signIn(_ user: String) throws -> Account { try Self.signIn(user, environment: environment, store: store) }
-
   /// Signs in as `user`, waiting for the browser flow on a thread of its own.
   @discardableResult
   func signIn(user: String) async throws -> Account {
     try await Self.signIn(user: user, environment: environment, store: store)
   }
 
-  /// Signs in to `gitlocal` as the static `signIn` does, waiting on a thread of its own.
+  /// Signs in to `gitlocal` through the scripted browser as `user`, with `environment`
+  /// (which names the browser), waiting on a thread of its own; returns the account as
+  /// `store` holds it.
   static func signIn(user: String, environment: [String: String], store: any TokenStore) async throws -> Account {
     let result = try await TestProcess.run(
-      TestProcess.tokenctl, ["login", "gitlocal", "--browser"],
-      environment: environment.merging(["SCRIPTED_BROWSER_USER": user]) { $1 })
-    return try signedIn(user, result, store: store)
-  }
-
-  /// Signs in to `gitlocal` through the scripted browser as `user`, with `environment`
-  /// (which names the browser); returns the account as `store` holds it.
-  static func signIn(_ user: String, environment: [String: String], store: any TokenStore) throws -> Account {
-    let result = try TestProcess.run(
       TestProcess.tokenctl, ["login", "gitlocal", "--browser"],
       environment: environment.merging(["SCRIPTED_BROWSER_USER": user]) { $1 })
     return try signedIn(user, result, store: store)

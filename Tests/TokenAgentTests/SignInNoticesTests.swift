@@ -1,7 +1,7 @@
 import TestSupport
 import Testing
 
-@testable import TokenCtlCLI
+@testable import TokenAgent
 
 /// The agent's sign-in notification comes once a day per account, by the agent's clock
 /// (issue 27): the day is the injected clock's, so it is tested without waiting a day.
