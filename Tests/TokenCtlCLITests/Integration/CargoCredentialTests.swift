@@ -139,14 +139,8 @@ import TokenKit
     let agent = try await TestAgent.start(
       environment: fixture.environment, socket: socket, log: fixture.directory.path("agent.log"))
     let client = TestAgent.clientEnvironment(fixture.environment, socket: socket)
-    // A hard link (the agent allows its own files only, by identity) in a folder of its
-    // own beside the build's, on the build's file system.
-    let folder = URL(fileURLWithPath: TestProcess.frontEnd).deletingLastPathComponent()
-      .appendingPathComponent("cargo-alone-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+    let (alone, folder) = try ToolHelperFixture.frontEndAlone(named: "tokenctl")
     defer { try? FileManager.default.removeItem(atPath: folder) }
-    let alone = folder + "/tokenctl"
-    try FileManager.default.linkItem(atPath: TestProcess.frontEnd, toPath: alone)
     let requests = [
       request("get", index: "sparse+\(fixture.registry)/index/"),
       request("get", index: "sparse+https://cargo.example.org/index/"),

@@ -156,14 +156,8 @@ import TokenStoreTesting
     let agent = try await TestAgent.start(
       environment: environment, socket: socket, log: directory.path("agent.log"))
     let client = TestAgent.clientEnvironment(environment, socket: socket)
-    // A hard link (the agent allows its own files only, by identity) in a folder of its
-    // own beside the build's, on the build's file system.
-    let folder = URL(fileURLWithPath: TestProcess.frontEnd).deletingLastPathComponent()
-      .appendingPathComponent("docker-alone-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+    let (alone, folder) = try ToolHelperFixture.frontEndAlone(named: "docker-credential-tokenctl")
     defer { try? FileManager.default.removeItem(atPath: folder) }
-    let alone = folder + "/docker-credential-tokenctl"
-    try FileManager.default.linkItem(atPath: TestProcess.frontEnd, toPath: alone)
     let full = try await TestProcess.run(helper, ["get"], environment: client, stdin: "https://\(host)/v2/\n")
     #expect(full.status == 0, "\(full.stderr)")
     let before = try await agent.requests()

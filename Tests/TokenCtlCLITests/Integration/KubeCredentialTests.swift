@@ -102,14 +102,8 @@ import TokenKit
     var client = TestAgent.clientEnvironment(fixture.environment, socket: socket)
     client["KUBERNETES_EXEC_INFO"] =
       #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"cluster":{"server":"\#(fixture.registry)"},"interactive":false}}"#
-    // A hard link (the agent allows its own files only, by identity) in a folder of its
-    // own beside the build's, on the build's file system.
-    let folder = URL(fileURLWithPath: TestProcess.frontEnd).deletingLastPathComponent()
-      .appendingPathComponent("kube-alone-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+    let (alone, folder) = try ToolHelperFixture.frontEndAlone(named: "tokenctl")
     defer { try? FileManager.default.removeItem(atPath: folder) }
-    let alone = folder + "/tokenctl"
-    try FileManager.default.linkItem(atPath: TestProcess.frontEnd, toPath: alone)
     for arguments in [["kube-credential"], ["kube-credential", "--server", fixture.registry]] {
       let full = try await TestProcess.run(TestProcess.tokenctl, arguments, environment: client)
       #expect(full.status == 0, "\(full.stderr)")

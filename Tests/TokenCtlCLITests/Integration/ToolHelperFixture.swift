@@ -69,6 +69,18 @@ struct ToolHelperFixture {
   }
 
   /// The folder of the tokenctl under test and its sibling executables.
+  /// A hard link of the front end named `name`, alone in a folder of its own beside the
+  /// build's (on the build's file system): the agent allows tokenctl's own files only, by
+  /// identity, and with no full program beside it the front end can hand nothing over, so
+  /// whatever it prints, it answered alone. Remove `folder` when done.
+  static func frontEndAlone(named name: String) throws -> (path: String, folder: String) {
+    let folder = URL(fileURLWithPath: TestProcess.frontEnd).deletingLastPathComponent()
+      .appendingPathComponent("front-end-alone-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+    try FileManager.default.linkItem(atPath: TestProcess.frontEnd, toPath: folder + "/" + name)
+    return (folder + "/" + name, folder)
+  }
+
   static var binaries: String { URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent().path }
 
   /// Signs in as `user`, waiting for the browser flow on a thread of its own.
