@@ -5,6 +5,13 @@ import CLinux
 #endif
 
 /// Starts programs without a shell of our own: the browser, the hook, git.
+///
+/// Why our own, on `posix_spawn`, rather than Foundation's `Process` or swift-subprocess:
+/// what tokenctl needs of a child is exact and security-bound. It hands on a held lock at
+/// a fixed descriptor number and closes every other descriptor (`closefrom`), may put the
+/// child in a session of its own, passes the environment it is given and nothing else,
+/// and is collected by one reaper. And it costs the parent no Foundation start-up and no
+/// thread, on the agent's and the clients' fast paths.
 public enum ChildProcess {
   /// The child's descriptor number of the first `handOn` descriptor; the next ones follow.
   package static let firstHandedOn: Int32 = 3

@@ -25,6 +25,12 @@ import TokenKit
 /// `receive` serves until a response is accepted or rejected, then closes the sockets, so
 /// a second redirect finds nothing listening. It never logs or shows the query: it holds
 /// the authorization code.
+///
+/// Why our own rather than an HTTP server library (SwiftNIO, Hummingbird, FlyingFox): it
+/// answers one request, once, and the rules above (bound before the browser opens, both
+/// address families on one port, slots that give way to silent connections, nothing
+/// logged) are the whole of it; a server framework would bring its event loops and
+/// threads into every `tokenctl login` for a single GET.
 public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
   /// `http://HOST:PORT/PATH`, for the authorization request.
   public let redirectURI: String

@@ -3,6 +3,14 @@
 ///
 /// Parsing checks only the form. Whether the signature is genuine is `JSONWebKeySet`'s
 /// business, and whether the claims are acceptable is `IDTokenValidator`'s.
+///
+/// Why JOSE is our own (this folder, on swift-crypto's primitives): tokenctl only ever
+/// verifies ID tokens, and the rules that make that safe are the ones it must hold in one
+/// place: asymmetric algorithms only (no HMAC with a public key), no `none`, `crit`
+/// refused, RSA keys of 2,048 bits or more, unknown keys skipped as RFC 7517 §5 asks, and
+/// a bound on every input, fuzzed with the other parsers. The one JOSE library at hand,
+/// vapor/jwt-kit, signs and verifies every kind of token through policies of its own, and
+/// would add swift-certificates and swift-extras-base64 to every build.
 public struct JSONWebToken: Sendable, Hashable, CustomStringConvertible {
   /// The largest token accepted, in bytes of its compact form.
   ///
