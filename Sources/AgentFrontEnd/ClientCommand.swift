@@ -1,11 +1,15 @@
-/// The command lines a client answers from the agent before anything else starts, parsed
-/// as swift-argument-parser would parse them: `token ACCOUNT` with at most `--min-valid N`
-/// and `--group G` (as separate words), `credential get` and `docker-credential get` with
-/// at most `--group G`, `kube-credential` with at most `--server URL` and `--group G`, and
-/// `--cargo-plugin` alone. Anything odder is not taken, and goes to the full command line.
+/// The command lines answered before swift-argument-parser runs, recognised as it would
+/// parse them: by the front end from the agent, and by the full program's fast path and
+/// shortcuts (`TokenCtl.Shortcut`), in this one place. `token ACCOUNT` with at most
+/// `--min-valid N` and `--group G` (as separate words), `credential OPERATION` and
+/// `docker-credential get` with at most `--group G`, `kube-credential` with at most
+/// `--server URL` and `--group G`, and `--cargo-plugin` alone. Anything odder is not
+/// taken, and goes to the parser.
 public enum ClientCommand: Sendable, Equatable {
   case token(account: String, minValid: Int?, group: String?)
-  case credentialGet(group: String?)
+  /// `credential OPERATION`: git's helper (`get`, `store`, `erase`, or anything, which the
+  /// command answers as git asks: nothing); only `get` asks the agent.
+  case credential(operation: String, group: String?)
   /// `docker-credential get`: Docker's helper, asked as git's with the registry's URL.
   case dockerGet(group: String?)
   /// `kube-credential` with at most `--server URL`: kubectl's exec credential plugin.
@@ -35,7 +39,7 @@ public enum ClientCommand: Sendable, Equatable {
 
   public var group: String? {
     switch self {
-    case .token(_, _, let group), .credentialGet(let group), .dockerGet(let group), .kubeCredential(_, let group):
+    case .token(_, _, let group), .credential(_, let group), .dockerGet(let group), .kubeCredential(_, let group):
       group
     case .cargoPlugin: nil
     }
@@ -89,8 +93,8 @@ public enum ClientCommand: Sendable, Equatable {
       guard let account, !account.contains("://") else { return nil }
       self = .token(account: account, minValid: minValid, group: group)
     case "credential":
-      guard operation == "get" else { return nil }
-      self = .credentialGet(group: group)
+      guard let operation else { return nil }
+      self = .credential(operation: operation, group: group)
     case Self.dockerCredentialName:
       guard operation == "get" else { return nil }
       self = .dockerGet(group: group)

@@ -100,7 +100,7 @@ public enum FrontEnd {
           printed = token + "\n"
         }
         handOver = HandOver(reply)
-      case .credentialGet where !group.isEmpty:
+      case .credential("get", _) where !group.isEmpty:
         let read = StandardInput.readMessage(limit: credentialInputLimit)
         input = read
         guard let text = String(validating: read, as: UTF8.self) else { break }

@@ -52,7 +52,9 @@ enum AgentFastPath {
       case nil:
         return .direct(input: nil)
       }
-    case .credentialGet:
+    case .credential(let operation, _):
+      // Only `get` asks the agent; git's `store` and `erase` are the command's.
+      guard operation == "get" else { return .notTaken }
       let input = StandardInput.readMessage(limit: CredentialMessage.maximumInputLength)
       switch client.credential(input: input, account: environment["TOKENCTL_ACCOUNT"], group: group) {
       case .answered(let answer, let typeWarnings, let warnings):

@@ -1,3 +1,5 @@
+import AgentFrontEnd
+
 extension TokenCtl {
   /// The two command lines run most, recognised without swift-argument-parser: `token
   /// ACCOUNT` (scripts, `curl -H "Authorization: Bearer $(tokenctl token …)"`) and
@@ -8,29 +10,27 @@ extension TokenCtl {
   /// else), and its code pages a fair share of their memory. A shortcut runs the very
   /// function the parsed command's `run()` calls, with the values the parser would have
   /// given, and its errors are reported by the same code: only command lines whose parse
-  /// is certain are taken, exactly two words with no option, no `--`, no `help`, nothing
-  /// empty and nothing starting with `-`. Anything else, `--help` and every mistake
-  /// included, goes to the parser. The tests run both ways and compare.
-  enum Shortcut {
-    case token(account: String)
-    case credential(operation: String)
+  /// is certain are taken, as `ClientCommand`, the one recogniser of such lines, takes them
+  /// (the front end's and the agent fast path's too). Anything else, `--help` and every
+  /// mistake included, goes to the parser. The tests run both ways and compare.
+  enum Shortcut: Equatable {
+    case token(account: String, minValid: Int?, group: String?)
+    case credential(operation: String, group: String?)
 
     init?(_ arguments: [String]) {
-      guard arguments.count == 2, let command = arguments.first, let value = arguments.last,
-        !value.isEmpty, !value.hasPrefix("-"), value != "help"
-      else { return nil }
-      // The commands' names, as their configurations give them (a test checks).
-      switch command {
-      case "token": self = .token(account: value)
-      case "credential": self = .credential(operation: value)
+      switch ClientCommand(arguments) {
+      case .token(let account, let minValid, let group)?:
+        self = .token(account: account, minValid: minValid, group: group)
+      case .credential(let operation, let group)?: self = .credential(operation: operation, group: group)
       default: return nil
       }
     }
 
     func run() async throws {
       switch self {
-      case .token(let account): try await Token.printToken(account: account, minValid: nil, group: nil)
-      case .credential(let operation): try await Credential.answer(operation: operation, group: nil)
+      case .token(let account, let minValid, let group):
+        try await Token.printToken(account: account, minValid: minValid, group: group)
+      case .credential(let operation, let group): try await Credential.answer(operation: operation, group: group)
       }
     }
   }

@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
 import Testing
-import TokenCtlCLI
 import TokenKit
 import TokenStoreTesting
+
+@testable import TokenCtlCLI
 
 /// `token ACCOUNT` and `credential OPERATION` skip swift-argument-parser (issue 7): the
 /// answers, exit statuses and stores must be those of the parsed commands, case by case.
@@ -114,6 +115,17 @@ import TokenStoreTesting
     let fast = try await Self.run(arguments, shortcuts: true)
     let parsed = try await Self.run(arguments, shortcuts: false)
     #expect(fast == parsed)
+  }
+
+  /// One recogniser of the lines answered before the parser (issue 27): the shortcuts
+  /// take what `ClientCommand` takes, options included, and the comparisons above hold.
+  @Test func theShortcutsAreTheLinesClientCommandTakes() {
+    #expect(
+      TokenCtl.Shortcut(["token", "ada", "--min-valid", "7200", "--group", "work"])
+        == .token(account: "ada", minValid: 7200, group: "work"))
+    #expect(TokenCtl.Shortcut(["credential", "store", "--group", "g"]) == .credential(operation: "store", group: "g"))
+    #expect(TokenCtl.Shortcut(["docker-credential", "get"]) == nil, "Docker's answer is the parsed command's")
+    #expect(TokenCtl.Shortcut(["token", "https://example.org/"]) == nil, "a URL is chosen by the parsed command")
   }
 
   @Test func theShortcutsUseTheCommandsNames() {
