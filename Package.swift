@@ -263,6 +263,8 @@ let package = Package(
       name: "SecretServiceStoreTests", dependencies: ["SecretServiceStore", "TokenStoreTesting", "TestSupport"]),
     .testTarget(name: "NativeAppSupportTests", dependencies: ["NativeAppSupport", "TestSupport"]),
     .testTarget(
+      name: "TokenCtlRuntimeTests", dependencies: ["TokenCtlRuntime", "NativeAppSupport", "TokenKit", "TestSupport"]),
+    .testTarget(
       name: "ApplicationConsentTests",
       dependencies: ["ApplicationConsent", "NativeAppSupport", "TokenKit", "TestSupport"]),
     .testTarget(

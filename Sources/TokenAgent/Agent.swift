@@ -3,6 +3,7 @@ import ApplicationConsent
 import CLinux
 import NativeAppSupport
 import Synchronization
+import TokenCtlRuntime
 import TokenKit
 
 #if canImport(Glibc)

@@ -2,6 +2,7 @@ import AgentBus
 import AgentProtocol
 import ApplicationConsent
 import NativeAppSupport
+import TokenCtlRuntime
 import TokenKit
 
 /// The agent composed, in one place: its socket, the service, the keyring's changes, the

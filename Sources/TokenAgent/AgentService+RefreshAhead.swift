@@ -1,5 +1,6 @@
 import AgentProtocol
 import NativeAppSupport
+import TokenCtlRuntime
 import TokenKit
 
 #if canImport(Glibc)

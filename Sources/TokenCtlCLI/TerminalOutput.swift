@@ -1,4 +1,5 @@
 import NativeAppSupport
+import TokenCtlRuntime
 
 /// Output for a command run on the user's terminal from inside another program's
 /// pipes: results and messages alike go to the terminal, so nothing reaches the pipe git

@@ -2,6 +2,7 @@ import Foundation
 import NativeAppSupport
 import Testing
 import TokenCtlCLI
+import TokenCtlRuntime
 import TokenKit
 import TokenStoreTesting
 

@@ -1,3 +1,4 @@
+import NativeAppSupport
 import TokenKit
 
 #if canImport(Glibc)

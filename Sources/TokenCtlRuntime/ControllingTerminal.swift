@@ -1,3 +1,4 @@
+import NativeAppSupport
 #if canImport(Glibc)
   import Glibc
 #endif

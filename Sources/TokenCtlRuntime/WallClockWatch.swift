@@ -1,5 +1,6 @@
 import CLinux
 
+import NativeAppSupport
 #if canImport(Glibc)
   import Glibc
 #endif
