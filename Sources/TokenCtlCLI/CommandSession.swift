@@ -21,6 +21,9 @@ final class CommandSession: Sendable {
   /// The context's registry with the configuration's settings applied.
   let registry: AccountTypeRegistry
   private let builtManager = Mutex<AccountManager?>(nil)
+  /// ``configured()``'s session, once made: config.toml is read once however often a
+  /// command asks, and every part of the command sees the same settings.
+  private let configuredSession = Mutex<CommandSession?>(nil)
 
   init(context: CLIContext, store: any TokenStore, configuration: Configuration?) throws {
     self.context = context
@@ -47,11 +50,17 @@ final class CommandSession: Sendable {
     return running.addingUserTypes()
   }
 
-  /// This session with config.toml read: itself when it has been.
+  /// This session with config.toml read: itself when it has been, else the one the first
+  /// call made.
   func configured() throws -> CommandSession {
     guard configuration == nil else { return self }
-    return try CommandSession(
-      context: context, store: store, configuration: try Configuration.load(environment: context.environment))
+    return try configuredSession.withLock { made in
+      if let made { return made }
+      let session = try CommandSession(
+        context: context, store: store, configuration: try Configuration.load(environment: context.environment))
+      made = session
+      return session
+    }
   }
 
   /// The account manager of the store's group, with the configuration's settings and
