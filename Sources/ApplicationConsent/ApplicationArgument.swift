@@ -17,7 +17,7 @@ public enum ApplicationArgument {
     }
     guard let identity = ApplicationIdentity(name: argument) else {
       throw TokenKitError(
-        .storeFailure,
+        .invalidArgument,
         "'\(argument)' names no Flatpak app: an app id has three or more parts separated by dots, of letters, "
           + "digits and _ (- in the last part only), not starting with a digit",
         recovery: "Give the id `flatpak list --app` shows, such as flatpak:org.example.App.")

@@ -129,7 +129,7 @@ public final class ApplicationGrants: Sendable {
       if FilePolicy.privateDirectory.problem(info) != nil {
         return .ignored(
           TokenKitError(
-            .storeFailure, "ignoring \(path): its directory is not a private directory of yours", recovery: elsewhere))
+            .unusableFile, "ignoring \(path): its directory is not a private directory of yours", recovery: elsewhere))
       }
     } else if errno == ENOENT {
       return .grants([])
@@ -156,12 +156,12 @@ public final class ApplicationGrants: Sendable {
     let delete = "Delete it, then allow applications again."
     switch problem {
     case .symbolicLink:
-      return TokenKitError(.storeFailure, "ignoring \(path): it is a symbolic link", recovery: delete)
+      return TokenKitError(.unusableFile, "ignoring \(path): it is a symbolic link", recovery: delete)
     case .notARegularFile, .notADirectory:
-      return TokenKitError(.storeFailure, "ignoring \(path): it is not a regular file", recovery: delete)
+      return TokenKitError(.unusableFile, "ignoring \(path): it is not a regular file", recovery: delete)
     case .owner(let owner, _):
       return TokenKitError(
-        .storeFailure,
+        .unusableFile,
         "ignoring \(path): it belongs to another user (owner \(UserName.describe(owner))), who could grant any application access",
         recovery: delete)
     case .openToOthers(let mode):
@@ -170,14 +170,14 @@ public final class ApplicationGrants: Sendable {
         ? "other users may change it (mode \(FileProblem.octal(mode))) and so grant any application access"
         : "other users may read it (mode \(FileProblem.octal(mode))), and it must be private to you"
       return TokenKitError(
-        .storeFailure, "ignoring \(path): \(who)",
+        .unusableFile, "ignoring \(path): \(who)",
         recovery: "Check that it holds only what you allowed, then run `chmod 600 \(path)`; or delete it.")
     case .tooLarge:
       return TokenKitError(
-        .storeFailure, "ignoring \(path): it is larger than \(Self.sizeLimit) bytes",
+        .unusableFile, "ignoring \(path): it is larger than \(Self.sizeLimit) bytes",
         recovery: "Fix the file or delete it, then allow applications again.")
     case .unreadable(let code):
-      return TokenKitError(.storeFailure, "ignoring \(path): \(String(cString: strerror(code)))", recovery: delete)
+      return TokenKitError(.unusableFile, "ignoring \(path): \(String(cString: strerror(code)))", recovery: delete)
     }
   }
 

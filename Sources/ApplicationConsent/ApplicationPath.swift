@@ -24,7 +24,7 @@ public enum ApplicationPath {
     -> String
   {
     guard !argument.isEmpty else {
-      throw TokenKitError(.storeFailure, "the application is empty", recovery: "Name a program, such as python3.")
+      throw TokenKitError(.invalidArgument, "the application is empty", recovery: "Name a program, such as python3.")
     }
     let candidate: String
     if argument.contains("/") {
@@ -36,7 +36,7 @@ public enum ApplicationPath {
       let directories = path.split(separator: ":").filter { $0.hasPrefix("/") }
       guard let found = directories.map({ "\($0)/\(argument)" }).first(where: isExecutableFile) else {
         throw TokenKitError(
-          .storeFailure, "no program '\(argument)' in PATH",
+          .invalidArgument, "no program '\(argument)' in PATH",
           recovery:
             "Give the program's full path, such as /usr/bin/\(argument), or check its name with `command -v \(argument)`."
         )
@@ -46,14 +46,14 @@ public enum ApplicationPath {
     guard let resolved = realpath(candidate, nil) else {
       let reason = String(cString: strerror(errno))
       throw TokenKitError(
-        .storeFailure, "cannot find the program \(candidate): \(reason)",
+        .invalidArgument, "cannot find the program \(candidate): \(reason)",
         recovery: "Give the path of an installed program, such as /usr/bin/python3.")
     }
     defer { free(resolved) }
     let canonical = String(cString: resolved)
     guard isExecutableFile(canonical) else {
       throw TokenKitError(
-        .storeFailure, "\(canonical) is not an executable file",
+        .invalidArgument, "\(canonical) is not an executable file",
         recovery: "Name the program itself (for a script, its interpreter, such as /usr/bin/python3).")
     }
     return canonical

@@ -58,14 +58,14 @@ public final class AuditLog: Sendable {
       case nil: break
       case .owner:
         throw TokenKitError(
-          .storeFailure, "\(path) belongs to another user", recovery: "Delete it; tokenctl then starts a new one.")
+          .unusableFile, "\(path) belongs to another user", recovery: "Delete it; tokenctl then starts a new one.")
       case .openToOthers(let mode):
         // Refused, not tightened (FilePolicy): what others read or wrote in it stays.
         throw TokenKitError(
-          .storeFailure, "\(path) is open to other users (mode \(FileProblem.octal(mode))), and must be private to you",
+          .unusableFile, "\(path) is open to other users (mode \(FileProblem.octal(mode))), and must be private to you",
           recovery: "Check it, then run `chmod 600 \(path)`; or delete it, and tokenctl starts a new one.")
       default:
-        throw TokenKitError(.storeFailure, "\(path) is not a regular file", recovery: "Delete it.")
+        throw TokenKitError(.unusableFile, "\(path) is not a regular file", recovery: "Delete it.")
       }
       if held.st_size > 0 && Int(held.st_size) + bytes.count > sizeLimit {
         guard rename(path, path + ".1") == 0 else { throw TokenKitErrorFactory.io("rotate \(path)", errno: errno) }
@@ -75,6 +75,6 @@ public final class AuditLog: Sendable {
       try AtomicFile.writeAll(fd, bytes, path: path)
       return
     }
-    throw TokenKitError(.storeFailure, "\(path) kept changing while tokenctl was appending to it")
+    throw TokenKitError(.unusableFile, "\(path) kept changing while tokenctl was appending to it")
   }
 }

@@ -44,7 +44,7 @@ public struct FileAccountLocks: AccountLocking {
       let deadline = ContinuousClock.now.advanced(by: timeout)
       guard try await LockFile.lock(fd, path: path, until: deadline, every: Self.pollInterval) else {
         throw TokenKitError(
-          .storeFailure, "another tokenctl has been refreshing \(key) for more than \(DurationText.format(timeout))",
+          .internalFailure, "another tokenctl has been refreshing \(key) for more than \(DurationText.format(timeout))",
           recovery: "Try again; if it persists, look for a hung tokenctl process.")
       }
     } catch {

@@ -101,17 +101,17 @@ public struct XDGDirectories: Sendable, Hashable {
     case nil: return
     case .symbolicLink:
       throw TokenKitError(
-        .storeFailure, "\(path) is a symbolic link, and tokenctl keeps its files only in a directory of its own",
+        .unusableFile, "\(path) is a symbolic link, and tokenctl keeps its files only in a directory of its own",
         recovery: "Remove the link (`rm \(path)`); tokenctl then creates a private directory in its place.")
     case .owner(let owner, _):
       throw TokenKitError(
-        .storeFailure, "\(path) belongs to another user (owner \(UserName.describe(owner)))", recovery: elsewhere)
+        .unusableFile, "\(path) belongs to another user (owner \(UserName.describe(owner)))", recovery: elsewhere)
     case .openToOthers(let mode):
       throw TokenKitError(
-        .storeFailure, "\(path) is open to other users (mode \(FileProblem.octal(mode))), and must be private to you",
+        .unusableFile, "\(path) is open to other users (mode \(FileProblem.octal(mode))), and must be private to you",
         recovery: "Run `chmod 700 \(path)`.")
     default:
-      throw TokenKitError(.storeFailure, "\(path) is not a directory", recovery: elsewhere)
+      throw TokenKitError(.unusableFile, "\(path) is not a directory", recovery: elsewhere)
     }
   }
 
@@ -134,7 +134,11 @@ public struct XDGDirectories: Sendable, Hashable {
 
 /// The errors of file operations, with the system's reason.
 public enum TokenKitErrorFactory {
-  public static func io(_ action: String, errno code: Int32) -> TokenKitError {
-    TokenKitError(.storeFailure, "could not \(action): \(String(cString: strerror(code)))")
+  /// "could not `action`: reason"; a file that cannot be had is an unusable one, unless
+  /// the caller knows better what failed (`kind`: an agent's socket is its start).
+  public static func io(
+    _ action: String, errno code: Int32, kind: TokenKitError.Code = .unusableFile
+  ) -> TokenKitError {
+    TokenKitError(kind, "could not \(action): \(String(cString: strerror(code)))")
   }
 }

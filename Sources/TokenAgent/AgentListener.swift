@@ -33,7 +33,7 @@ public final class AgentListener: Sendable {
   public static func open(path: String, root: String?, environment: [String: String]) throws -> AgentListener {
     guard AgentSocketIO.address(path) != nil else {
       throw TokenKitError(
-        .storeFailure, "the agent's socket path is too long for a UNIX socket (\(path.utf8.count) bytes)",
+        .agentFailure, "the agent's socket path is too long for a UNIX socket (\(path.utf8.count) bytes)",
         recovery: "Choose a shorter path (at most 107 bytes).")
     }
     let folder = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
@@ -49,7 +49,7 @@ public final class AgentListener: Sendable {
     let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard descriptor >= 0 else {
       Glibc.close(lock)
-      throw TokenKitErrorFactory.io("create the agent's socket", errno: errno)
+      throw TokenKitErrorFactory.io("create the agent's socket", errno: errno, kind: .agentFailure)
     }
     var address = AgentSocketIO.address(path)!
     // 0600 from the start: no moment in which another user could connect.
@@ -64,7 +64,8 @@ public final class AgentListener: Sendable {
     guard bound == 0, listen(descriptor, 128) == 0 else {
       Glibc.close(descriptor)
       Glibc.close(lock)
-      throw TokenKitErrorFactory.io("listen on \(path)", errno: bound == 0 ? errno : bindErrno)
+      throw TokenKitErrorFactory.io(
+        "listen on \(path)", errno: bound == 0 ? errno : bindErrno, kind: .agentFailure)
     }
     return AgentListener(descriptor: descriptor, path: path, ownsPath: true, lockDescriptor: lock)
   }
@@ -80,7 +81,7 @@ public final class AgentListener: Sendable {
       Glibc.close(lock)
       let running = readPID(path).map { " (pid \($0))" } ?? ""
       throw TokenKitError(
-        .storeFailure, "an agent is already running for this socket\(running)",
+        .agentFailure, "an agent is already running for this socket\(running)",
         recovery: "Stop it first, or give this one another socket.")
     }
     // The lock file says who holds it, for the message above.

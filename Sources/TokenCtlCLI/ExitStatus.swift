@@ -21,13 +21,16 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
   case revocationFailed = 15
   case httpError = 16
   case scopeRefused = 17
+  case unusableFile = 18
+  case agentFailure = 19
   /// swift-argument-parser's code for a usage error (sysexits' EX_USAGE).
   case usage = 64
 
   var meaning: String {
     switch self {
     case .success: return "Success."
-    case .failure: return "A failure not listed below."
+    case .failure:
+      return "A failure not listed below: the keyring failed in another way, or a process of tokenctl's own did."
     case .noSuchAccount: return "No account matches the name given."
     case .ambiguousAccount: return "The name matches several accounts (listed on standard error)."
     case .tokenNotValid: return "The access token is expired or too short-lived, and cannot be refreshed."
@@ -46,7 +49,10 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case .revocationFailed: return "The server could not revoke the tokens; the account is kept."
     case .httpError: return "The server answered with an HTTP error status; the body is printed."
     case .scopeRefused: return "The server refused a scope asked for, or wants consent to it; nothing changed."
-    case .usage: return "The command line is wrong."
+    case .unusableFile:
+      return "A local file or directory is unsafe (a link, another user's, open to others) or cannot be used."
+    case .agentFailure: return "The agent could not be started or stopped, or another one holds its socket."
+    case .usage: return "The command line is wrong, or an argument names no program or app."
     }
   }
 
@@ -68,6 +74,9 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case .notConfigured, .invalidDescriptor: self = .notConfigured
     case .revocationFailed: self = .revocationFailed
     case .scopeRefused: self = .scopeRefused
+    case .unusableFile: self = .unusableFile
+    case .agentFailure: self = .agentFailure
+    case .invalidArgument: self = .usage
     default: self = .failure
     }
   }

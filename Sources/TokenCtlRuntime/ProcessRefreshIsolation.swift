@@ -41,7 +41,7 @@ public struct ProcessRefreshIsolation: RefreshIsolation {
     guard let descriptor = lock.inheritableDescriptor else { return false }
     var ends: [Int32] = [-1, -1]
     guard tokenctl_pipe2(&ends, O_CLOEXEC) == 0 else {
-      throw TokenKitError(.storeFailure, "could not refresh \(key): no pipe (\(String(cString: strerror(errno))))")
+      throw TokenKitError(.internalFailure, "could not refresh \(key): no pipe (\(String(cString: strerror(errno))))")
     }
     // Looked up now, not at start: the fast paths that never refresh pay nothing for it.
     guard let program = Self.runningProgram() else { return false }

@@ -39,12 +39,12 @@ public struct RefreshReport: Codable, Sendable, Hashable {
     guard let report = try? JSONDecoder().decode(RefreshReport.self, from: Data(bytes)) else {
       let how = exitStatus & 0x7f == 0 ? "exit status \((exitStatus >> 8) & 0xff)" : "signal \(exitStatus & 0x7f)"
       throw TokenKitError(
-        .storeFailure, "the process refreshing \(key) ended without saying how it went (\(how))",
+        .internalFailure, "the process refreshing \(key) ended without saying how it went (\(how))",
         remedy: .refreshAlone(account: "\(key)"))
     }
     guard let name = report.code else { return report.warnings ?? [] }
     var error = TokenKitError(
-      TokenKitError.Code(name: name) ?? .storeFailure, report.message ?? "the refresh of \(key) failed",
+      TokenKitError.Code(name: name) ?? .internalFailure, report.message ?? "the refresh of \(key) failed",
       recovery: report.recovery, remedy: report.remedy)
     error.retryAfter = report.retryAfter
     throw error

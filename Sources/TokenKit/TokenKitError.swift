@@ -18,6 +18,10 @@ public struct TokenKitError: Error, Sendable, Hashable, CustomStringConvertible 
       case keyringUnavailable = "keyring-unavailable"
       case corruptItem = "corrupt-item"
       case storeFailure = "store-failure"
+      case unusableFile = "unusable-file"
+      case invalidArgument = "invalid-argument"
+      case agentFailure = "agent-failure"
+      case internalFailure = "internal-failure"
       case notConfigured = "not-configured"
       case signInFailed = "sign-in-failed"
       case signInTimedOut = "sign-in-timed-out"
@@ -50,8 +54,19 @@ public struct TokenKitError: Error, Sendable, Hashable, CustomStringConvertible 
     public static let keyringUnavailable = Code(.keyringUnavailable)
     /// A stored item cannot be read: unknown format version or malformed content.
     public static let corruptItem = Code(.corruptItem)
-    /// The store failed for another reason.
+    /// The token store (the keyring) failed for another reason than those above.
     public static let storeFailure = Code(.storeFailure)
+    /// A local file or directory is unsafe to use (a symbolic link, another user's, open to
+    /// others, not a file of its kind) or could not be read or written.
+    public static let unusableFile = Code(.unusableFile)
+    /// An argument names nothing that can be used as what it stands for: an application
+    /// that is no program, an app id no Flatpak app can have.
+    public static let invalidArgument = Code(.invalidArgument)
+    /// The agent could not be started or stopped, or another one holds its socket.
+    public static let agentFailure = Code(.agentFailure)
+    /// A process of tokenctl's own failed the process that relied on it: a refresh child
+    /// ended without a report, or a lock was held too long.
+    public static let internalFailure = Code(.internalFailure)
     /// The account type lacks something to sign in with: a client id, an issuer.
     public static let notConfigured = Code(.notConfigured)
     /// The authorization response was unusable: wrong `iss`, no code, a malformed answer.

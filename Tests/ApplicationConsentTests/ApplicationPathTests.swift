@@ -43,6 +43,7 @@ import TokenKit
     let error = #expect(throws: TokenKitError.self) {
       try ApplicationArgument.resolve("flatpak:org.example", environment: ["PATH": bin], currentDirectory: "/")
     }
+    #expect(error?.code == .invalidArgument)
     #expect(error?.message.hasPrefix("'flatpak:org.example' names no Flatpak app") == true)
     #expect(error?.recovery == "Give the id `flatpak list --app` shows, such as flatpak:org.example.App.")
   }
@@ -66,6 +67,7 @@ import TokenKit
       try ApplicationPath.resolve(argument, environment: ["PATH": bin], currentDirectory: bin)
     }
     #expect(error?.recovery != nil)
+    #expect(error?.code == .invalidArgument)
   }
 
   @Test func theErrorsSayWhatIsWrong() {

@@ -92,7 +92,7 @@ private func mode(_ path: String) -> Int? {
       try await locks.acquire(Self.key, group: "default", timeout: .milliseconds(30))
     }
     #expect(ContinuousClock.now - started >= .milliseconds(30))
-    #expect(error?.code == .storeFailure)
+    #expect(error?.code == .internalFailure)
     #expect(error?.message.contains("another tokenctl has been refreshing corp:user-42") == true)
     #expect(error?.recovery?.contains("hung tokenctl process") == true)
   }
@@ -193,7 +193,7 @@ private func mode(_ path: String) -> Int? {
     let error = await #expect(throws: TokenKitError.self) {
       try await FileAccountLocks(directory: path).acquire(Self.key, group: "default", timeout: .zero)
     }
-    #expect(error?.code == .storeFailure)
+    #expect(error?.code == .unusableFile)
   }
 
   /// Issue 11: a lock directory that is a symlink would put the locks wherever it points,
@@ -206,7 +206,7 @@ private func mode(_ path: String) -> Int? {
     let error = await #expect(throws: TokenKitError.self) {
       try await FileAccountLocks(directory: scratch.path("locks")).acquire(Self.key, group: "default", timeout: .zero)
     }
-    #expect(error?.code == .storeFailure)
+    #expect(error?.code == .unusableFile)
     #expect(error?.message.hasPrefix("\(scratch.path("locks")) is a symbolic link") == true, "\(error?.message ?? "")")
     #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("elsewhere")).isEmpty)
   }
@@ -424,7 +424,7 @@ private final class SlowTokenEndpoint: HTTPTransport, Sendable {
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
     #expect(chmod(path, mode_t(bits)) == 0)
     let error = #expect(throws: TokenKitError.self) { try XDGDirectories.ensurePrivateDirectory(path) }
-    #expect(error?.code == .storeFailure)
+    #expect(error?.code == .unusableFile)
     #expect(
       error?.message == "\(path) is open to other users (mode \(String(bits, radix: 8))), and must be private to you",
       "\(error?.message ?? "")")

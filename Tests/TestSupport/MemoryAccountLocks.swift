@@ -24,7 +24,7 @@ public final class MemoryAccountLocks: AccountLocking, Sendable {
       }
       if acquired { return Handle(locks: self, name: name) }
       guard ContinuousClock.now < deadline else {
-        throw TokenKitError(.storeFailure, "lock \(key) timed out")
+        throw TokenKitError(.internalFailure, "lock \(key) timed out")
       }
       try await Task.sleep(for: .milliseconds(1))
     }

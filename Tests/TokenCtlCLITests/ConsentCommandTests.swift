@@ -108,8 +108,23 @@ import TokenStoreTesting
     let both = try await run("allow", "env", "github:ada", "--all")
     #expect(both.status == 64 && both.stderr.contains("not both"))
     let missing = try await run("allow", "no-such-program-here", "--all")
-    #expect(missing.status == 1 && missing.stderr.contains("no program 'no-such-program-here' in PATH"))
+    #expect(missing.status == 64 && missing.stderr.contains("no program 'no-such-program-here' in PATH"))
     #expect(missing.stderr.contains("hint: Give the program's full path"))
+  }
+
+  /// An application argument that names no program or app is the command line's fault:
+  /// the usage status, 64, not 1 as a keyring's failure (issue 27).
+  @Test(arguments: [
+    ("", "the application is empty"), ("flatpak:org.example", "names no Flatpak app"),
+    ("/etc/passwd", "/etc/passwd is not an executable file"),
+    ("./no-such-file", "cannot find the program"),
+  ])
+  func anApplicationThatIsNoProgramIsAUsageError(argument: String, message: String) async throws {
+    let allow = try await run("allow", argument, "--all")
+    #expect(allow.status == 64 && allow.stderr.contains(message), "\(allow.stderr)")
+    let deny = try await run("deny", argument)
+    #expect(deny.status == 64 && deny.stderr.contains(message), "\(deny.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: directories.state + "/grants.json"))
   }
 
   @Test func allInJSONThenDenied() async throws {
@@ -160,10 +175,21 @@ import TokenStoreTesting
     #expect(try await run("allow", "env", "--all").status == 0)
     #expect(chmod(directories.state + "/grants.json", 0o666) == 0)
     let apps = try await run("apps")
-    #expect(apps.status == 1 && apps.stderr.contains("other users may change it (mode 666)"), "\(apps.stderr)")
+    #expect(apps.status == 18 && apps.stderr.contains("other users may change it (mode 666)"), "\(apps.stderr)")
     #expect(apps.stderr.contains("hint: Check that it holds only what you allowed"))
     let allow = try await run("allow", "env", "github:ada")
-    #expect(allow.status == 1 && allow.stderr.contains("will not change"), "\(allow.stderr)")
+    #expect(allow.status == 18 && allow.stderr.contains("will not change"), "\(allow.stderr)")
+  }
+
+  /// A grants file in a directory others may write is unusable too: status 18, the
+  /// status of a file of tokenctl's that is unsafe to use (issue 27).
+  @Test func aGrantsDirectoryOpenToOthersIsAnUnusableFile() async throws {
+    #expect(try await run("allow", "env", "--all").status == 0)
+    #expect(chmod(directories.state, 0o777) == 0)
+    let apps = try await run("apps")
+    #expect(apps.status == 18 && apps.stderr.contains("its directory is not a private directory"), "\(apps.stderr)")
+    let json = try await run("apps", "--json")
+    #expect(json.stdout.contains(#""code" : "unusable-file""#) && json.stdout.contains(#""exit" : 18"#), "\(json)")
   }
 
   /// Two `tokenctl allow` processes writing at once lose no grant: the lock is between

@@ -113,7 +113,7 @@ extension TokenCtl {
       environment.removeValue(forKey: "LISTEN_FDS")
       environment.removeValue(forKey: "LISTEN_PID")
       guard let pid = ChildProcess.startDaemon(["/proc/self/exe", "agent", "run"], environment: environment) else {
-        throw TokenKitError(.storeFailure, "could not start the agent")
+        throw TokenKitError(.agentFailure, "could not start the agent")
       }
       for _ in 0..<200 {
         if let status = AgentStatusQuery.ask(path) {
@@ -129,12 +129,12 @@ extension TokenCtl {
         var status: Int32 = 0
         if waitpid(pid, &status, WNOHANG) == pid {
           throw TokenKitError(
-            .storeFailure, "the agent exited at once",
+            .agentFailure, "the agent exited at once",
             recovery: "Run `tokenctl agent run` to see why.")
         }
         try await DeadlineTimer.shared.sleep(for: .milliseconds(25))
       }
-      throw TokenKitError(.storeFailure, "the agent (pid \(pid)) did not answer within 5 seconds")
+      throw TokenKitError(.agentFailure, "the agent (pid \(pid)) did not answer within 5 seconds")
     }
   }
 
@@ -151,7 +151,7 @@ extension TokenCtl {
         return
       }
       guard kill(pid, SIGTERM) == 0 else {
-        throw TokenKitError(.storeFailure, "could not stop the agent (pid \(pid)): \(String(cString: strerror(errno)))")
+        throw TokenKitError(.agentFailure, "could not stop the agent (pid \(pid)): \(String(cString: strerror(errno)))")
       }
       for _ in 0..<400 {
         if kill(pid, 0) != 0 {
@@ -160,7 +160,7 @@ extension TokenCtl {
         }
         try await DeadlineTimer.shared.sleep(for: .milliseconds(25))
       }
-      throw TokenKitError(.storeFailure, "the agent (pid \(pid)) did not stop within 10 seconds")
+      throw TokenKitError(.agentFailure, "the agent (pid \(pid)) did not stop within 10 seconds")
     }
   }
 

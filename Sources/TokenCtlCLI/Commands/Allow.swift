@@ -72,7 +72,7 @@ extension TokenCtl {
         }
         if PeerApplication.isBusProxy(path) {
           throw TokenKitError(
-            .storeFailure,
+            .invalidArgument,
             "\(path) is a D-Bus proxy: the agent refuses it, since allowing it would allow every program behind it",
             recovery: "Allow the Flatpak app behind it by its app id, such as flatpak:org.example.App.")
         }

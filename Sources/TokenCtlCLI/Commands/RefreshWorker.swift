@@ -38,13 +38,13 @@ extension TokenCtl {
         let key = AccountKey(type: type, id: id)
         guard context.accountLocks.holds(RefreshChild.lockDescriptor, for: key, group: group) else {
           throw TokenKitError(
-            .storeFailure, "\(Self.commandName) refreshes only for tokenctl, which hands it the account's lock",
+            .internalFailure, "\(Self.commandName) refreshes only for tokenctl, which hands it the account's lock",
             recovery: "Run `tokenctl refresh \(type):\(id)` instead.")
         }
         let manager = try session.configured().manager
         if let scopes {
           guard let scopeSet = ScopeSet(parsing: scopes) else {
-            throw TokenKitError(.storeFailure, "\(Self.commandName) was given no valid scopes")
+            throw TokenKitError(.internalFailure, "\(Self.commandName) was given no valid scopes")
           }
           try await manager.exchangeHoldingLock(key, scopes: scopeSet)
         } else {
@@ -53,7 +53,7 @@ extension TokenCtl {
       } catch let error as TokenKitError {
         failure = error
       } catch {
-        failure = TokenKitError(.storeFailure, "the refresh of \(type):\(id) failed: \(error)")
+        failure = TokenKitError(.internalFailure, "the refresh of \(type):\(id) failed: \(error)")
       }
       // The parent shows the warnings; this process's standard error is usually closed.
       context.output.write(bytes: RefreshReport.encode(failure, warnings: context.warnings.drain()))

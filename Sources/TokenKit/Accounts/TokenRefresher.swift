@@ -119,7 +119,7 @@ public struct TokenRefresher: Sendable {
     } catch let error as TokenKitError {
       throw error
     } catch {
-      throw TokenKitError(.storeFailure, "could not lock \(account.qualifiedName) for refreshing: \(error)")
+      throw TokenKitError(.internalFailure, "could not lock \(account.qualifiedName) for refreshing: \(error)")
     }
   }
 

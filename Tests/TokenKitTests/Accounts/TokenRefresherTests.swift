@@ -316,7 +316,7 @@ import TokenKit
     var refresher = harness.refresher
     refresher.lockTimeout = .milliseconds(20)
     let error = await #expect(throws: TokenKitError.self) { try await refresher.freshTokens(for: H.key) }
-    #expect(error?.code == .storeFailure)
+    #expect(error?.code == .internalFailure)
     #expect(harness.transport.requestCount == 0)
   }
 
