@@ -54,7 +54,11 @@ enum DesktopSession {
       default: return .unanswered
       }
     }
-    let signInNotices = SignInNotices(clock: gate.clock)
+    let signInPrompt = SignInPrompt(
+      notices: SignInNotices(clock: gate.clock),
+      show: { summary, body, actions, answered in
+        notifications.show(summary: summary, body: body, actions: actions, critical: true, answered: answered)
+      }, signIn: signIn)
     service.observe(
       AgentService.Observers(
         accountChanged: { group, key, account in
@@ -63,20 +67,41 @@ enum DesktopSession {
         needsSignIn: { group, key, account in
           bus.emit("NeedsSignIn", .tuple([.string(group), .string(account)])) { gate.sees($0, group: group, key) }
           log("\(account) (group \(group)) needs a sign-in")
-          guard signInNotices.due(group: group, account: account) else { return }
-          notifications.show(
-            summary: "Sign in again to \(account)",
-            body: "The server no longer accepts the sign-in of \(account) (group \(group)). "
-              + "Programs that use it get no token until you sign in again.",
-            actions: [("sign-in", "Sign in")], critical: true
-          ) { action in
-            guard action == "sign-in" else { return }
-            signIn(account, group)
-          }
+          signInPrompt.needsSignIn(group: group, account: account)
         }),
       groups: [environment["TOKENCTL_GROUP"].flatMap { $0.isEmpty ? nil : $0 } ?? Account.defaultGroup])
     log("on the session bus as \(AgentBusInterface.busName)")
     return bus
+  }
+
+  /// The notification that an account needs a sign-in, whose "Sign in" starts one through
+  /// the command line's `signIn`; at most once a day per account (``SignInNotices``).
+  struct SignInPrompt: Sendable {
+    /// Shows a critical notification with `actions` (key, label), calling `answered` with
+    /// the key of the action the user took, or nil when it was closed.
+    typealias Show =
+      @Sendable (
+        _ summary: String, _ body: String, _ actions: [(key: String, label: String)],
+        _ answered: @escaping @Sendable (String?) -> Void
+      ) -> Void
+
+    let notices: SignInNotices
+    let show: Show
+    let signIn: AgentLaunch.SignIn
+
+    /// Tells the user that `account` of `group` needs a sign-in, unless told today.
+    func needsSignIn(group: String, account: String) {
+      guard notices.due(group: group, account: account) else { return }
+      show(
+        "Sign in again to \(account)",
+        "The server no longer accepts the sign-in of \(account) (group \(group)). "
+          + "Programs that use it get no token until you sign in again.",
+        [("sign-in", "Sign in")]
+      ) { [signIn] action in
+        guard action == "sign-in" else { return }
+        signIn(account, group)
+      }
+    }
   }
 
   /// One sign-in notification per account a day, however often a refresh fails, a day

@@ -78,14 +78,19 @@ extension TokenCtl {
         signIn: { account, group in
           var environment = environment
           environment["TOKENCTL_GROUP"] = group
-          // The account as it signed in before (`tokenctl login ACCOUNT`).
           _ = ChildProcess.startDaemon(
-            ["/proc/self/exe", "login", account, "--group", group], environment: environment)
+            ["/proc/self/exe"] + Self.signInArguments(account: account, group: group), environment: environment)
         },
         log: { output.writeError("tokenctl agent: \($0)\n") })
       parts.offersDBus = !noDbus
       parts.consentTimeout = .seconds(max(1, consentTimeout))
       try await AgentLaunch.run(parts)
+    }
+
+    /// The command line after `tokenctl` that a notification's "Sign in" runs: the account
+    /// as it signed in before (`tokenctl login ACCOUNT`), in its group.
+    static func signInArguments(account: String, group: String) -> [String] {
+      ["login", account, "--group", group]
     }
 
     /// Standard input, output and error onto /dev/null.
