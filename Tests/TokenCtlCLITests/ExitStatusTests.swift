@@ -1,3 +1,4 @@
+import AgentProtocol
 import Foundation
 import TestSupport
 import Testing
@@ -35,5 +36,20 @@ import TokenKit
   func eachCodeHasADocumentedStatus(code: TokenKitError.Code, status: TokenCtlCLI.ExitStatus, line: String) {
     #expect(TokenCtlCLI.ExitStatus(for: TokenKitError(code, "it failed")) == status)
     #expect(TokenCtlCLI.ExitStatus.documentation.contains(line), "\(TokenCtlCLI.ExitStatus.documentation)")
+  }
+
+  /// The codes cross the agent's socket by name: the new ones arrive as themselves, and
+  /// an agent from before them that says store-failure is still understood. (A name this
+  /// client does not know makes no error: the client then does the work itself.)
+  @Test(arguments: ["unusable-file", "invalid-argument", "agent-failure", "internal-failure", "store-failure"])
+  func aCodeCrossesTheAgentsSocketByName(name: String) throws {
+    let code = try #require(TokenKitError.Code(name: name))
+    let frame = AgentMessage(error: TokenKitError(code, "it failed", recovery: "Try again.")).framed()
+    let received = try AgentMessage(payload: frame.dropFirst(4))
+    #expect(received["code"] == name)
+    #expect(received.error == TokenKitError(code, "it failed", recovery: "Try again."))
+    #expect(
+      AgentMessage(AgentMessage.Answer.error, [.init("code", "from-a-newer-agent"), .init("message", "x")]).error == nil
+    )
   }
 }
