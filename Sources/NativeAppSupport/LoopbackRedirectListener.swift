@@ -1,4 +1,5 @@
 import CLinux
+import ProcessRuntime
 import Synchronization
 import TokenKit
 

@@ -1,7 +1,7 @@
 import AgentProtocol
 import ApplicationConsent
 import CLinux
-import NativeAppSupport
+import ProcessRuntime
 import Synchronization
 import TokenCtlRuntime
 import TokenKit

@@ -2,6 +2,7 @@ import AccountTypeFiles
 import AgentProtocol
 import GitCredentialHelper
 import NativeAppSupport
+import ProcessRuntime
 import Synchronization
 import TokenCtlRuntime
 import TokenKit
