@@ -73,17 +73,30 @@ let package = Package(
     // Linux calls Swift's Glibc module does not offer (accept4, pipe2, closefrom for
     // posix_spawn, prctl): a header of static inline wrappers, no library.
     .target(name: "CLinux"),
+    // How work runs in our processes, an app's included: threads (DetachedThread), the
+    // executor and the timer that leave an idle process idle (ThreadPoolExecutor,
+    // DeadlineTimer), and child processes (ChildProcess, its reaper, the environment a child
+    // gets). Below NativeAppSupport, whose transport, redirect receivers, lock waits and
+    // browser launcher run on it, so it cannot live in TokenCtlRuntime above it; and out of
+    // NativeAppSupport, which holds only what an app asks for (issue 27). Not a product: an
+    // app reaches it only through NativeAppSupport.
+    .target(name: "ProcessRuntime", dependencies: ["CLinux"]),
     // AgentWire for the one rule of tokenctl's runtime folder, which the front end needs too.
     // Its Files group is the one files layer every target above it uses: the owner-and-mode
     // table (FilePolicy), one reader, one atomic writer, one lock file and one hashed name
     // (SHA-256, hence Crypto).
     .target(
       name: "NativeAppSupport",
-      dependencies: ["TokenKit", "CCurl", "CLinux", "AgentWire", .product(name: "Crypto", package: "swift-crypto")]),
+      dependencies: [
+        "TokenKit", "CCurl", "CLinux", "AgentWire", "ProcessRuntime", .product(name: "Crypto", package: "swift-crypto"),
+      ]),
     // tokenctl's own processes, which no app shares: the refresh child (`_refresh-worker`)
-    // with its protocol and report, and the test hook that holds a refresh. Apart from
-    // NativeAppSupport, which is a product for apps and speaks no tokenctl words (issue 27).
-    .target(name: "TokenCtlRuntime", dependencies: ["TokenKit", "NativeAppSupport", "CLinux"]),
+    // with its protocol and report, the test hook that holds a refresh, the user's hook,
+    // the terminal, the wall-clock watch and the protection of a process holding tokens.
+    // Apart from NativeAppSupport, which is a product for apps and speaks no tokenctl words,
+    // and from ProcessRuntime, the machinery under both, so that an app linking
+    // NativeAppSupport links none of tokenctl's protocols (issue 27).
+    .target(name: "TokenCtlRuntime", dependencies: ["TokenKit", "NativeAppSupport", "CLinux", "ProcessRuntime"]),
 
     // git's credential helper (git-credential(1)): the message format, the `[git.accounts]`
     // URL prefixes, and the policy that picks the account answering a request. Apart from
@@ -122,7 +135,9 @@ let package = Package(
     // The agent's D-Bus object (org.tokenctl.Agent1) and desktop notifications, on GDBus:
     // the GLib that libsecret loads anyway, so no D-Bus library of our own and none linked.
     // ApplicationConsent to tell which application a caller is.
-    .target(name: "AgentBus", dependencies: ["CLibSecret", "NativeAppSupport", "ApplicationConsent", "TokenKit"]),
+    .target(
+      name: "AgentBus",
+      dependencies: ["CLibSecret", "NativeAppSupport", "ApplicationConsent", "TokenKit", "ProcessRuntime"]),
 
     // An in-memory store and the conformance suite every `TokenStore` must pass.
     .target(name: "TokenStoreTesting", dependencies: ["TokenKit"]),
@@ -159,14 +174,14 @@ let package = Package(
       name: "TokenAgent",
       dependencies: [
         "TokenKit", "AgentProtocol", "NativeAppSupport", "AccountTypeFiles", "GitCredentialHelper", "CLinux",
-        "AgentBus", "ApplicationConsent", "TokenCtlRuntime",
+        "AgentBus", "ApplicationConsent", "TokenCtlRuntime", "ProcessRuntime",
       ]),
 
     .target(
       name: "TokenCtlCLI",
       dependencies: [
         "TokenKit", "AgentProtocol", "AgentFrontEnd", "TokenAgent", "GitCredentialHelper", "SecretServiceStore",
-        "NativeAppSupport", "AccountTypeFiles", "ApplicationConsent", "TokenCtlRuntime",
+        "NativeAppSupport", "AccountTypeFiles", "ApplicationConsent", "TokenCtlRuntime", "ProcessRuntime",
         "OpenIDConnectAccount", "MicrosoftGraphAccount", "GitHubAccount", "GitLabAccount", "GoogleAccount",
         "BitbucketAccount", "GiteaAccount",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -262,8 +277,9 @@ let package = Package(
     .testTarget(
       name: "SecretServiceStoreTests", dependencies: ["SecretServiceStore", "TokenStoreTesting", "TestSupport"]),
     .testTarget(name: "NativeAppSupportTests", dependencies: ["NativeAppSupport", "TestSupport"]),
+    .testTarget(name: "ProcessRuntimeTests", dependencies: ["ProcessRuntime"]),
     .testTarget(
-      name: "TokenCtlRuntimeTests", dependencies: ["TokenCtlRuntime", "NativeAppSupport", "TokenKit", "TestSupport"]),
+      name: "TokenCtlRuntimeTests", dependencies: ["TokenCtlRuntime", "ProcessRuntime", "TokenKit", "TestSupport"]),
     .testTarget(
       name: "ApplicationConsentTests",
       dependencies: ["ApplicationConsent", "NativeAppSupport", "TokenKit", "TestSupport"]),

@@ -1,6 +1,6 @@
 import ApplicationConsent
 import CLibSecret
-import NativeAppSupport
+import ProcessRuntime
 import Synchronization
 
 #if canImport(Glibc)

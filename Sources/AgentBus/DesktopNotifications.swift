@@ -1,5 +1,5 @@
 import CLibSecret
-import NativeAppSupport
+import ProcessRuntime
 import Synchronization
 
 /// Desktop notifications with actions (`org.freedesktop.Notifications`), for the agent's

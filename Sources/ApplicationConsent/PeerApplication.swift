@@ -95,22 +95,27 @@ public struct PeerApplication: Sendable, Hashable {
   /// copied to another machine. The cost is that a process still running a file that was
   /// replaced since it started (a program not restarted after an upgrade) is refused
   /// until it is restarted: it cannot be told from a file swapped in on purpose.
+  ///
+  /// `atPath` is looked at only for a program that is not tokenctl's own: the agent's own
+  /// clients, most of its requests, are spared the walk of the path (issue 26).
   public static func hostApplication(
-    path: String, running: FileID, atPath: FileID?, isOwn: (FileID) -> Bool
+    path: String, running: FileID, atPath: @autoclosure () -> FileID?, isOwn: (FileID) -> Bool
   ) -> PeerIdentification {
     if isOwn(running) { return .success(PeerApplication(identity: .executable(path), isOwn: true)) }
     if isBusProxy(path) { return .failure(.busProxy(executable: path)) }
-    guard atPath == running else { return .failure(.notTheFileAtItsPath(executable: path)) }
+    guard atPath() == running else { return .failure(.notTheFileAtItsPath(executable: path)) }
     return .success(PeerApplication(identity: .executable(path), isOwn: false))
   }
 
   /// Whether process `pid` shares our mount namespace (the namespaces' nsfs inodes are
   /// equal); nil when that cannot be read.
   private static func sameMountNamespace(_ pid: Int32) -> Bool? {
-    var theirs = stat(), mine = stat()
-    guard stat("/proc/\(pid)/ns/mnt", &theirs) == 0, stat("/proc/self/ns/mnt", &mine) == 0 else { return nil }
-    return theirs.st_dev == mine.st_dev && theirs.st_ino == mine.st_ino
+    guard let mine = ownMountNamespace, let theirs = FileID.of("/proc/\(pid)/ns/mnt") else { return nil }
+    return theirs == mine
   }
+
+  /// Our own mount namespace, read once: tokenctl never enters another (`setns`, `unshare`).
+  private static let ownMountNamespace = FileID.of("/proc/self/ns/mnt")
 
   /// The Flatpak app whose sandbox process `pid` runs in, or why there is none; nil when
   /// its root cannot be opened (it has gone, or is closed to us).

@@ -1,3 +1,5 @@
+import ProcessRuntime
+
 #if canImport(Glibc)
   import Glibc
 #endif

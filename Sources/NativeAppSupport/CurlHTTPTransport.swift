@@ -1,4 +1,5 @@
 import CCurl
+import ProcessRuntime
 import TokenKit
 
 #if canImport(Glibc)

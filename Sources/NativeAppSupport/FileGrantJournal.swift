@@ -18,12 +18,12 @@ import TokenKit
 /// `fsync` then: there is no disk to wait for, and a crash of the machine takes the keyring
 /// daemon's unsaved state along anyway. Nothing secret is in a name: the account's is a
 /// hash, as for its lock.
-public struct FileGrantJournal: GrantJournal {
-  public var directory: String
+package struct FileGrantJournal: GrantJournal {
+  package var directory: String
   /// The outermost folder that is tokenctl's own (``XDGDirectories/runtimeRoot``).
-  public var root: String
+  package var root: String
 
-  public init(directory: String, root: String) {
+  package init(directory: String, root: String) {
     self.directory = directory
     self.root = root
   }
@@ -45,7 +45,7 @@ public struct FileGrantJournal: GrantJournal {
     var replaces: String
   }
 
-  public func write(_ grant: JournaledGrant) throws {
+  package func write(_ grant: JournaledGrant) throws {
     try XDGDirectories.ensurePrivateDirectory(directory, within: root)
     let entry = Entry(
       version: Self.formatVersion, type: grant.key.type, id: grant.key.id, group: grant.group,
@@ -56,7 +56,7 @@ public struct FileGrantJournal: GrantJournal {
     try AtomicFile.write(Array(try JSONEncoder().encode(entry)), to: path, durable: false)
   }
 
-  public func read(_ key: AccountKey, group: String) -> JournaledGrant? {
+  package func read(_ key: AccountKey, group: String) -> JournaledGrant? {
     // An entry that is not a private file of the user's is no entry of ours (FilePolicy).
     guard
       let file = try? PrivateFile.read(path(for: key, group: group), limit: Self.maximumSize, policy: .privateFile),
@@ -69,16 +69,16 @@ public struct FileGrantJournal: GrantJournal {
       updatedAt: Date(timeIntervalSince1970: entry.updated_at), replaces: entry.replaces)
   }
 
-  public func remove(_ key: AccountKey, group: String) {
+  package func remove(_ key: AccountKey, group: String) {
     unlink(path(for: key, group: group))
   }
 
-  public func contains(_ key: AccountKey, group: String) -> Bool {
+  package func contains(_ key: AccountKey, group: String) -> Bool {
     access(path(for: key, group: group), F_OK) == 0
   }
 
   /// The entry file of `key` in `group`.
-  public func path(for key: AccountKey, group: String) -> String {
+  package func path(for key: AccountKey, group: String) -> String {
     "\(directory)/\(FileAccountLocks.fileName(for: key, group: group)).json"
   }
 }

@@ -1,4 +1,5 @@
 import CLinux
+import ProcessRuntime
 import Synchronization
 import TokenKit
 
@@ -74,6 +75,9 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
   /// free their slots soon; two seconds leave room for a browser on a machine busy with
   /// a build.
   static let firstBytesTimeout: Duration = .seconds(2)
+  /// ``firstBytesTimeout``, or a test's longer one: a spare connection that stays open all
+  /// the test long shows that it holds nothing up, whatever the machine's load.
+  let firstBytesTimeout: Duration
   /// Browsers open two or three connections per page; more at once is not a browser.
   static let maximumConnections = 16
 
@@ -101,11 +105,22 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
   /// `text` escaped for a page's HTML.
   public static func escapeHTML(_ text: String) -> String { LoopbackResponse.escape(text) }
 
-  public init(
+  public convenience init(
     host: String = "127.0.0.1", port: UInt16? = nil, path: String = "/", successPage: String? = nil,
     failurePage: (@Sendable (_ escapedMessage: String) -> String)? = nil,
     log: @escaping @Sendable (String) -> Void = { _ in }
   ) throws {
+    try self.init(
+      host: host, port: port, path: path, successPage: successPage, failurePage: failurePage, log: log,
+      firstBytesTimeout: Self.firstBytesTimeout)
+  }
+
+  package init(
+    host: String = "127.0.0.1", port: UInt16? = nil, path: String = "/", successPage: String? = nil,
+    failurePage: (@Sendable (_ escapedMessage: String) -> String)? = nil,
+    log: @escaping @Sendable (String) -> Void = { _ in }, firstBytesTimeout: Duration
+  ) throws {
+    self.firstBytesTimeout = firstBytesTimeout
     let host = host.lowercased()
     guard host == "127.0.0.1" || host == "localhost" else {
       throw TokenKitError(
@@ -346,7 +361,7 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
       }
       let now = ContinuousClock.now
       connections.append(
-        LoopbackConnection(socket: socket, firstBytesBy: now + Self.firstBytesTimeout, headBy: now + Self.readTimeout))
+        LoopbackConnection(socket: socket, firstBytesBy: now + firstBytesTimeout, headBy: now + Self.readTimeout))
     }
   }
 

@@ -1,3 +1,4 @@
+import ProcessRuntime
 import Synchronization
 import TokenKit
 

@@ -4,9 +4,9 @@
 
 /// Users as messages name them: the login name from the password database, so that an
 /// owner reads `nobody` and a fix reads `chown ada FILE`; the number when it has none.
-public enum UserName {
+package enum UserName {
   /// The login name of `uid`, or nil when the password database has none.
-  public static func of(_ uid: uid_t) -> String? {
+  package static func of(_ uid: uid_t) -> String? {
     var entry = passwd()
     var found: UnsafeMutablePointer<passwd>?
     // getpwuid_r, not getpwuid: its static buffer is shared by every thread.
@@ -20,5 +20,5 @@ public enum UserName {
   }
 
   /// `ada`, or `uid 1000` for a user the password database does not know.
-  public static func describe(_ uid: uid_t) -> String { of(uid) ?? "uid \(uid)" }
+  package static func describe(_ uid: uid_t) -> String { of(uid) ?? "uid \(uid)" }
 }

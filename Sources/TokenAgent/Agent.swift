@@ -1,7 +1,7 @@
 import AgentProtocol
 import ApplicationConsent
 import CLinux
-import NativeAppSupport
+import ProcessRuntime
 import Synchronization
 import TokenCtlRuntime
 import TokenKit
@@ -22,11 +22,14 @@ import TokenKit
 /// ## Who runs where
 /// The agent's threads, all of one process (`tokenctl agent run`), written down once here:
 /// - **The pool** (`ThreadPoolExecutor.shared`, the main thread one of its threads, up to
-///   32): every task of the service: answers, refreshes ahead, the D-Bus methods' answers.
+///   32): every task of the service: answers that wait (a refresh, a request of an
+///   application), refreshes ahead, the D-Bus methods' answers.
 ///   Nothing on it blocks for long; what blocks has a thread below.
 /// - **Accept** (``acceptLoop()``): `accept4`, the peer's uid and the per-process bound.
 /// - **Connections** (``ConnectionThreads``, up to 8 parked): a request's read, the peer's
-///   identity (`/proc`), the wait for its answer and the write.
+///   identity (`/proc`), the answer itself when it is a token from memory
+///   (``AgentService/answerAtOnce(_:handedOut:)``), else the wait for the pool's, and the
+///   write.
 /// - **Signals** (``SignalPipe``): waits for SIGTERM, SIGINT and SIGHUP.
 /// - **Socket watch** (``watchSocket()``): inotify on the socket's folder.
 /// - **Timers** (`DeadlineTimer.shared`): the service's sleeps, refreshes ahead included.
@@ -217,26 +220,40 @@ public final class Agent: Sendable {
       AgentSocketIO.peerPID(connection).map { pid in
         PeerApplication.identify(pid: pid, stillConnected: { Self.isConnected(connection) })
       } ?? .failure(.unreadable)
-    let pending = PendingAnswer()
-    // Unstructured tasks do not inherit an executor preference: name the pool.
-    Task(executorPreference: ThreadPoolExecutor.shared) { [service, desktop] in
-      if case .success(let application) = caller, application.isOwn {
-        pending.deliver(
-          await service.answer(request) { group, account in
-            desktop.gate.handedOut(application, group: group, account: account, via: .socket)
-          })
-      } else {
-        pending.deliver(await desktop.answer(request, caller: caller))
+    let answer: AgentMessage
+    if case .success(let application) = caller, application.isOwn {
+      let handedOut: AgentService.HandedOut = { [desktop] group, account in
+        desktop.gate.handedOut(application, group: group, account: account, via: .socket)
+      }
+      // A token from memory is answered on this thread; the rest on the pool.
+      answer =
+        service.answerAtOnce(request, handedOut: handedOut)
+        ?? onThePool(request, connection: connection) { [service] in
+          await service.answer(request, handedOut: handedOut)
+        }
+    } else {
+      answer = onThePool(request, connection: connection) { [desktop] in
+        await desktop.answer(request, caller: caller)
       }
     }
-    // This thread writes, so that no thread of the pool waits on a slow reader.
-    let answer = pending.wait(slowAfter: Self.workingAfterMilliseconds) {
+    try? AgentSocketIO.writeMessage(answer, to: connection, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
+    close(connection)
+  }
+
+  /// The answer to `request` from the pool, waited for on this thread, which then writes
+  /// it: no thread of the pool waits on a slow reader. A client that asked is told
+  /// `working` meanwhile.
+  private func onThePool(
+    _ request: AgentMessage, connection: Int32, answering: @escaping @Sendable () async -> AgentMessage
+  ) -> AgentMessage {
+    let pending = PendingAnswer()
+    // Unstructured tasks do not inherit an executor preference: name the pool.
+    Task(executorPreference: ThreadPoolExecutor.shared) { pending.deliver(await answering()) }
+    return pending.wait(slowAfter: Self.workingAfterMilliseconds) {
       guard request[AgentMessage.progressField] == "1" else { return }
       let working = AgentMessage(AgentMessage.Answer.working)
       try? AgentSocketIO.writeMessage(working, to: connection, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
     }
-    try? AgentSocketIO.writeMessage(answer, to: connection, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
-    close(connection)
   }
 }
 

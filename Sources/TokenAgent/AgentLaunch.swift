@@ -2,6 +2,7 @@ import AgentBus
 import AgentProtocol
 import ApplicationConsent
 import NativeAppSupport
+import ProcessRuntime
 import TokenCtlRuntime
 import TokenKit
 

@@ -1,5 +1,5 @@
 import AgentProtocol
-import NativeAppSupport
+import ProcessRuntime
 import TokenCtlRuntime
 import TokenKit
 

@@ -1,4 +1,4 @@
-import NativeAppSupport
+import ProcessRuntime
 
 #if canImport(Glibc)
   import Glibc

@@ -1,5 +1,5 @@
 import ApplicationConsent
-import NativeAppSupport
+import ProcessRuntime
 import Synchronization
 import TokenKit
 

@@ -41,67 +41,59 @@ enum AgentFastPath {
     let output = StandardOutput()
     switch command {
     case .token(let account, let minValid, _):
-      switch client.token(account: account, minValid: minValid, group: group) {
-      case .answered(let answer, let typeWarnings, let warnings):
-        warn(typeWarnings, output)
-        output.write((answer["access-token"] ?? "") + "\n")
-        warn(warnings, output)
-        return .done(ExitStatus.success.rawValue)
-      case .failed(let error, let typeWarnings):
-        return .done(report(error, typeWarnings: typeWarnings, output))
-      case nil:
-        return .direct(input: nil)
+      return finish(client.token(account: account, minValid: minValid, group: group), input: nil, output) {
+        output.write(($0["access-token"] ?? "") + "\n")
+        return ExitStatus.success.rawValue
       }
     case .credential(let operation, _):
       // Only `get` asks the agent; git's `store` and `erase` are the command's.
       guard operation == "get" else { return .notTaken }
       let input = StandardInput.readMessage(limit: CredentialMessage.maximumInputLength)
-      switch client.credential(input: input, account: environment["TOKENCTL_ACCOUNT"], group: group) {
-      case .answered(let answer, let typeWarnings, let warnings):
-        warn(typeWarnings, output)
-        if let text = answer["answer"] { output.write(text) }
-        warn(warnings, output)
-        return .done(ExitStatus.success.rawValue)
-      case .failed(let error, let typeWarnings):
-        return .done(report(error, typeWarnings: typeWarnings, output))
-      case nil:
-        return .direct(input: input)
+      let outcome = client.credential(input: input, account: environment["TOKENCTL_ACCOUNT"], group: group)
+      return finish(outcome, input: input, output) {
+        if let text = $0["answer"] { output.write(text) }
+        return ExitStatus.success.rawValue
       }
     case .dockerGet:
       let input = StandardInput.readMessage(limit: CredentialMessage.maximumInputLength)
       let server = ClientCommand.dockerServer(input)
       // Refused before any lookup, as the direct path refuses it.
       guard CredentialMessage(requestFor: server) != nil else { return .direct(input: input) }
-      switch client.docker(server: server, account: environment["TOKENCTL_ACCOUNT"], group: group) {
-      case .answered(let answer, let typeWarnings, let warnings):
-        warn(typeWarnings, output)
-        let status = TokenCtl.DockerCredential.write(answer["answer"], output: output)
-        warn(warnings, output)
-        return .done(status)
-      case .failed(let error, let typeWarnings):
-        return .done(report(error, typeWarnings: typeWarnings, output))
-      case nil:
-        return .direct(input: input)
-      }
+      let outcome = client.docker(server: server, account: environment["TOKENCTL_ACCOUNT"], group: group)
+      return finish(outcome, input: input, output) { TokenCtl.DockerCredential.write($0["answer"], output: output) }
     case .cargoPlugin:
       // A conversation, which only the front end holds with the agent's help; run alone,
       // the full program answers it itself.
       return .notTaken
     case .kubeCredential(let server, _):
       let info = getenv(ExecCredential.variable).map { String(cString: $0) }
-      switch client.kube(server: server, execInfo: info, account: environment["TOKENCTL_ACCOUNT"], group: group) {
-      case .answered(let answer, let typeWarnings, let warnings):
-        // No account serves it: the direct path says why, in its words.
-        guard let json = answer["answer"] else { return .direct(input: nil) }
-        warn(typeWarnings, output)
-        output.write(json)
-        warn(warnings, output)
-        return .done(ExitStatus.success.rawValue)
-      case .failed(let error, let typeWarnings):
-        return .done(report(error, typeWarnings: typeWarnings, output))
-      case nil:
-        return .direct(input: nil)
+      let outcome = client.kube(server: server, execInfo: info, account: environment["TOKENCTL_ACCOUNT"], group: group)
+      // No account serves it: the direct path says why, in its words.
+      if case .answered(let answer, _, _) = outcome, answer["answer"] == nil { return .direct(input: nil) }
+      return finish(outcome, input: nil, output) {
+        output.write($0["answer"] ?? "")
+        return ExitStatus.success.rawValue
       }
+    }
+  }
+
+  /// What every command makes of the agent's outcome, in one place: an answer is printed
+  /// (`print` returns the exit status) between the type files' warnings and the answer's
+  /// own; an error is reported as the direct path reports it; no answer goes on to the
+  /// direct path, with `input` when it was read here.
+  private static func finish(
+    _ outcome: AgentClient.Outcome?, input: [UInt8]?, _ output: StandardOutput, print: (AgentMessage) -> Int32
+  ) -> Result {
+    switch outcome {
+    case .answered(let answer, let typeWarnings, let warnings):
+      warn(typeWarnings, output)
+      let status = print(answer)
+      warn(warnings, output)
+      return .done(status)
+    case .failed(let error, let typeWarnings):
+      return .done(report(error, typeWarnings: typeWarnings, output))
+    case nil:
+      return .direct(input: input)
     }
   }
 

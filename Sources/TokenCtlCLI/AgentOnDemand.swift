@@ -1,6 +1,6 @@
 import AgentFrontEnd
 import AgentProtocol
-import NativeAppSupport
+import ProcessRuntime
 import TokenAgent
 
 #if canImport(Glibc)

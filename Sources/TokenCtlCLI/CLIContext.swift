@@ -1,6 +1,7 @@
 import AccountTypeFiles
 import AgentFrontEnd
 import NativeAppSupport
+import ProcessRuntime
 import SecretServiceStore
 import TokenCtlRuntime
 import TokenKit

@@ -1,5 +1,6 @@
 import AgentFrontEnd
-import NativeAppSupport
+import ProcessRuntime
+import TokenCtlRuntime
 
 #if canImport(Glibc)
   import Glibc

@@ -1,4 +1,4 @@
-import NativeAppSupport
+import ProcessRuntime
 import TokenKit
 
 #if canImport(Glibc)

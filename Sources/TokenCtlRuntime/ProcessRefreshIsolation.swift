@@ -1,5 +1,5 @@
 import CLinux
-import NativeAppSupport
+import ProcessRuntime
 import TokenKit
 
 #if canImport(FoundationEssentials)

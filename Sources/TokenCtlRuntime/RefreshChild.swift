@@ -1,4 +1,4 @@
-import NativeAppSupport
+import ProcessRuntime
 import TokenKit
 
 /// The protocol between ``ProcessRefreshIsolation`` and the child it starts, in one place:

@@ -1,4 +1,3 @@
-import NativeAppSupport
 import TokenKit
 
 #if canImport(FoundationEssentials)

@@ -1,6 +1,6 @@
 import CLinux
+import ProcessRuntime
 
-import NativeAppSupport
 #if canImport(Glibc)
   import Glibc
 #endif

@@ -109,6 +109,26 @@ import Testing
     #expect(PeerApplication.identify(pid: done.pid, stillConnected: { true }) == .failure(.unreadable))
   }
 
+  /// tokenctl's own clients, most of the agent's requests, are told by the file they run
+  /// alone: the file at their path is never looked at (issue 26: a path walk in /proc per
+  /// request); another program's always is.
+  @Test func theFileAtThePathIsLookedAtOnlyForOtherPrograms() {
+    let tokenctl = FileID(device: 8, inode: 300), gdbus = FileID(device: 8, inode: 100)
+    var looked = 0
+    func look(_ id: FileID) -> FileID? {
+      looked += 1
+      return id
+    }
+    let own = PeerApplication.hostApplication(
+      path: "/usr/bin/tokenctl", running: tokenctl, atPath: look(tokenctl), isOwn: { $0 == tokenctl })
+    #expect(own == .success(PeerApplication(identity: .executable("/usr/bin/tokenctl"), isOwn: true)))
+    #expect(looked == 0)
+    let other = PeerApplication.hostApplication(
+      path: "/usr/bin/gdbus", running: gdbus, atPath: look(gdbus), isOwn: { $0 == tokenctl })
+    #expect(other == .success(PeerApplication(identity: .executable("/usr/bin/gdbus"), isOwn: false)))
+    #expect(looked == 1)
+  }
+
   /// A program of the host is the application its path names only when it runs the file
   /// at that path now, with no namespace involved (issue 23, item 3): identities injected.
   @Test func aProgramIsItsPathOnlyWhenItRunsTheFileThereNow() {

@@ -135,18 +135,19 @@ import TokenKit
     #expect(try await receiving.value["code"] == "lf")
   }
 
+  /// Browsers open spare connections they may never use. One that stays silent, and that
+  /// the listener keeps open for longer than the test runs, does not delay the browser's
+  /// request. A listener that served one connection at a time would answer only once the
+  /// spare one is closed, an hour on, and the suite's time limit fails the test; no bound on
+  /// how long the answer took, which load stretches.
   @Test func anIdleConnectionDoesNotHoldUpTheBrowser() async throws {
-    let listener = try LoopbackRedirectListener()
-    let receiving = Task { try await listener.receive(timeout: .seconds(20), judge: Self.judge) }
+    let listener = try LoopbackRedirectListener(firstBytesTimeout: .seconds(3600))
+    let receiving = Task { try await listener.receive(timeout: .seconds(600), judge: Self.judge) }
     try await RawHTTPClient.waitUntilServing(port: Int(listener.port))
-    // Browsers open spare connections they may never use.
     let idle = try RawHTTPClient.connect(port: Int(listener.port)).get()
     defer { close(idle) }
-    let started = ContinuousClock.now
     #expect(try await get("\(listener.redirectURI)?code=c&state=good").status == 200)
-    // Well under the 5 s an idle connection is given.
-    #expect(ContinuousClock.now - started < .milliseconds(4900))
-    _ = try await receiving.value
+    #expect(try await receiving.value["code"] == "c")
   }
 
   /// The error says it timed out; no bound on how long that took, which a busy machine

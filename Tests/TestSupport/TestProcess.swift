@@ -6,7 +6,7 @@ import Foundation
 /// the child inherits, so a child that passes it on (gnome-keyring-daemon daemonizes)
 /// looks alive forever. Output goes to files rather than pipes for the same reason.
 ///
-/// Not named `ChildProcess`: the tests import NativeAppSupport, whose `ChildProcess` is
+/// Not named `ChildProcess`: the tests import ProcessRuntime, whose `ChildProcess` is
 /// the code under test.
 public struct TestProcess: Sendable {
   public let pid: pid_t

@@ -1,5 +1,5 @@
 import Foundation
-import NativeAppSupport
+import ProcessRuntime
 import TestSupport
 import Testing
 import TokenCtlRuntime

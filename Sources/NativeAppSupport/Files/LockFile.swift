@@ -1,3 +1,4 @@
+import ProcessRuntime
 import TokenKit
 
 #if canImport(Glibc)

@@ -2,9 +2,10 @@ import AgentBus
 import AgentProtocol
 import ApplicationConsent
 import ArgumentParser
-import NativeAppSupport
+import ProcessRuntime
 import SecretServiceStore
 import TokenAgent
+import TokenCtlRuntime
 import TokenKit
 
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
 import ArgumentParser
 import GitCredentialHelper
-import NativeAppSupport
+import ProcessRuntime
 import TokenKit
 
 extension TokenCtl {

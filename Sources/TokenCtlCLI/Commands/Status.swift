@@ -1,7 +1,7 @@
 import AgentProtocol
 import ArgumentParser
 import GitCredentialHelper
-import NativeAppSupport
+import ProcessRuntime
 import TokenAgent
 import TokenKit
 

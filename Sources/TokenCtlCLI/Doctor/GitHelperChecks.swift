@@ -1,5 +1,6 @@
 import GitCredentialHelper
 import NativeAppSupport
+import ProcessRuntime
 import TokenKit
 
 #if canImport(Glibc)

@@ -74,12 +74,7 @@ import Testing
 
     /// The Python program, on this session's bus.
     func python(_ arguments: String...) async throws -> [String: Any] {
-      let result = try await TestProcess.run(
-        "/usr/bin/python3", ["Tests/Support/dbus-client"] + arguments, environment: session.environment)
-      guard let object = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
-        throw TestFailure("dbus-client \(arguments): \(result.stdout) \(result.stderr)")
-      }
-      return object
+      try await client(arguments)
     }
 
     /// The Python program, on this session's bus, waited for off Swift's thread pool.
@@ -105,6 +100,20 @@ import Testing
           "call", "--session", "--dest", "org.tokenctl.Agent", "--object-path", "/org/tokenctl/Agent", "--method",
           "org.tokenctl.Agent1.\(method)",
         ] + arguments, environment: session.environment)
+    }
+
+    /// Tests/Support/notification-server on this session's bus, once it holds its name:
+    /// `answers` are its arguments after the log it writes each notification to
+    /// (`notifications.jsonl` in the home folder, returned). The caller stops it.
+    func notificationServer(_ answers: String...) async throws -> (server: TestProcess, log: String) {
+      let log = home.appendingPathComponent("notifications.jsonl").path
+      let server = try TestProcess(
+        "/usr/bin/python3", ["Tests/Support/notification-server", log] + answers, environment: session.environment)
+      do { try await AgentDBusTests.waitForName("org.freedesktop.Notifications", self) } catch {
+        kill(server.pid, SIGTERM)
+        throw error
+      }
+      return (server, log)
     }
 
     var auditLog: String {
@@ -209,11 +218,8 @@ import Testing
     let desk = try await Desk()
     defer { desk.stop() }
     let ada = try await desk.seed(name: "ada")
-    let log = desk.home.appendingPathComponent("notifications.jsonl").path
-    let server = try TestProcess(
-      "/usr/bin/python3", ["Tests/Support/notification-server", log, "allow"], environment: desk.session.environment)
+    let (server, log) = try await desk.notificationServer("allow")
     defer { kill(server.pid, SIGTERM) }
-    try await Self.waitForName("org.freedesktop.Notifications", desk)
 
     let answer = try await desk.python("token", "", "ada", "60")
     #expect(answer["token"] as? String == ada.access, "\(answer)")
@@ -235,13 +241,9 @@ import Testing
     let desk = try await Desk()
     defer { desk.stop() }
     let ada = try await desk.seed(name: "ada")
-    let log = desk.home.appendingPathComponent("notifications.jsonl").path
     // The user answers Deny once told to (SIGUSR1): after the forgeries below.
-    let server = try TestProcess(
-      "/usr/bin/python3", ["Tests/Support/notification-server", log, "deny", "usr1"],
-      environment: desk.session.environment)
+    let (server, log) = try await desk.notificationServer("deny", "usr1")
     defer { kill(server.pid, SIGTERM) }
-    try await Self.waitForName("org.freedesktop.Notifications", desk)
 
     let environment = desk.session.environment
     let asking = Task {
@@ -316,11 +318,8 @@ import Testing
     let desk = try await Desk(stubArguments: ["--access-token-seconds", "4"])
     defer { desk.stop() }
     let ada = try await desk.seed(name: "ada", expiresIn: 4)
-    let log = desk.home.appendingPathComponent("notifications.jsonl").path
-    let server = try TestProcess(
-      "/usr/bin/python3", ["Tests/Support/notification-server", log], environment: desk.session.environment)
+    let (server, log) = try await desk.notificationServer()
     defer { kill(server.pid, SIGTERM) }
-    try await Self.waitForName("org.freedesktop.Notifications", desk)
     #expect(try await desk.session.tokenctl("allow", "/usr/bin/python3", "gitlocal:ada").status == 0)
     // Asking once is what makes the agent keep the account fresh.
     await #expect(try desk.python("token", "", "ada", "0")["token"] as? String == ada.access)

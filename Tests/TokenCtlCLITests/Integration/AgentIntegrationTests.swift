@@ -79,6 +79,13 @@ import TokenStoreTesting
       try await TestAgent.start(environment: environment(), socket: socket, log: log)
     }
 
+    /// The start most tests share: ada, whose access token is `label` and a UUID and
+    /// expires in `expiresIn` seconds, and an agent.
+    func adaAndAgent(_ label: String, expiresIn: Double = 7200) async throws -> (StoredAccount, TestAgent) {
+      let ada = try await seed(name: "ada", access: "\(label)-\(UUID().uuidString)", expiresIn: expiresIn)
+      return (ada, try await startAgent())
+    }
+
     /// Stores an account of the loopback type whose access token expires in `expiresIn`
     /// seconds, with a refresh token the stub issued (a family of its own).
     @discardableResult
@@ -208,6 +215,14 @@ import TokenStoreTesting
       directSeconds: plain.seconds)
   }
 
+  /// ``finish(_:secrets:sourceLocation:)`` for the tokens of `account`.
+  static func finish(
+    _ agent: TestAgent, keeping account: StoredAccount, sourceLocation: SourceLocation = #_sourceLocation
+  ) async {
+    await finish(
+      agent, secrets: [account.tokens.accessToken, account.tokens.refreshToken ?? ""], sourceLocation: sourceLocation)
+  }
+
   /// Stops `agent` (SIGTERM, exit 0 within 60 s) and checks that neither its status nor
   /// its log ever showed one of `secrets`.
   static func finish(_ agent: TestAgent, secrets: [String], sourceLocation: SourceLocation = #_sourceLocation) async {
@@ -225,15 +240,14 @@ import TokenStoreTesting
   @Test func tokensHandedToTokenctlsOwnProgramsAreAudited() async throws {
     let setup = try await Setup()
     defer { setup.cleanUp() }
-    let ada = try await setup.seed(name: "ada", access: "agent-audit-\(UUID().uuidString)", expiresIn: 7230)
-    let agent = try await setup.startAgent()
+    let (ada, agent) = try await setup.adaAndAgent("agent-audit", expiresIn: 7230)
     let token = try await TestProcess.run(
       TestProcess.tokenctl, ["token", "gitlocal:ada"], environment: setup.viaAgent())
     #expect(token.status == 0 && token.stdout == ada.tokens.accessToken + "\n", "\(token.stderr)")
     let helper = try await TestProcess.run(
       GitCredentialTests.helper, ["get"], environment: setup.viaAgent(), stdin: "protocol=http\nhost=127.0.0.1\n\n")
     #expect(helper.status == 0 && helper.stdout.contains(ada.tokens.accessToken), "\(helper.stderr)")
-    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+    await Self.finish(agent, keeping: ada)
     let state = XDGDirectories(environment: setup.environment()).state
     let audit = (try? String(contentsOfFile: state + "/audit.log", encoding: .utf8)) ?? ""
     for program in [TestProcess.tokenctl, GitCredentialTests.helper] {
@@ -729,7 +743,7 @@ import TokenStoreTesting
     #expect(served.agent.stdout == ada.tokens.accessToken + "\n", "\(served.agent.stderr)")
     #expect(served.identical)
     #expect(!served.clientUsedBus)
-    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+    await Self.finish(agent, keeping: ada)
   }
 
   /// A client the agent answers never opens the keyring's libraries (they load on first
@@ -738,8 +752,7 @@ import TokenStoreTesting
   @Test func aClientTheAgentAnswersLoadsNoKeyringLibrary() async throws {
     let setup = try await Setup()
     defer { setup.cleanUp() }
-    let ada = try await setup.seed(name: "ada", access: "agent-test-libs-\(UUID().uuidString)", expiresIn: 7200)
-    let agent = try await setup.startAgent()
+    let (ada, agent) = try await setup.adaAndAgent("agent-test-libs")
     let served = "protocol=http\nhost=127.0.0.1\n\n"
     for (label, executable, arguments, stdin) in [
       ("token", TestProcess.tokenctl, ["token", "ada"], ""), ("list", TestProcess.tokenctl, ["list"], ""),
@@ -757,15 +770,14 @@ import TokenStoreTesting
       Self.figure(
         "libs", label, "through the agent \(agentLoaded.count) keyring libraries, directly \(directLoaded.count)")
     }
-    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+    await Self.finish(agent, keeping: ada)
   }
 
   /// The user edits a type file while the agent runs: the next answer follows the file.
   @Test func anEditedTypeFileIsSeenByTheNextAnswer() async throws {
     let setup = try await Setup()
     defer { setup.cleanUp() }
-    let ada = try await setup.seed(name: "ada", access: "agent-test-edited-\(UUID().uuidString)", expiresIn: 7200)
-    let agent = try await setup.startAgent()
+    let (ada, agent) = try await setup.adaAndAgent("agent-test-edited")
     let other = "protocol=http\nhost=localhost\n\n"
     let before = try await BoundedRun.run(
       GitCredentialTests.helper, ["get"], environment: setup.viaAgent(), stdin: other)
@@ -778,7 +790,7 @@ import TokenStoreTesting
     #expect(comparison.agent.stdout.contains("password=\(ada.tokens.accessToken)\n"), "\(comparison.agent.stdout)")
     #expect(comparison.identical)
     #expect(!comparison.clientUsedBus)
-    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+    await Self.finish(agent, keeping: ada)
   }
 
   /// Many requests leave the agent as they found it: no descriptor or thread is kept per
@@ -832,7 +844,7 @@ import TokenStoreTesting
     Self.figure("m", "per request (raw, sequential)", String(format: "%.2f ms", perRequest * 1000))
     Self.figure("m", "descriptors", "\(before.descriptors) → \(after.descriptors)")
     Self.figure("m", "threads", "\(before.threads) → \(after.threads)")
-    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+    await Self.finish(agent, keeping: ada)
   }
 
   /// Idle means idle: an agent that has answered, and keeps a token fresh that expires in
@@ -844,8 +856,7 @@ import TokenStoreTesting
   @Test func anIdleAgentIsNeverWokenUp() async throws {
     let setup = try await Setup()
     defer { setup.cleanUp() }
-    let ada = try await setup.seed(name: "ada", access: "agent-test-idle-\(UUID().uuidString)", expiresIn: 7200)
-    let agent = try await setup.startAgent()
+    let (ada, agent) = try await setup.adaAndAgent("agent-test-idle")
     let first = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: setup.viaAgent())
     #expect(first.result?.stdout == ada.tokens.accessToken + "\n")
     #expect((try await agent.status()["accounts"] as? [Any])?.count == 1, "ada is kept fresh")
@@ -870,7 +881,7 @@ import TokenStoreTesting
     #expect(before > 0, "the agent's threads were read")
     #expect(after == before, "the idle agent was woken \(after - before) times in 3.5 s")
     Self.figure("n", "wake-ups in 3.5 s idle", after - before)
-    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+    await Self.finish(agent, keeping: ada)
   }
 
   // MARK: (e) Kills at random points of refreshes
@@ -976,8 +987,7 @@ import TokenStoreTesting
   func aPeerOfAnotherUserGetsNoAnswer() async throws {
     let setup = try await Setup()
     defer { setup.cleanUp() }
-    let ada = try await setup.seed(name: "ada", access: "agent-test-uid-\(UUID().uuidString)", expiresIn: 7200)
-    let agent = try await setup.startAgent()
+    let (ada, agent) = try await setup.adaAndAgent("agent-test-uid")
     // The agent makes its folder 0700 and its socket 0600, so the kernel alone keeps other
     // users out; opened up here, the agent's own peer check is what refuses them.
     chmod(setup.directory.path("agent"), 0o711)
@@ -1019,7 +1029,7 @@ import TokenStoreTesting
     Self.figure(
       "g", "uid 65534 client", "exit \(client65534.status), stderr \(client65534.stderr.prefix(120).debugDescription)")
     Self.figure("g", "uid 65534 raw request", raw.result?.stdout.trimmingCharacters(in: .newlines) ?? "hung")
-    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+    await Self.finish(agent, keeping: ada)
   }
 
   // MARK: (h) Bad requests
@@ -1027,8 +1037,7 @@ import TokenStoreTesting
   @Test func oversizedAndMalformedRequestsAreRefusedAndTheNextClientIsServed() async throws {
     let setup = try await Setup()
     defer { setup.cleanUp() }
-    let ada = try await setup.seed(name: "ada", access: "agent-test-raw-\(UUID().uuidString)", expiresIn: 7200)
-    let agent = try await setup.startAgent()
+    let (ada, agent) = try await setup.adaAndAgent("agent-test-raw")
     let before = try await agent.requests()
     let marker = "raw-marker-\(UUID().uuidString)"
     func framed(_ text: String) -> [UInt8] { RawAgentSocket.frame(Array(text.utf8)) }
@@ -1085,7 +1094,7 @@ import TokenStoreTesting
     let counted = try await agent.requests() - before - 1
     #expect(
       counted == 1, "counted: the token (another application's request never reaches the service); got \(counted)")
-    await Self.finish(agent, secrets: [ada.tokens.accessToken, ada.tokens.refreshToken ?? ""])
+    await Self.finish(agent, keeping: ada)
   }
 
   // MARK: (i) Socket activation
@@ -1335,8 +1344,7 @@ extension AgentIntegrationTests {
     defer { setup.cleanUp() }
     let links = try TemporaryDirectory()
     let (tokenctl, _) = try clients.executables(in: links)
-    let ada = try await setup.seed(name: "ada", access: "agent-test-wedged-\(UUID().uuidString)", expiresIn: 3600)
-    let agent = try await setup.startAgent()
+    let (ada, agent) = try await setup.adaAndAgent("agent-test-wedged", expiresIn: 3600)
     let first = try await BoundedRun.run(tokenctl, ["token", "ada"], environment: setup.viaAgent())
     #expect(first.result?.stdout == ada.tokens.accessToken + "\n")
     kill(agent.process.pid, SIGSTOP)

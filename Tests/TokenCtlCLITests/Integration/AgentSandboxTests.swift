@@ -50,11 +50,8 @@ import Testing
     let desk = try await Desk()
     defer { desk.stop() }
     let ada = try await desk.seed(name: "ada")
-    let log = desk.home.appendingPathComponent("notifications.jsonl").path
-    let server = try TestProcess(
-      "/usr/bin/python3", ["Tests/Support/notification-server", log, "allow"], environment: desk.session.environment)
+    let (server, log) = try await desk.notificationServer("allow")
     defer { kill(server.pid, SIGTERM) }
-    try await AgentDBusTests.waitForName("org.freedesktop.Notifications", desk)
 
     let a = try await Self.asApp(Self.appA, desk, "token", "", "ada", "60")
     #expect(a["token"] as? String == ada.access, "\(a)")

@@ -73,6 +73,16 @@ import TokenStoreTesting
     return (try #require(family["access_token"] as? String), try #require(family["refresh_token"] as? String))
   }
 
+  /// ada of the stub's type, with a family the stub issued, valid for an hour.
+  func seedIssued(_ stub: StubServer) async throws -> (access: String, refresh: String) {
+    let family = try await issued(stub)
+    _ = try seed(
+      "stub",
+      tokens: TokenSet(
+        accessToken: family.access, refreshToken: family.refresh, expiresAt: Date().addingTimeInterval(3600)))
+    return family
+  }
+
   func requests(_ stub: StubServer, to path: String) async throws -> Int {
     try #require(try await stub.admin("/_admin/stats")["requests"] as? [String: Int])[path] ?? 0
   }
@@ -102,11 +112,7 @@ import TokenStoreTesting
 
   @Test func anHTTPErrorPrintsTheBodyAndExits16() async throws {
     let stub = try await Self.stub.value
-    let family = try await issued(stub)
-    _ = try seed(
-      "stub",
-      tokens: TokenSet(
-        accessToken: family.access, refreshToken: family.refresh, expiresAt: Date().addingTimeInterval(3600)))
+    let family = try await seedIssued(stub)
 
     let status = await run(
       "stub:ada", "/no/such/thing?id=private", registry: try registry(try stubType(stub)),
@@ -120,11 +126,7 @@ import TokenStoreTesting
 
   @Test func includeAndJSONShowStatusAndHeaders() async throws {
     let stub = try await Self.stub.value
-    let family = try await issued(stub)
-    _ = try seed(
-      "stub",
-      tokens: TokenSet(
-        accessToken: family.access, refreshToken: family.refresh, expiresAt: Date().addingTimeInterval(3600)))
+    let family = try await seedIssued(stub)
     let registry = try registry(try stubType(stub))
 
     #expect(await run("stub:ada", "/userinfo", "--include", registry: registry, transport: CurlHTTPTransport()) == 0)
