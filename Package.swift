@@ -129,15 +129,20 @@ let package = Package(
     // types it uses itself, since a pkg-config module would link the libraries again. At
     // run time Debian's `libsecret-1-0`.
     .target(name: "CLibSecret"),
+    // The one GLib layer: the keyring's reads and monitor and the agent's D-Bus front end
+    // each had their own loop threads, GVariant conversions, session bus calls and signal
+    // subscriptions, which had drifted apart (the agent's stop could be lost before its
+    // loop ran). Internal: not a product, since no app needs GLib from us.
+    .target(name: "GLibBus", dependencies: ["CLibSecret", "CLinux"]),
     // The keyring store, and the monitor that tells a long-lived process when the keyring
     // changed behind its back.
-    .target(name: "SecretServiceStore", dependencies: ["TokenKit", "CLibSecret", "CLinux"]),
+    .target(name: "SecretServiceStore", dependencies: ["TokenKit", "CLibSecret", "GLibBus"]),
     // The agent's D-Bus object (org.tokenctl.Agent1) and desktop notifications, on GDBus:
     // the GLib that libsecret loads anyway, so no D-Bus library of our own and none linked.
     // ApplicationConsent to tell which application a caller is.
     .target(
       name: "AgentBus",
-      dependencies: ["CLibSecret", "NativeAppSupport", "ApplicationConsent", "TokenKit", "ProcessRuntime"]),
+      dependencies: ["CLibSecret", "GLibBus", "NativeAppSupport", "ApplicationConsent", "TokenKit", "ProcessRuntime"]),
 
     // An in-memory store and the conformance suite every `TokenStore` must pass.
     .target(name: "TokenStoreTesting", dependencies: ["TokenKit"]),
@@ -275,7 +280,8 @@ let package = Package(
         "AccountTypeFiles",
       ]),
     .testTarget(
-      name: "SecretServiceStoreTests", dependencies: ["SecretServiceStore", "TokenStoreTesting", "TestSupport"]),
+      name: "SecretServiceStoreTests",
+      dependencies: ["SecretServiceStore", "GLibBus", "TokenStoreTesting", "TestSupport"]),
     .testTarget(name: "NativeAppSupportTests", dependencies: ["NativeAppSupport", "TestSupport"]),
     .testTarget(name: "ProcessRuntimeTests", dependencies: ["ProcessRuntime"]),
     .testTarget(

@@ -1,5 +1,6 @@
 import ApplicationConsent
 import CLibSecret
+@_exported import GLibBus
 import ProcessRuntime
 import Synchronization
 
@@ -27,14 +28,16 @@ public protocol AgentBusMethods: Sendable {
 public final class AgentBusService: @unchecked Sendable {
   /// Longer than any name or account a caller could mean: a bound on what we look at.
   static let longestArgument = 1024
+  /// How long the agent waits for the bus daemon or the notification server: they answer
+  /// at once, and a caller waits for what waits on them.
+  static let callTimeout: Int32 = 5000
 
-  let connection: OpaquePointer
-  var bus: BusConnection { BusConnection(pointer: connection) }
-  let context: OpaquePointer
+  let bus: DBusConnection
+  /// The loop calls and signals are delivered to, on the service's thread.
+  let loop = MainLoopThread(name: "agent-bus")
   let methods: any AgentBusMethods
   let peers: BusPeers
   let log: @Sendable (String) -> Void
-  private let loop: OpaquePointer
   private let registration = Mutex<UInt32>(0)
   private var vtable = GDBusInterfaceVTable()
 
@@ -42,19 +45,19 @@ public final class AgentBusService: @unchecked Sendable {
   /// throws when there is no bus or another program holds the name. Calls are answered
   /// once ``start()`` runs the service's thread.
   public init(methods: any AgentBusMethods, log: @escaping @Sendable (String) -> Void) throws(AgentBusError) {
-    if let failure = tokenctl_libsecret_load() {
-      throw AgentBusError(.unavailable, "GLib could not be loaded: \(String(cString: failure))")
+    do {
+      try GLib.load()
+    } catch {
+      throw AgentBusError(.unavailable, "GLib could not be loaded: \(error.message)")
     }
-    var error: UnsafeMutablePointer<GError>? = nil
-    guard let connection = tokenctl_g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
-      throw AgentBusError(.unavailable, "no session bus: \(Self.take(error))")
+    do {
+      bus = try DBusConnection.session()
+    } catch {
+      throw AgentBusError(.unavailable, "no session bus: \(error.message)")
     }
-    self.connection = connection
     self.methods = methods
     self.log = log
-    context = tokenctl_g_main_context_new()!
-    loop = tokenctl_g_main_loop_new(context, 0)!
-    peers = BusPeers(bus: BusConnection(pointer: connection))
+    peers = BusPeers(bus: bus)
     try register()
     try requestName()
   }
@@ -67,14 +70,19 @@ public final class AgentBusService: @unchecked Sendable {
   /// (as the threads of Swift's pool do) never delivers: a thread of its own runs that
   /// context, with the stop signals unblocked. Idle, it sleeps in `poll`.
   public static func leaveWhenTheBusCloses() -> Bool {
-    guard tokenctl_libsecret_load() == nil else { return false }
-    return DetachedThread.start {
-      var signals = sigset_t()
-      sigemptyset(&signals)
-      for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, signal) }
-      pthread_sigmask(SIG_UNBLOCK, &signals, nil)
-      let loop = tokenctl_g_main_loop_new(nil, 0)!
-      tokenctl_g_main_loop_run(loop)
+    guard (try? GLib.load()) != nil else { return false }
+    // Never stopped: it runs as long as the process.
+    let loop = MainLoopThread(name: "bus-close-watch", globalContext: true)
+    do {
+      try loop.start {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+      }
+      return true
+    } catch {
+      return false
     }
   }
 
@@ -82,7 +90,9 @@ public final class AgentBusService: @unchecked Sendable {
   /// subscribes in the service's context (``DesktopNotifications``) does so before: a
   /// context can be made a thread's default only while no other thread runs it.
   public func start() throws(AgentBusError) {
-    guard DetachedThread.start({ [self] in tokenctl_g_main_loop_run(loop) }) else {
+    do {
+      try loop.start()
+    } catch {
       throw AgentBusError(.unavailable, "cannot start the D-Bus thread")
     }
   }
@@ -92,7 +102,7 @@ public final class AgentBusService: @unchecked Sendable {
   private func register() throws(AgentBusError) {
     var error: UnsafeMutablePointer<GError>? = nil
     guard let node = tokenctl_g_dbus_node_info_new_for_xml(AgentBusInterface.introspection, &error) else {
-      throw AgentBusError(.unavailable, "the interface does not parse: \(Self.take(error))")
+      throw AgentBusError(.unavailable, "the interface does not parse: \(GLibError(taking: error).message)")
     }
     defer { tokenctl_g_dbus_node_info_unref(node) }
     let interface = tokenctl_g_dbus_node_info_lookup_interface(node, AgentBusInterface.name)
@@ -102,14 +112,16 @@ public final class AgentBusService: @unchecked Sendable {
         sender: sender.map { String(cString: $0) } ?? "", method: method.map { String(cString: $0) } ?? "",
         parameters: parameters!, invocation: invocation!)
     }
-    tokenctl_g_main_context_push_thread_default(context)
-    let id = withUnsafePointer(to: &vtable) { vtable in
-      tokenctl_g_dbus_connection_register_object(
-        connection, AgentBusInterface.objectPath, interface, vtable, Unmanaged.passUnretained(self).toOpaque(), nil,
-        &error)
+    let id = loop.withThreadDefault {
+      withUnsafePointer(to: &vtable) { vtable in
+        tokenctl_g_dbus_connection_register_object(
+          bus.pointer, AgentBusInterface.objectPath, interface, vtable, Unmanaged.passUnretained(self).toOpaque(), nil,
+          &error)
+      }
     }
-    tokenctl_g_main_context_pop_thread_default(context)
-    guard id != 0 else { throw AgentBusError(.unavailable, "cannot register the object: \(Self.take(error))") }
+    guard id != 0 else {
+      throw AgentBusError(.unavailable, "cannot register the object: \(GLibError(taking: error).message)")
+    }
     registration.withLock { $0 = id }
   }
 
@@ -117,12 +129,12 @@ public final class AgentBusService: @unchecked Sendable {
   /// without D-Bus, rather than waiting to take over.
   private func requestName() throws(AgentBusError) {
     let request = BusValue.tuple([.string(AgentBusInterface.busName), .uint32(4 /* DBUS_NAME_FLAG_DO_NOT_QUEUE */)])
-    guard let reply = bus.callBus("RequestName", request, replyType: "(u)") else {
-      throw AgentBusError(.unavailable, "cannot request \(AgentBusInterface.busName)")
-    }
+    guard
+      case .tuple(let reply)? = try? bus.callBus("RequestName", request, replyType: "(u)", timeout: Self.callTimeout)
+    else { throw AgentBusError(.unavailable, "cannot request \(AgentBusInterface.busName)") }
     // 1: now the primary owner; 4: already was.
-    switch BusConnection.first(of: reply, tokenctl_g_variant_get_uint32) {
-    case 1, 4: return
+    switch reply.first {
+    case .uint32(1), .uint32(4): return
     default:
       throw AgentBusError(
         .unavailable, "another program owns \(AgentBusInterface.busName) on this session bus (another agent?)")
@@ -135,25 +147,24 @@ public final class AgentBusService: @unchecked Sendable {
   /// and ours name accounts.
   public func emit(_ signal: String, _ body: BusValue, to allowed: (PeerApplication) -> Bool) {
     for peer in peers.connected() where allowed(peer.application) {
-      var error: UnsafeMutablePointer<GError>? = nil
-      if tokenctl_g_dbus_connection_emit_signal(
-        connection, peer.name, AgentBusInterface.objectPath, AgentBusInterface.name, signal, body.variant(), &error)
-        == 0
-      {
-        log("could not emit \(signal): \(Self.take(error))")
+      do {
+        try bus.emit(signal, of: AgentBusInterface.name, at: AgentBusInterface.objectPath, body, to: peer.name)
+      } catch {
+        log("could not emit \(signal): \(error.message)")
       }
     }
   }
 
-  /// Unregisters the object and stops the thread; calls in flight still get their answers.
+  /// Unregisters the object and stops the thread (and waits for it, unless called on it);
+  /// calls in flight still get their answers.
   public func stop() {
     let id = registration.withLock { id in
       defer { id = 0 }
       return id
     }
     guard id != 0 else { return }
-    _ = tokenctl_g_dbus_connection_unregister_object(connection, id)
-    tokenctl_g_main_loop_quit(loop)
+    _ = tokenctl_g_dbus_connection_unregister_object(bus.pointer, id)
+    loop.stop()
   }
 
   // MARK: Calls
@@ -201,18 +212,9 @@ public final class AgentBusService: @unchecked Sendable {
     }
   }
 
-  /// The strings and numbers of a call's parameter tuple (the interface has no others).
+  /// The values of a call's parameter tuple.
   private static func arguments(_ tuple: OpaquePointer) -> [BusValue] {
-    var values: [BusValue] = []
-    for index in 0..<tokenctl_g_variant_n_children(tuple) {
-      let child = tokenctl_g_variant_get_child_value(tuple, index)!
-      defer { tokenctl_g_variant_unref(child) }
-      switch String(cString: tokenctl_g_variant_get_type_string(child)) {
-      case "s": values.append(.string(String(cString: tokenctl_g_variant_get_string(child, nil))))
-      case "u": values.append(.uint32(tokenctl_g_variant_get_uint32(child)))
-      default: values.append(.tuple([]))
-      }
-    }
+    guard case .tuple(let values) = BusValue(reading: tuple) else { return [] }
     return values
   }
 
@@ -225,11 +227,5 @@ public final class AgentBusService: @unchecked Sendable {
     func fail(_ error: AgentBusError) {
       tokenctl_g_dbus_method_invocation_return_dbus_error(invocation, error.name, error.message)
     }
-  }
-
-  private static func take(_ error: UnsafeMutablePointer<GError>?) -> String {
-    guard let error else { return "unknown error" }
-    defer { tokenctl_g_error_free(error) }
-    return error.pointee.message.map { String(cString: $0) } ?? "unknown error"
   }
 }

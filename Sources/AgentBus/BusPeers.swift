@@ -1,5 +1,5 @@
 import ApplicationConsent
-import CLibSecret
+import GLibBus
 import NativeAppSupport
 import Synchronization
 
@@ -30,10 +30,10 @@ final class BusPeers: @unchecked Sendable {
     var started: UInt64
   }
 
-  private let bus: BusConnection
+  private let bus: DBusConnection
   private let known = Mutex<[String: Process]>([:])
 
-  init(bus: BusConnection) { self.bus = bus }
+  init(bus: DBusConnection) { self.bus = bus }
 
   /// The application of `sender` now, or why it cannot be told.
   func application(of sender: String) -> PeerIdentification {
@@ -69,23 +69,27 @@ final class BusPeers: @unchecked Sendable {
   }
 
   private func processID(of sender: String) -> Int32? {
-    guard let reply = bus.callBus("GetConnectionCredentials", .tuple([.string(sender)]), replyType: "(a{sv})")
+    guard
+      case .tuple(let reply)? = try? bus.callBus(
+        "GetConnectionCredentials", .tuple([.string(sender)]), replyType: "(a{sv})",
+        timeout: AgentBusService.callTimeout),
+      case .dictionary(let credentials)? = reply.first
     else { return nil }
-    return BusConnection.first(of: reply) { credentials -> Int32? in
-      func number(_ key: String) -> UInt32? {
-        guard let value = "u".withCString({ tokenctl_g_variant_lookup_value(credentials, key, OpaquePointer($0)) })
-        else { return nil }
-        defer { tokenctl_g_variant_unref(value) }
-        return tokenctl_g_variant_get_uint32(value)
-      }
-      // The session bus is the user's, but a bus can be opened to others: check.
-      guard number("UnixUserID") == getuid(), let pid = number("ProcessID") else { return nil }
-      return Int32(bitPattern: pid)
+    func number(_ key: String) -> UInt32? {
+      guard case .uint32(let value)? = credentials.first(where: { $0.0 == key })?.1 else { return nil }
+      return value
     }
+    // The session bus is the user's, but a bus can be opened to others: check.
+    guard number("UnixUserID") == getuid(), let pid = number("ProcessID") else { return nil }
+    return Int32(bitPattern: pid)
   }
 
   private func hasOwner(_ name: String) -> Bool {
-    guard let reply = bus.callBus("NameHasOwner", .tuple([.string(name)]), replyType: "(b)") else { return false }
-    return BusConnection.first(of: reply) { tokenctl_g_variant_get_boolean($0) != 0 }
+    guard
+      case .tuple(let reply)? = try? bus.callBus(
+        "NameHasOwner", .tuple([.string(name)]), replyType: "(b)", timeout: AgentBusService.callTimeout),
+      case .boolean(let owned)? = reply.first
+    else { return false }
+    return owned
   }
 }

@@ -1,4 +1,4 @@
-import CLibSecret
+import GLibBus
 import ProcessRuntime
 import Synchronization
 
@@ -29,28 +29,19 @@ public final class DesktopNotifications: @unchecked Sendable {
   private let service: AgentBusService
   /// What to do when the user answers a notification, or closes it (nil).
   private let waiting = Mutex<[Shown: @Sendable (String?) -> Void]>([:])
-  private var subscriptions: [UInt32] = []
 
   /// Listens for the answers to our notifications, on the service's thread; call before
   /// ``AgentBusService/start()``.
   public init(service: AgentBusService) {
     self.service = service
-    tokenctl_g_main_context_push_thread_default(service.context)
-    let data = Unmanaged.passUnretained(self).toOpaque()
     // Every sender: the server's unique name changes when it restarts, and each signal's
     // sender is checked against the notification's own server in `heard`.
     for signal in ["ActionInvoked", "NotificationClosed"] {
-      subscriptions.append(
-        tokenctl_g_dbus_connection_signal_subscribe(
-          service.connection, nil, Self.name, signal, Self.path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
-          { _, sender, _, _, signal, parameters, data in
-            let notifications = Unmanaged<DesktopNotifications>.fromOpaque(data!).takeUnretainedValue()
-            notifications.heard(
-              signal: signal.map { String(cString: $0) } ?? "", sender: sender.map { String(cString: $0) } ?? "",
-              parameters: parameters!)
-          }, data, nil))
+      service.loop.subscribe(on: service.bus, sender: nil, interface: Self.name, member: signal, path: Self.path) {
+        [weak self] signal in
+        self?.heard(signal)
+      }
     }
-    tokenctl_g_main_context_pop_thread_default(service.context)
   }
 
   /// Shows a notification with `actions` (key, label) and calls `answered` with the key
@@ -71,10 +62,12 @@ public final class DesktopNotifications: @unchecked Sendable {
     // Under the lock, so that an answer that comes at once finds its handler.
     return waiting.withLock { waiting -> Shown? in
       guard
-        let reply = service.bus.call(
-          server, Self.path, Self.name, "Notify", parameters, replyType: "(u)", autoStart: false)
+        case .tuple(let reply)? = try? service.bus.call(
+          server, Self.path, Self.name, "Notify", parameters, replyType: "(u)", autoStart: false,
+          timeout: AgentBusService.callTimeout),
+        case .uint32(let id)? = reply.first
       else { return nil }
-      let shown = Shown(server: server, id: BusConnection.first(of: reply, tokenctl_g_variant_get_uint32))
+      let shown = Shown(server: server, id: id)
       waiting[shown] = answered
       return shown
     }
@@ -82,10 +75,12 @@ public final class DesktopNotifications: @unchecked Sendable {
 
   /// The unique name of the notification server running now; nil when there is none.
   private func owner() -> String? {
-    guard let reply = service.bus.callBus("GetNameOwner", .tuple([.string(Self.name)]), replyType: "(s)") else {
-      return nil
-    }
-    return BusConnection.first(of: reply) { String(cString: tokenctl_g_variant_get_string($0, nil)) }
+    guard
+      case .tuple(let reply)? = try? service.bus.callBus(
+        "GetNameOwner", .tuple([.string(Self.name)]), replyType: "(s)", timeout: AgentBusService.callTimeout),
+      case .string(let owner)? = reply.first
+    else { return nil }
+    return owner
   }
 
   /// What came of a question.
@@ -123,27 +118,21 @@ public final class DesktopNotifications: @unchecked Sendable {
 
   /// Takes a notification off the screen.
   public func close(_ shown: Shown) {
-    let reply = service.bus.call(
+    _ = try? service.bus.call(
       shown.server, Self.path, Self.name, "CloseNotification", .tuple([.uint32(shown.id)]), replyType: nil,
-      autoStart: false)
-    if let reply { tokenctl_g_variant_unref(reply) }
+      autoStart: false, timeout: AgentBusService.callTimeout)
   }
 
   /// On the service's thread: `ActionInvoked (u id, s key)` or `NotificationClosed (u id,
-  /// u reason)` from `sender`, a unique name. An action is followed by a close; the first
-  /// of them answers, if it comes from the server that showed the notification.
-  private func heard(signal: String, sender: String, parameters: OpaquePointer) {
-    guard tokenctl_g_variant_n_children(parameters) == 2 else { return }
-    let first = tokenctl_g_variant_get_child_value(parameters, 0)!
-    defer { tokenctl_g_variant_unref(first) }
-    guard String(cString: tokenctl_g_variant_get_type_string(first)) == "u" else { return }
-    let id = tokenctl_g_variant_get_uint32(first)
+  /// u reason)` from its sender, a unique name. An action is followed by a close; the
+  /// first of them answers, if it comes from the server that showed the notification.
+  private func heard(_ heard: DBusSignal) {
+    let (signal, sender) = (heard.member, heard.sender)
+    guard case .tuple(let body) = heard.body, body.count == 2, case .uint32(let id) = body[0] else { return }
     var key: String?
     if signal == "ActionInvoked" {
-      let second = tokenctl_g_variant_get_child_value(parameters, 1)!
-      defer { tokenctl_g_variant_unref(second) }
-      guard String(cString: tokenctl_g_variant_get_type_string(second)) == "s" else { return }
-      key = String(cString: tokenctl_g_variant_get_string(second, nil))
+      guard case .string(let action) = body[1] else { return }
+      key = action
     }
     let (handler, forged) = waiting.withLock { waiting in
       (waiting.removeValue(forKey: Shown(server: sender, id: id)), waiting.keys.contains { $0.id == id })

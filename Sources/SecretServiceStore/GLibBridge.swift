@@ -1,8 +1,10 @@
 import CLibSecret
+import GLibBus
 import TokenKit
 
-/// Small conversions between GLib's C types and Swift's, kept in one place so the store
-/// reads as Secret Service calls and not as pointer juggling.
+/// Small conversions between libsecret's C types and Swift's, kept in one place so the
+/// store reads as Secret Service calls and not as pointer juggling; GLib's own, and D-Bus,
+/// are the `GLibBus` layer's.
 enum GLibBridge {
   /// Loads libsecret (and GLib with it) on first use; every entry point of this module
   /// that calls libsecret calls it before any other function of CLibSecret.
@@ -13,14 +15,17 @@ enum GLibBridge {
   /// Loads GIO (and GLib) on first use, for the entry points that call GLib and GIO only
   /// (the keyring's read paths), which leave libsecret and libgcrypt unloaded.
   static func requireGIO() throws {
-    if let gioLoadFailure { throw SecretServiceError.libsecretMissing(gioLoadFailure) }
+    do {
+      try GLib.load()
+    } catch {
+      throw SecretServiceError.libsecretMissing(error.message)
+    }
   }
 
   /// Why libsecret could not be loaded, or nil once it is. Loading on the first keyring
   /// operation, not at start-up, keeps GLib and libgcrypt out of the processes that never
   /// reach the keyring.
   private static let loadFailure: String? = tokenctl_libsecret_load().map { String(cString: $0) }
-  private static let gioLoadFailure: String? = tokenctl_gio_load().map { String(cString: $0) }
 
   /// A new `GHashTable` of strings that owns copies of `dictionary`; free with
   /// `g_hash_table_unref`.
@@ -60,7 +65,7 @@ enum GLibBridge {
     return objects
   }
 
-  static func unref(_ object: OpaquePointer) { tokenctl_g_object_unref(UnsafeMutableRawPointer(object)) }
+  static func unref(_ object: OpaquePointer) { GLib.unref(object) }
 
   /// Runs `body` with a main context of its own as this thread's default, and drains it
   /// before it goes.
@@ -108,16 +113,9 @@ enum GLibBridge {
   /// Where an asynchronous call's callback leaves its `GAsyncResult`.
   private final class PendingResult { var result: OpaquePointer? }
 
-  /// A string GLib allocated, which this frees.
-  static func takeString(_ string: UnsafeMutablePointer<gchar>) -> String {
-    defer { tokenctl_g_free(string) }
-    return String(cString: string)
-  }
+  static func takeString(_ string: UnsafeMutablePointer<gchar>) -> String { GLib.takeString(string) }
 
-  /// The message of a `GError`.
-  static func message(_ error: UnsafeMutablePointer<GError>) -> String {
-    error.pointee.message.map { String(cString: $0) } ?? "unknown error"
-  }
+  static func message(_ error: UnsafeMutablePointer<GError>) -> String { GLib.message(error) }
 
   /// Runs a libsecret/GIO call that reports failure through a `GError**`, turning a
   /// failure into a `TokenKitError` that says what to do, or into `StaleSecretService`

@@ -1,4 +1,5 @@
 import CLibSecret
+import GLibBus
 import TokenKit
 
 /// The Secret Service as the store calls it over D-Bus without libsecret: a connection
@@ -33,17 +34,17 @@ struct SecretServiceBus {
     name = Self.serviceName
   }
 
-  /// Runs `body` with the session bus. GLib holds the shared connection only weakly: the
-  /// reference kept here until `body` returns keeps one connection for all of its calls.
+  /// Runs `body` with the session bus, held until `body` returns: one connection for all
+  /// of its calls.
   static func withSessionBus<R>(_ body: (SecretServiceBus) throws -> R) throws -> R {
-    var error: UnsafeMutablePointer<GError>? = nil
-    guard let connection = tokenctl_g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
-      let detail = error.map(GLibBridge.message) ?? "unknown error"
-      if let error { tokenctl_g_error_free(error) }
-      throw SecretServiceError.noSessionBus(detail)
+    let connection: DBusConnection
+    do {
+      connection = try DBusConnection.session()
+    } catch {
+      throw SecretServiceError.noSessionBus(error.message)
     }
-    defer { GLibBridge.unref(connection) }
-    return try body(SecretServiceBus(connection: connection))
+    defer { connection.release() }
+    return try body(SecretServiceBus(connection: connection.pointer))
   }
 
   /// Calls `method` of `interface` at `path` and returns its reply, of type `replyType`;
@@ -66,13 +67,10 @@ struct SecretServiceBus {
     _ timeout: Int32, _ what: String, refusal: String?
   ) throws -> OpaquePointer? {
     let reply = try GLibBridge.call(what) { error in
-      let reply = replyType.withCString { type in
-        tokenctl_g_dbus_connection_call_sync(
-          connection, name, path, interface, method, parameters, OpaquePointer(type), G_DBUS_CALL_FLAGS_NONE,
-          timeout, nil, error)
-      }
+      let reply = DBusConnection(pointer: connection).call(
+        name, path, interface, method, parameters, replyType: replyType, timeout: timeout, error: error)
       guard let failure = error.pointee else { return reply }
-      if let refusal, tokenctl_g_dbus_error_get_remote_error(failure).map(GLibBridge.takeString) == refusal {
+      if let refusal, tokenctl_g_dbus_error_get_remote_error(failure).map(GLib.takeString) == refusal {
         tokenctl_g_error_free(failure)
         error.pointee = nil
         return nil
@@ -89,16 +87,14 @@ struct SecretServiceBus {
   /// Opens a session with `algorithm` and no input (`plain`'s); its object path, or nil
   /// when the service does not support the algorithm, as the spec lets it refuse any.
   func openSession(algorithm: String, timeout: Int32) throws -> String? {
-    let parameters = tokenctl_g_variant_new_tuple(
-      [tokenctl_g_variant_new_string(algorithm), tokenctl_g_variant_new_variant(tokenctl_g_variant_new_string(""))],
-      2)
+    let parameters = BusValue.tuple([.string(algorithm), .variant(.string(""))]).variant()
     guard
       let reply = try send(
         Self.servicePath, Self.serviceInterface, "OpenSession", parameters, "(vo)", timeout,
         "opening a session with the keyring", refusal: "org.freedesktop.DBus.Error.NotSupported")
     else { return nil }
     defer { tokenctl_g_variant_unref(reply) }
-    return Self.string(reply, 1)
+    return Variant.string(reply, 1)
   }
 
   /// The secrets of the items at `paths` in the plain session at `session` (`GetSecrets`),
@@ -108,7 +104,7 @@ struct SecretServiceBus {
   /// and libsecret's Diffie-Hellman session of this process may have taken it).
   func secrets(of paths: some Collection<String>, session: String, timeout: Int32) throws -> [String: [UInt8]]? {
     let reply = try callService(
-      "GetSecrets", [Self.objectPaths(paths), tokenctl_g_variant_new_object_path(session)],
+      "GetSecrets", [.objectPaths(Array(paths)), .objectPath(session)],
       replyType: "(a{o(oayays)})", timeout: timeout, what: "searching the keyring")
     defer { tokenctl_g_variant_unref(reply) }
     let dictionary = tokenctl_g_variant_get_child_value(reply, 0)!
@@ -123,30 +119,29 @@ struct SecretServiceBus {
       let parameters = tokenctl_g_variant_get_child_value(secret, 1)!
       let encrypted = tokenctl_g_variant_n_children(parameters) != 0
       tokenctl_g_variant_unref(parameters)
-      guard !encrypted, Self.string(secret, 0) == session else { return nil }
+      guard !encrypted, Variant.string(secret, 0) == session else { return nil }
       let value = tokenctl_g_variant_get_child_value(secret, 2)!
       defer { tokenctl_g_variant_unref(value) }
       var count = 0
       let bytes = tokenctl_g_variant_get_fixed_array(value, &count, 1)
-      secrets[Self.string(entry, 0)] = Array(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : count))
+      secrets[Variant.string(entry, 0)] = Array(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : count))
     }
     return secrets
   }
 
   /// A method of the service object (`org.freedesktop.Secret.Service`).
   func callService(
-    _ method: String, _ arguments: [OpaquePointer?], replyType: String, timeout: Int32 = -1, what: String
+    _ method: String, _ arguments: [BusValue], replyType: String, timeout: Int32 = -1, what: String
   ) throws -> OpaquePointer {
     try call(
-      Self.servicePath, Self.serviceInterface, method, tokenctl_g_variant_new_tuple(arguments, arguments.count),
-      replyType: replyType, timeout: timeout, what: what)
+      Self.servicePath, Self.serviceInterface, method, BusValue.tuple(arguments).variant(), replyType: replyType,
+      timeout: timeout, what: what)
   }
 
   /// The properties of `interface` at `path`, as a dictionary (`a{sv}`): one `GetAll`.
   func properties(of path: String, interface name: String) throws -> OpaquePointer {
-    var interface: OpaquePointer? = tokenctl_g_variant_new_string(name)
     let reply = try call(
-      path, "org.freedesktop.DBus.Properties", "GetAll", tokenctl_g_variant_new_tuple(&interface, 1),
+      path, "org.freedesktop.DBus.Properties", "GetAll", BusValue.tuple([.string(name)]).variant(),
       replyType: "(a{sv})", what: "searching the keyring")
     defer { tokenctl_g_variant_unref(reply) }
     return tokenctl_g_variant_get_child_value(reply, 0)!
@@ -155,9 +150,9 @@ struct SecretServiceBus {
   /// The path of the collection the service gives `alias` (`ReadAlias`), nil when none.
   func collection(alias: String) throws -> String? {
     let reply = try callService(
-      "ReadAlias", [tokenctl_g_variant_new_string(alias)], replyType: "(o)", what: "opening the default keyring")
+      "ReadAlias", [.string(alias)], replyType: "(o)", what: "opening the default keyring")
     defer { tokenctl_g_variant_unref(reply) }
-    let path = Self.string(reply, 0)
+    let path = Variant.string(reply, 0)
     // The service says "no such collection" with the root path.
     return path == "/" ? nil : path
   }
@@ -166,27 +161,11 @@ struct SecretServiceBus {
   func label(ofCollection path: String) throws -> String {
     let properties = try properties(of: path, interface: Self.collectionInterface)
     defer { tokenctl_g_variant_unref(properties) }
-    guard let value = Self.lookup(properties, "Label", type: "s") else { return "" }
+    guard let value = Variant.lookup(properties, "Label", type: "s") else { return "" }
     defer { tokenctl_g_variant_unref(value) }
     return String(cString: tokenctl_g_variant_get_string(value, nil))
   }
 
-  static func lookup(_ dictionary: OpaquePointer, _ key: String, type: String) -> OpaquePointer? {
-    type.withCString { tokenctl_g_variant_lookup_value(dictionary, key, OpaquePointer($0)) }
-  }
-
-  /// The string (or object path) at `index` of a tuple or array.
-  static func string(_ tuple: OpaquePointer, _ index: Int) -> String {
-    let child = tokenctl_g_variant_get_child_value(tuple, index)!
-    defer { tokenctl_g_variant_unref(child) }
-    return String(cString: tokenctl_g_variant_get_string(child, nil))
-  }
-
   /// An array of object paths (`ao`).
-  static func objectPaths(_ paths: some Collection<String>) -> OpaquePointer {
-    let objects = paths.map { tokenctl_g_variant_new_object_path($0) }
-    return objects.withUnsafeBufferPointer { buffer in
-      "o".withCString { tokenctl_g_variant_new_array(OpaquePointer($0), buffer.baseAddress, buffer.count) }
-    }
-  }
+  static func objectPaths(_ paths: some Collection<String>) -> BusValue { .objectPaths(Array(paths)) }
 }

@@ -1,4 +1,5 @@
 import CLibSecret
+import GLibBus
 import TokenKit
 
 #if canImport(Glibc)
@@ -411,21 +412,14 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
   private func searchPaths(
     _ bus: SecretServiceBus, _ attributes: [String: String]
   ) throws -> (unlocked: [String], locked: [String]) {
-    let entries = attributes.sorted { $0.key < $1.key }.map { key, value in
-      tokenctl_g_variant_new_dict_entry(tokenctl_g_variant_new_string(key), tokenctl_g_variant_new_string(value))
-    }
-    let dictionary = entries.withUnsafeBufferPointer { buffer in
-      "{ss}".withCString { tokenctl_g_variant_new_array(OpaquePointer($0), buffer.baseAddress, buffer.count) }
-    }
     let reply = try bus.callService(
-      "SearchItems", [dictionary], replyType: "(aoao)", timeout: callTimeout, what: "searching the keyring")
+      "SearchItems", [.stringDictionary(attributes.sorted { $0.key < $1.key })], replyType: "(aoao)",
+      timeout: callTimeout, what: "searching the keyring")
     defer { tokenctl_g_variant_unref(reply) }
-    func paths(_ index: Int) -> [String] {
-      let array = tokenctl_g_variant_get_child_value(reply, index)!
-      defer { tokenctl_g_variant_unref(array) }
-      return (0..<tokenctl_g_variant_n_children(array)).map { SecretServiceBus.string(array, $0) }
-    }
-    return (paths(0), paths(1))
+    guard case .tuple(let found) = BusValue(reading: reply), case .objectPaths(let unlocked) = found[0],
+      case .objectPaths(let locked) = found[1]
+    else { return ([], []) }
+    return (unlocked, locked)
   }
 
   private func provider(_ bus: SecretServiceBus) -> SecretServiceProvider? {
@@ -493,16 +487,14 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
     let dictionary = try bus.properties(of: path, interface: SecretServiceBus.itemInterface)
     defer { tokenctl_g_variant_unref(dictionary) }
     var attributes: [String: String] = [:]
-    if let pairs = SecretServiceBus.lookup(dictionary, "Attributes", type: "a{ss}") {
+    if let pairs = Variant.lookup(dictionary, "Attributes", type: "a{ss}") {
       defer { tokenctl_g_variant_unref(pairs) }
-      for index in 0..<tokenctl_g_variant_n_children(pairs) {
-        let pair = tokenctl_g_variant_get_child_value(pairs, index)!
-        defer { tokenctl_g_variant_unref(pair) }
-        attributes[SecretServiceBus.string(pair, 0)] = SecretServiceBus.string(pair, 1)
+      if case .stringDictionary(let entries) = BusValue(reading: pairs) {
+        attributes = Dictionary(entries) { _, last in last }
       }
     }
     var modified: UInt64 = 0
-    if let value = SecretServiceBus.lookup(dictionary, "Modified", type: "t") {
+    if let value = Variant.lookup(dictionary, "Modified", type: "t") {
       modified = tokenctl_g_variant_get_uint64(value)
       tokenctl_g_variant_unref(value)
     }
@@ -624,24 +616,24 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
   private func collections(_ bus: SecretServiceBus) throws -> [CollectionState] {
     let list = try bus.properties(of: SecretServiceBus.servicePath, interface: SecretServiceBus.serviceInterface)
     defer { tokenctl_g_variant_unref(list) }
-    guard let paths = SecretServiceBus.lookup(list, "Collections", type: "ao") else { return [] }
+    guard let paths = Variant.lookup(list, "Collections", type: "ao") else { return [] }
     defer { tokenctl_g_variant_unref(paths) }
     return try (0..<tokenctl_g_variant_n_children(paths)).map { index in
-      let path = SecretServiceBus.string(paths, index)
+      let path = Variant.string(paths, index)
       let properties = try bus.properties(of: path, interface: SecretServiceBus.collectionInterface)
       defer { tokenctl_g_variant_unref(properties) }
       var label = ""
-      if let value = SecretServiceBus.lookup(properties, "Label", type: "s") {
+      if let value = Variant.lookup(properties, "Label", type: "s") {
         label = String(cString: tokenctl_g_variant_get_string(value, nil))
         tokenctl_g_variant_unref(value)
       }
       var isLocked = false
-      if let value = SecretServiceBus.lookup(properties, "Locked", type: "b") {
+      if let value = Variant.lookup(properties, "Locked", type: "b") {
         isLocked = tokenctl_g_variant_get_boolean(value) != 0
         tokenctl_g_variant_unref(value)
       }
       var itemCount = 0
-      if let value = SecretServiceBus.lookup(properties, "Items", type: "ao") {
+      if let value = Variant.lookup(properties, "Items", type: "ao") {
         itemCount = Int(tokenctl_g_variant_n_children(value))
         tokenctl_g_variant_unref(value)
       }
