@@ -31,17 +31,8 @@ public final class KeyringChangeMonitor: Sendable {
   /// returns is reported. Throws `keyringUnavailable` when GLib cannot be loaded or there
   /// is no session bus; no Secret Service need be running yet.
   public init(onChange: @escaping @Sendable (KeyringChange) -> Void) throws {
-    do {
-      try GLib.load()
-    } catch {
-      throw SecretServiceError.libsecretMissing(error.message)
-    }
-    let bus: DBusConnection
-    do {
-      bus = try DBusConnection.session()
-    } catch {
-      throw SecretServiceError.noSessionBus(error.message)
-    }
+    try GLibBridge.requireGIO()
+    let bus = try SecretServiceBus.session()
     // The loop's subscriptions keep the connection as long as they need it.
     defer { bus.release() }
     // Named, so that what wakes it (another program writing the keyring) can be told

@@ -37,14 +37,18 @@ struct SecretServiceBus {
   /// Runs `body` with the session bus, held until `body` returns: one connection for all
   /// of its calls.
   static func withSessionBus<R>(_ body: (SecretServiceBus) throws -> R) throws -> R {
-    let connection: DBusConnection
+    let connection = try session()
+    defer { connection.release() }
+    return try body(SecretServiceBus(connection: connection.pointer))
+  }
+
+  /// The session bus, which the caller releases; `noSessionBus` when there is none.
+  static func session() throws -> DBusConnection {
     do {
-      connection = try DBusConnection.session()
+      return try DBusConnection.session()
     } catch {
       throw SecretServiceError.noSessionBus(error.message)
     }
-    defer { connection.release() }
-    return try body(SecretServiceBus(connection: connection.pointer))
   }
 
   /// Calls `method` of `interface` at `path` and returns its reply, of type `replyType`;
