@@ -1,6 +1,8 @@
 import ApplicationConsent
 import CLibSecret
-@_exported import GLibBus
+// `AgentBusMethods` answers in `BusValue`s: whoever implements it gets them with AgentBus.
+@_exported import enum GLibBus.BusValue
+import GLibBus
 import ProcessRuntime
 import Synchronization
 
