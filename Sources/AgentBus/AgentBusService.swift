@@ -1,10 +1,10 @@
 import ApplicationConsent
 import CLibSecret
-// `AgentBusMethods` answers in `BusValue`s: whoever implements it gets them with AgentBus.
-@_exported import enum GLibBus.BusValue
 import GLibBus
 import ProcessRuntime
 import Synchronization
+// `AgentBusMethods` answers in `BusValue`s: whoever implements it gets them with AgentBus.
+@_exported import enum GLibBus.BusValue
 
 #if canImport(Glibc)
   import Glibc
