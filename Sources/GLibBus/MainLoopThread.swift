@@ -46,9 +46,7 @@ public final class MainLoopThread: @unchecked Sendable {
   /// registers meanwhile is delivered to the loop. Only before ``start(prepare:)``: a
   /// context can be made a thread's default only while no other thread runs it.
   public func withThreadDefault<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
-    tokenctl_g_main_context_push_thread_default(context)
-    defer { tokenctl_g_main_context_pop_thread_default(context) }
-    return try body()
+    try MainContext.withThreadDefault(context, body)
   }
 
   /// Starts the thread, which runs `prepare` and then the loop until ``stop()``.
@@ -153,7 +151,7 @@ public final class MainLoopThread: @unchecked Sendable {
       tokenctl_g_dbus_connection_signal_unsubscribe(connection, id)
       tokenctl_g_object_unref(UnsafeMutableRawPointer(connection))
     }
-    if !ended.isEmpty { while tokenctl_g_main_context_iteration(context, 0) != 0 {} }
+    if !ended.isEmpty { MainContext.drain(context) }
   }
 
   /// What the thread runs; keeps the loop alive until the thread ends.

@@ -65,53 +65,10 @@ enum GLibBridge {
     return objects
   }
 
+  // GLib's own, in the GLibBus layer; here under their old names for the store's callers.
   static func unref(_ object: OpaquePointer) { GLib.unref(object) }
 
-  /// Runs `body` with a main context of its own as this thread's default, and drains it
-  /// before it goes.
-  ///
-  /// An item proxy subscribes to D-Bus signals in the thread-default context of its
-  /// creation, and when it is freed GLib hands that subscription's clean-up to the same
-  /// context: at once when it is the thread's default then, else as an idle source. The
-  /// contexts of libsecret's `_sync` calls are never run again, so every item a `_sync`
-  /// search made left its clean-up behind for good: a resident agent grew by about 2 KiB
-  /// per item on every read of the keyring. Items made (with the asynchronous calls) and
-  /// freed inside `body` clean up at once.
-  static func withOwnContext<R>(_ body: () throws -> R) rethrows -> R {
-    let context = tokenctl_g_main_context_new()!
-    tokenctl_g_main_context_push_thread_default(context)
-    defer {
-      while tokenctl_g_main_context_iteration(context, 0) != 0 {}
-      tokenctl_g_main_context_pop_thread_default(context)
-      tokenctl_g_main_context_unref(context)
-    }
-    return try body()
-  }
-
-  /// Runs the asynchronous call `start` in the thread-default context (see
-  /// ``withOwnContext(_:)``) until its callback comes, and returns what `finish` makes
-  /// of its result.
-  static func runAsync<R>(
-    _ start: (GAsyncReadyCallback, UnsafeMutableRawPointer) -> Void,
-    finish: (OpaquePointer) -> R
-  ) -> R {
-    let pending = PendingResult()
-    let context = tokenctl_g_main_context_get_thread_default()
-    withExtendedLifetime(pending) {
-      start(
-        { _, result, data in
-          let pending = Unmanaged<PendingResult>.fromOpaque(data!).takeUnretainedValue()
-          pending.result = OpaquePointer(tokenctl_g_object_ref(UnsafeMutableRawPointer(result)))
-        }, Unmanaged.passUnretained(pending).toOpaque())
-      while pending.result == nil { _ = tokenctl_g_main_context_iteration(context, 1) }
-    }
-    let result = pending.result!
-    defer { unref(result) }
-    return finish(result)
-  }
-
-  /// Where an asynchronous call's callback leaves its `GAsyncResult`.
-  private final class PendingResult { var result: OpaquePointer? }
+  static func withOwnContext<R>(_ body: () throws -> R) rethrows -> R { try MainContext.withOwn(body) }
 
   static func takeString(_ string: UnsafeMutablePointer<gchar>) -> String { GLib.takeString(string) }
 

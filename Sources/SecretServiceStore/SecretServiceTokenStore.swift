@@ -258,7 +258,7 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
   private func withBus<R>(_ body: (SecretServiceBus) throws -> R) throws -> R {
     try GLibBridge.requireGIO()
     do {
-      return try SecretServiceBus.withSessionBus { bus in try GLibBridge.withOwnContext { try body(bus) } }
+      return try SecretServiceBus.withSessionBus { bus in try MainContext.withOwn { try body(bus) } }
     } catch let stale as StaleSecretService {
       // The calls went to the well-known name, which no daemon owns any more: no service.
       throw stale.error
@@ -296,7 +296,7 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
           })
       else { throw SecretServiceError.noSecretService("libsecret returned no service") }
       defer { GLibBridge.unref(service) }
-      return try GLibBridge.withOwnContext { try body(service) }
+      return try MainContext.withOwn { try body(service) }
     }
   }
 
@@ -310,9 +310,9 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
     var flags = SECRET_SEARCH_ALL.rawValue
     if loadSecrets { flags |= SECRET_SEARCH_LOAD_SECRETS.rawValue }
     // The asynchronous search, run here: its items belong to the store's own context (see
-    // GLibBridge.withOwnContext), where the _sync search's would leak.
+    // MainContext.withOwn), where the _sync search's would leak.
     let list = try GLibBridge.call("searching the keyring") { error in
-      GLibBridge.runAsync(
+      MainContext.runAsync(
         { callback, data in
           tokenctl_secret_service_search(
             service, nil, table, SecretSearchFlags(rawValue: flags), nil, callback, data)
@@ -521,7 +521,7 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
       defer { items.forEach(GLibBridge.unref) }
       for path in chunk {
         let item = try GLibBridge.call("searching the keyring") { error in
-          GLibBridge.runAsync(
+          MainContext.runAsync(
             { callback, data in
               tokenctl_secret_item_new_for_dbus_path(service, path, SECRET_ITEM_NONE, nil, callback, data)
             },
@@ -536,7 +536,7 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
       for item in items.reversed() { list = tokenctl_g_list_prepend(list, UnsafeMutableRawPointer(item)) }
       defer { tokenctl_g_list_free(list) }
       _ = try GLibBridge.call("searching the keyring") { error in
-        GLibBridge.runAsync(
+        MainContext.runAsync(
           { callback, data in tokenctl_secret_item_load_secrets(list, nil, callback, data) },
           finish: { tokenctl_secret_item_load_secrets_finish($0, error) })
       }
