@@ -207,7 +207,7 @@ bench: bench-deps auth-server-deps
 startup-order: bench-deps
 	TOKENCTL_STATIC_PIE=1 $(SWIFT) build $(RELEASE_FLAGS)
 	$(KEYRING) Tests/Support/generate-startup-order .build/release $(STARTUP_ORDER)
-	rm -f $(RELEASE_BINARIES)
+	rm -f $(RELEASE_BINARIES) $(FRONT_END)
 	TOKENCTL_STATIC_PIE=1 $(SWIFT) build $(RELEASE_FLAGS)
 
 # libFuzzer over every parser of untrusted input (Tests/Fuzz/run): 1,000,000 runs per
