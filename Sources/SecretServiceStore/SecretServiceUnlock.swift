@@ -30,7 +30,8 @@ enum SecretServiceUnlock {
     if prompt == "/" { return }
 
     let outcome = PromptOutcome()
-    let loop = MainLoopThread(name: threadName)
+    // Named for `ps -L`, as the monitor's thread is.
+    let loop = MainLoopThread(name: "keyring-prompt")
     loop.subscribe(
       on: DBusConnection(pointer: bus.connection), sender: bus.name, interface: promptInterface, member: "Completed",
       path: prompt
@@ -72,9 +73,6 @@ enum SecretServiceUnlock {
       usleep(50_000)
     }
   }
-
-  /// The thread that waits on a prompt's answer (`ps -L`).
-  static let threadName = "keyring-prompt"
 
   private static let promptInterface = "org.freedesktop.Secret.Prompt"
 
