@@ -24,9 +24,16 @@ public struct GLibError: Error, Sendable, Equatable, CustomStringConvertible {
     defer { tokenctl_g_error_free(error) }
     // The name first: for an error GDBus did not map to a GError of its own, it is read
     // from the prefix that stripping removes.
-    let remoteName = tokenctl_g_dbus_error_get_remote_error(error).map(GLib.takeString)
+    let remoteName = Self.remoteErrorName(of: error)
     _ = tokenctl_g_dbus_error_strip_remote_error(error)
     self.init(message: GLib.message(error), remoteName: remoteName)
+  }
+
+  /// The D-Bus error name `error` carries (a remote error's), nil for one raised in this
+  /// process. Read it before stripping the message: only the errors GDBus maps to a
+  /// `GError` of their own (`G_DBUS_ERROR`'s, registered domains') keep it afterwards.
+  public static func remoteErrorName(of error: UnsafeMutablePointer<GError>) -> String? {
+    tokenctl_g_dbus_error_get_remote_error(error).map(GLib.takeString)
   }
 
   public var description: String { message }

@@ -65,14 +65,11 @@ enum GLibBridge {
     return objects
   }
 
-  // GLib's own, in the GLibBus layer; here under their old names for the store's callers.
+  // GLib's own, in the GLibBus layer; here under their old names for the token store's
+  // callers, until it calls `GLib` itself.
   static func unref(_ object: OpaquePointer) { GLib.unref(object) }
 
-  static func withOwnContext<R>(_ body: () throws -> R) rethrows -> R { try MainContext.withOwn(body) }
-
   static func takeString(_ string: UnsafeMutablePointer<gchar>) -> String { GLib.takeString(string) }
-
-  static func message(_ error: UnsafeMutablePointer<GError>) -> String { GLib.message(error) }
 
   /// Runs a libsecret/GIO call that reports failure through a `GError**`, turning a
   /// failure into a `TokenKitError` that says what to do, or into `StaleSecretService`

@@ -47,7 +47,7 @@ public final class KeyringChangeMonitor: Sendable {
     do {
       try loop.start()
     } catch {
-      throw TokenKitError(.storeFailure, "cannot start the keyring monitor's thread: \(error.message)")
+      throw TokenKitError(.internalFailure, "cannot start the keyring monitor's thread: \(error.message)")
     }
   }
 

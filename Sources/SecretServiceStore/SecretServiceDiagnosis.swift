@@ -1,4 +1,5 @@
 import CLibSecret
+import GLibBus
 import TokenKit
 
 /// How far the road to the keyring goes, step by step, for `tokenctl doctor`: libsecret,
@@ -46,23 +47,24 @@ public struct SecretServiceDiagnosis: Sendable {
       diagnosis.failure = (.library, error as? TokenKitError ?? TokenKitError(.keyringUnavailable, "\(error)"))
       return diagnosis
     }
-    var error: UnsafeMutablePointer<GError>? = nil
-    guard let bus = tokenctl_g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
-      let detail = error.map(GLibBridge.message) ?? "unknown error"
-      if let error { tokenctl_g_error_free(error) }
-      diagnosis.failure = (.sessionBus, SecretServiceError.noSessionBus(detail))
+    let bus: DBusConnection
+    do {
+      bus = try SecretServiceBus.session()
+    } catch {
+      diagnosis.failure = (.sessionBus, error as? TokenKitError ?? SecretServiceError.noSessionBus("\(error)"))
       return diagnosis
     }
-    defer { GLibBridge.unref(bus) }
+    defer { bus.release() }
     if let owner = nameOwner(bus) {
       diagnosis.provider = .running(owner: owner)
-      diagnosis.program = SecretServiceProvider.owning(bus: bus)
-    } else if activatableNames(bus).contains(secretsName) {
+      diagnosis.program = SecretServiceProvider.owning(bus: bus.pointer)
+    } else if activatableNames(bus).contains(SecretServiceBus.serviceName) {
       diagnosis.provider = .activatable
     } else {
       diagnosis.failure = (
         .secretService,
-        SecretServiceError.noSecretService("nobody owns \(secretsName), and no D-Bus service file starts it")
+        SecretServiceError.noSecretService(
+          "nobody owns \(SecretServiceBus.serviceName), and no D-Bus service file starts it")
       )
       return diagnosis
     }
@@ -70,10 +72,10 @@ public struct SecretServiceDiagnosis: Sendable {
       // The first call to a service the bus starts is the one that starts it: its failure
       // is the service's, not the collection's.
       let failingStep: Step = diagnosis.provider == .activatable ? .secretService : .defaultCollection
-      let (label, isLocked) = try GLibBridge.withOwnContext { try defaultCollection(failingAs: failingStep) }
+      let (label, isLocked) = try MainContext.withOwn { try defaultCollection(failingAs: failingStep) }
       diagnosis.defaultCollection = label
       // An activated service has a process only now.
-      if diagnosis.program == nil { diagnosis.program = SecretServiceProvider.owning(bus: bus) }
+      if diagnosis.program == nil { diagnosis.program = SecretServiceProvider.owning(bus: bus.pointer) }
       if isLocked { diagnosis.failure = (.unlocked, SecretServiceError.locked([label], provider: diagnosis.program)) }
     } catch let failure as DiagnosisFailure {
       diagnosis.failure = (failure.step, failure.error)
@@ -87,8 +89,6 @@ public struct SecretServiceDiagnosis: Sendable {
     return diagnosis
   }
 
-  private static let secretsName = "org.freedesktop.secrets"
-
   private struct DiagnosisFailure: Error {
     var step: Step
     var error: TokenKitError
@@ -101,7 +101,7 @@ public struct SecretServiceDiagnosis: Sendable {
       let service = try GLibBridge.call(
         "connecting to the Secret Service", { tokenctl_secret_service_get_sync(SECRET_SERVICE_NONE, nil, $0) })
     else { throw SecretServiceError.noSecretService("libsecret returned no service") }
-    defer { GLibBridge.unref(service) }
+    defer { GLib.unref(service) }
     let found: OpaquePointer?
     do {
       // SECRET_COLLECTION_NONE: the collection's properties only, none of its items.
@@ -116,49 +116,32 @@ public struct SecretServiceDiagnosis: Sendable {
     guard let collection = found else {
       throw DiagnosisFailure(step: .defaultCollection, error: SecretServiceError.noDefaultKeyring)
     }
-    defer { GLibBridge.unref(collection) }
-    let label = tokenctl_secret_collection_get_label(collection).map(GLibBridge.takeString) ?? "default"
+    defer { GLib.unref(collection) }
+    let label = tokenctl_secret_collection_get_label(collection).map(GLib.takeString) ?? "default"
     return (label, tokenctl_secret_collection_get_locked(collection) != 0)
   }
 
   /// `GetNameOwner`: the unique name of the process that owns the Secret Service's name,
   /// or nil when nobody does (the bus answers `NameHasNoOwner`).
-  private static func nameOwner(_ bus: OpaquePointer) -> String? {
-    guard let reply = callBus(bus, "GetNameOwner", argument: secretsName, replyType: "(s)") else { return nil }
-    defer { tokenctl_g_variant_unref(reply) }
-    let child = tokenctl_g_variant_get_child_value(reply, 0)!
-    defer { tokenctl_g_variant_unref(child) }
-    return tokenctl_g_variant_get_string(child, nil).map { String(cString: $0) }
+  private static func nameOwner(_ bus: DBusConnection) -> String? {
+    guard
+      case .tuple(let reply)? = try? bus.callBus(
+        "GetNameOwner", .tuple([.string(SecretServiceBus.serviceName)]), replyType: "(s)", timeout: busTimeout),
+      case .string(let owner)? = reply.first
+    else { return nil }
+    return owner
   }
 
   /// `ListActivatableNames`: the names the bus can start a service for.
-  private static func activatableNames(_ bus: OpaquePointer) -> [String] {
-    guard let reply = callBus(bus, "ListActivatableNames", argument: nil, replyType: "(as)") else { return [] }
-    defer { tokenctl_g_variant_unref(reply) }
-    let array = tokenctl_g_variant_get_child_value(reply, 0)!
-    defer { tokenctl_g_variant_unref(array) }
-    return (0..<tokenctl_g_variant_n_children(array)).compactMap { index in
-      let child = tokenctl_g_variant_get_child_value(array, index)!
-      defer { tokenctl_g_variant_unref(child) }
-      return tokenctl_g_variant_get_string(child, nil).map { String(cString: $0) }
-    }
+  private static func activatableNames(_ bus: DBusConnection) -> [String] {
+    guard
+      case .tuple(let reply)? = try? bus.callBus("ListActivatableNames", nil, replyType: "(as)", timeout: busTimeout),
+      case .strings(let names)? = reply.first
+    else { return [] }
+    return names
   }
 
-  /// A method of the bus daemon, which never starts a service to answer it.
-  private static func callBus(
-    _ bus: OpaquePointer, _ method: String, argument: String?, replyType: String
-  ) -> OpaquePointer? {
-    let children: [OpaquePointer?] = argument.map { [tokenctl_g_variant_new_string($0)] } ?? []
-    let parameters = children.withUnsafeBufferPointer {
-      tokenctl_g_variant_new_tuple($0.baseAddress, $0.count)
-    }
-    var error: UnsafeMutablePointer<GError>? = nil
-    let reply = replyType.withCString { type in
-      tokenctl_g_dbus_connection_call_sync(
-        bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method, parameters,
-        OpaquePointer(type), G_DBUS_CALL_FLAGS_NONE, 5000, nil, &error)
-    }
-    if let error { tokenctl_g_error_free(error) }
-    return reply
-  }
+  /// How long the bus daemon, which answers at once and never starts a service to answer
+  /// these, may take: 5 s, well past a busy machine's delay, and short of GDBus's 25 s.
+  private static let busTimeout: Int32 = 5000
 }

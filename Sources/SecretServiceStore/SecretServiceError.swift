@@ -1,4 +1,5 @@
 import CLibSecret
+import GLibBus
 import TokenKit
 
 /// The errors the Secret Service can cause, each with what the user can do about it.
@@ -98,8 +99,8 @@ enum SecretServiceError {
   /// Maps a `GError` from a Secret Service call to a `TokenKitError`. GLib's messages name
   /// D-Bus objects and errors, never secrets, so they may be shown.
   static func classify(_ error: UnsafeMutablePointer<GError>, during what: String) -> TokenKitError {
-    let message = GLibBridge.message(error)
-    let remote = remoteName(error)
+    let message = GLib.message(error)
+    let remote = GLibError.remoteErrorName(of: error)
     if error.pointee.domain == tokenctl_secret_error_domain(),
       error.pointee.code == Int32(SECRET_ERROR_IS_LOCKED.rawValue)
     {
@@ -142,15 +143,9 @@ enum SecretServiceError {
   /// files"), GLib 2.74 and libsecret 0.20 as Debian 12 ships them; until libsecret is
   /// told to forget it. `NameHasNoOwner` means the same, from the bus's other methods.
   static func serviceWentAway(_ error: UnsafeMutablePointer<GError>) -> Bool {
-    switch remoteName(error) {
+    switch GLibError.remoteErrorName(of: error) {
     case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner": true
     default: false
     }
-  }
-
-  /// The D-Bus error name a remote error carries, such as
-  /// `org.freedesktop.DBus.Error.ServiceUnknown`; nil for an error raised locally.
-  private static func remoteName(_ error: UnsafeMutablePointer<GError>) -> String? {
-    tokenctl_g_dbus_error_get_remote_error(error).map(GLibBridge.takeString)
   }
 }

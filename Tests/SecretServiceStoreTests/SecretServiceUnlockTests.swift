@@ -1,0 +1,52 @@
+import Foundation
+import GLibBus
+import TestSupport
+import Testing
+import TokenKit
+
+@testable import SecretServiceStore
+
+/// The unlock's prompt flow against a stand-in Secret Service on a bus of the test's own
+/// (Tests/Support/secret-service-prompts), whose prompts complete as the test chooses. The
+/// answer, the prompt's `Completed` signal, is waited for on a loop thread of its own
+/// (GLibBus's `MainLoopThread`) and read as a `BusValue`. An exit test: the store finds
+/// the bus only through the process's environment.
+@Suite(ExitTestGate.trait) struct SecretServiceUnlockTests {
+  @Test func thePromptsAnswerIsReadAsTheSpecWritesIt() async throws {
+    let service = FileManager.default.currentDirectoryPath + "/Tests/Support/secret-service-prompts"
+    let session = try await PrivateSession.started(
+      .busWithoutSecretService,
+      services: ["org.freedesktop.secrets.service": "[D-BUS Service]\nName=org.freedesktop.secrets\nExec=\(service)\n"])
+    defer { session.stop() }
+    let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+      [environment = session.environment as [String: String]] in
+      OwnProcess.run(on: environment, SecretServiceUnlockTests.unlockThroughPrompts)
+    }
+    OwnProcess.report(result)
+  }
+
+  static func unlockThroughPrompts(_ session: PrivateSession) throws {
+    try GLibBridge.requireGIO()
+    let prompting = KeyringPrompting(timeout: .seconds(2)) { _ in }
+    /// Unlocks an object whose name the stand-in answers its prompt by.
+    func unlock(answering answer: String) throws {
+      try SecretServiceBus.withSessionBus { bus in
+        try MainContext.withOwn {
+          try SecretServiceUnlock.unlock(
+            ["/org/freedesktop/secrets/collection/\(answer)"], names: ["Login"], bus: bus, prompting: prompting)
+        }
+      }
+    }
+
+    try unlock(answering: "allowed")
+    let dismissed = #expect(throws: TokenKitError.self) { try unlock(answering: "dismissed") }
+    #expect(dismissed?.code == .keyringLocked)
+    #expect(dismissed?.message.contains("was dismissed") == true, "\(String(describing: dismissed))")
+    // A `Completed` whose body is not the spec's (bv) is no answer: read as a boolean in
+    // place, it was taken for "not dismissed", and the keyring for unlocked. The prompt is
+    // waited out, then dismissed.
+    let malformed = #expect(throws: TokenKitError.self) { try unlock(answering: "malformed") }
+    #expect(malformed?.code == .keyringLocked)
+    #expect(malformed?.message.contains("got no answer within 2 s") == true, "\(String(describing: malformed))")
+  }
+}
