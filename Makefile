@@ -107,13 +107,13 @@ test: build check-man check-libsecret check-units auth-server-deps keyring-backe
 	rm -f $(HARDENING)
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(SWIFT) test --skip-build
 	# The exit tests alone (see Tests/SecretServiceStoreTests/ExitTestGate.swift).
-	TOKENCTL_EXIT_TESTS=1 $(KEYRING) $(SWIFT) test --skip-build --filter 'KeyringChangeMonitorTests|KeyringDaemonRestartTests|SecretServiceStoreMemoryTests'
+	TOKENCTL_EXIT_TESTS=1 $(KEYRING) $(SWIFT) test --skip-build --filter 'KeyringChangeMonitorTests|KeyringDaemonRestartTests|SecretServiceStoreMemoryTests|SecretServiceUnlockTests'
 	# The command line's and the git helper's suites again, every client they start asking a
 	# tokenctl agent first (Tests/Support/with-agent): the same outputs, exit codes and
 	# errors either way (issue 13). The agent's own suite starts agents of its own. Their
 	# `tokenctl` is the front end, as `make install` installs it (issue 26).
 	TOKENCTL_BIN=$(CURDIR)/.build/debug/tokenctl-front-end $(KEYRING) Tests/Support/with-agent $(SWIFT) test --skip-build --filter 'TokenCtlCLITests\.|GitCredentialHelperTests\.' \
-	  --skip 'AgentIntegrationTests|KeyringChangeMonitorTests|KeyringDaemonRestartTests|SecretServiceStoreMemoryTests'
+	  --skip 'AgentIntegrationTests|KeyringChangeMonitorTests|KeyringDaemonRestartTests|SecretServiceStoreMemoryTests|SecretServiceUnlockTests'
 	# The keyring store against KeePassXC as it ships (Tests/Support/with-secret-service).
 	# --no-parallel: KeePassXC refuses to lock a database while another test's dialog is up.
 	$(PROVIDER_RUN) Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build --no-parallel --filter '$(PROVIDER_TESTS)'

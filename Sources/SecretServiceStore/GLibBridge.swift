@@ -65,12 +65,6 @@ enum GLibBridge {
     return objects
   }
 
-  // GLib's own, in the GLibBus layer; here under their old names for the token store's
-  // callers, until it calls `GLib` itself.
-  static func unref(_ object: OpaquePointer) { GLib.unref(object) }
-
-  static func takeString(_ string: UnsafeMutablePointer<gchar>) -> String { GLib.takeString(string) }
-
   /// Runs a libsecret/GIO call that reports failure through a `GError**`, turning a
   /// failure into a `TokenKitError` that says what to do, or into `StaleSecretService`
   /// when the Secret Service that libsecret remembers has gone away.
@@ -81,8 +75,14 @@ enum GLibBridge {
     let result = body(&error)
     if let error {
       defer { tokenctl_g_error_free(error) }
-      let failure = SecretServiceError.classify(error, during: what)
-      if SecretServiceError.serviceWentAway(error) { throw StaleSecretService(error: failure) }
+      // The D-Bus error name first: stripping the message's "GDBus.Error:NAME: " prefix
+      // (as libsecret does after its own calls, so messages read the same) loses it for
+      // the names no GError is registered for, the Secret Service's own when libsecret is
+      // not loaded (the read path).
+      let remote = GLibError.remoteErrorName(of: error)
+      _ = tokenctl_g_dbus_error_strip_remote_error(error)
+      let failure = SecretServiceError.classify(error, remoteName: remote, during: what)
+      if SecretServiceError.serviceWentAway(remoteName: remote) { throw StaleSecretService(error: failure) }
       throw failure
     }
     return result

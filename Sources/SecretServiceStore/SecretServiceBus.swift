@@ -74,15 +74,12 @@ struct SecretServiceBus {
       let reply = DBusConnection(pointer: connection).call(
         name, path, interface, method, parameters, replyType: replyType, timeout: timeout, error: error)
       guard let failure = error.pointee else { return reply }
-      if let refusal, tokenctl_g_dbus_error_get_remote_error(failure).map(GLib.takeString) == refusal {
+      if let refusal, GLibError.remoteErrorName(of: failure) == refusal {
         tokenctl_g_error_free(failure)
         error.pointee = nil
         return nil
       }
-      // As libsecret does after the same calls, so messages read as before: the names
-      // `SecretServiceError.classify` looks for are registered GErrors, which keep their
-      // name without the message's "GDBus.Error:<name>: " prefix.
-      _ = tokenctl_g_dbus_error_strip_remote_error(failure)
+      // Classified, with its name, by GLibBridge.call.
       return reply
     }
     return reply ?? nil

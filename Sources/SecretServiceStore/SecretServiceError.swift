@@ -98,9 +98,13 @@ enum SecretServiceError {
 
   /// Maps a `GError` from a Secret Service call to a `TokenKitError`. GLib's messages name
   /// D-Bus objects and errors, never secrets, so they may be shown.
-  static func classify(_ error: UnsafeMutablePointer<GError>, during what: String) -> TokenKitError {
+  /// `remote` is the D-Bus error name, read before the message was stripped.
+  static func classify(
+    _ error: UnsafeMutablePointer<GError>, remoteName remote: String?, during what: String
+  )
+    -> TokenKitError
+  {
     let message = GLib.message(error)
-    let remote = GLibError.remoteErrorName(of: error)
     if error.pointee.domain == tokenctl_secret_error_domain(),
       error.pointee.code == Int32(SECRET_ERROR_IS_LOCKED.rawValue)
     {
@@ -134,7 +138,8 @@ enum SecretServiceError {
     )
   }
 
-  /// Whether `error` says that the Secret Service libsecret is bound to has left the bus.
+  /// Whether an error named `remoteName` says that the Secret Service libsecret is bound
+  /// to has left the bus.
   ///
   /// libsecret keeps one `SecretService` per process, bound to the unique bus name of the
   /// daemon that answered first. Once that daemon exits, even when a new one has taken
@@ -142,8 +147,8 @@ enum SecretServiceError {
   /// call fails with `ServiceUnknown` ("The name :1.0 was not provided by any .service
   /// files"), GLib 2.74 and libsecret 0.20 as Debian 12 ships them; until libsecret is
   /// told to forget it. `NameHasNoOwner` means the same, from the bus's other methods.
-  static func serviceWentAway(_ error: UnsafeMutablePointer<GError>) -> Bool {
-    switch GLibError.remoteErrorName(of: error) {
+  static func serviceWentAway(remoteName: String?) -> Bool {
+    switch remoteName {
     case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner": true
     default: false
     }

@@ -180,7 +180,7 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
 
     try withService { service in
       let existing = try search(service, key, loadSecrets: false)
-      defer { existing.forEach(GLibBridge.unref) }
+      defer { existing.forEach(GLib.unref) }
       try requireUnlocked(service, existing)
       if let item = newestPerAccount(existing).first {
         // KeePassXC merges the attributes SetAttributes sends into those the item has, so
@@ -216,11 +216,11 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
         }
       } else {
         let collection = try defaultCollection(service)
-        defer { GLibBridge.unref(collection) }
+        defer { GLib.unref(collection) }
         let created = try GLibBridge.call("storing \(what)") {
           tokenctl_secret_item_create_sync(collection, nil, table, label, value, SECRET_ITEM_CREATE_NONE, nil, $0)
         }
-        created.map(GLibBridge.unref)
+        created.map(GLib.unref)
       }
     }
   }
@@ -230,7 +230,7 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
   func delete(_ attributes: [String: String], what: String) throws -> Bool {
     try withService { service in
       let items = try search(service, attributes, loadSecrets: false)
-      defer { items.forEach(GLibBridge.unref) }
+      defer { items.forEach(GLib.unref) }
       try requireUnlocked(service, items)
       for item in items {
         _ = try GLibBridge.call("removing \(what)") { tokenctl_secret_item_delete_sync(item, nil, $0) }
@@ -295,7 +295,7 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
             tokenctl_secret_service_get_sync(SECRET_SERVICE_NONE, nil, $0)
           })
       else { throw SecretServiceError.noSecretService("libsecret returned no service") }
-      defer { GLibBridge.unref(service) }
+      defer { GLib.unref(service) }
       return try MainContext.withOwn { try body(service) }
     }
   }
@@ -518,7 +518,7 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
     for start in stride(from: 0, to: paths.count, by: Self.secretsAtOnce) {
       let chunk = paths[start..<min(start + Self.secretsAtOnce, paths.count)]
       var items: [OpaquePointer] = []
-      defer { items.forEach(GLibBridge.unref) }
+      defer { items.forEach(GLib.unref) }
       for path in chunk {
         let item = try GLibBridge.call("searching the keyring") { error in
           MainContext.runAsync(
@@ -571,7 +571,7 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
     }
     if items.isEmpty {
       let collection = try defaultCollection(service)
-      GLibBridge.unref(collection)
+      GLib.unref(collection)
     }
   }
 
@@ -595,7 +595,7 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
         try SecretServiceUnlock.unlock(
           [path], names: [label], bus: SecretServiceBus(proxy: service), prompting: prompting)
       } catch {
-        GLibBridge.unref(collection)
+        GLib.unref(collection)
         throw error
       }
     }
@@ -651,7 +651,7 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
   }
 
   private static func label(of collection: OpaquePointer) -> String {
-    tokenctl_secret_collection_get_label(collection).map(GLibBridge.takeString) ?? "default"
+    tokenctl_secret_collection_get_label(collection).map(GLib.takeString) ?? "default"
   }
 
   private func attributes(of item: OpaquePointer) -> [String: String] {

@@ -25,6 +25,32 @@ import TokenKit
     OwnProcess.report(result)
   }
 
+  /// The read path's calls go over GDBus without libsecret, which registers the Secret
+  /// Service's error names: a reply of `org.freedesktop.Secret.Error.IsLocked` must still
+  /// read as a locked keyring (exit 7, with its remedy), not as a failure of the store.
+  @Test func aLockedItemOnTheReadPathIsALockedKeyring() async throws {
+    let service = FileManager.default.currentDirectoryPath + "/Tests/Support/secret-service-prompts"
+    let session = try await PrivateSession.started(
+      .busWithoutSecretService,
+      services: ["org.freedesktop.secrets.service": "[D-BUS Service]\nName=org.freedesktop.secrets\nExec=\(service)\n"])
+    defer { session.stop() }
+    let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+      [environment = session.environment as [String: String]] in
+      OwnProcess.run(on: environment, SecretServiceUnlockTests.readALockedItem)
+    }
+    OwnProcess.report(result)
+  }
+
+  static func readALockedItem(_ session: PrivateSession) throws {
+    try GLibBridge.requireGIO()
+    let error = #expect(throws: TokenKitError.self) {
+      try SecretServiceBus.withSessionBus { bus in
+        _ = try bus.secrets(of: ["/org/freedesktop/secrets/collection/login/1"], session: "/", timeout: 5000)
+      }
+    }
+    #expect(error?.code == .keyringLocked, "\(String(describing: error))")
+  }
+
   static func unlockThroughPrompts(_ session: PrivateSession) throws {
     try GLibBridge.requireGIO()
     let prompting = KeyringPrompting(timeout: .seconds(2)) { _ in }
