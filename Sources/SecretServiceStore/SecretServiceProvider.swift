@@ -1,4 +1,5 @@
 import CLibSecret
+import GLibBus
 
 #if canImport(Glibc)
   import Glibc
@@ -62,19 +63,12 @@ public enum SecretServiceProvider: Sendable, Hashable {
   /// The provider that owns `org.freedesktop.secrets` on `bus`, or nil when nobody does or
   /// the bus does not say.
   static func owning(bus: OpaquePointer) -> SecretServiceProvider? {
-    var error: UnsafeMutablePointer<GError>? = nil
-    let parameters = tokenctl_g_variant_new_tuple([tokenctl_g_variant_new_string("org.freedesktop.secrets")], 1)
-    let reply = "(u)".withCString { type in
-      tokenctl_g_dbus_connection_call_sync(
-        bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
-        parameters, OpaquePointer(type), G_DBUS_CALL_FLAGS_NONE, 5000, nil, &error)
-    }
-    if let error { tokenctl_g_error_free(error) }
-    guard let reply else { return nil }
-    defer { tokenctl_g_variant_unref(reply) }
-    let child = tokenctl_g_variant_get_child_value(reply, 0)!
-    defer { tokenctl_g_variant_unref(child) }
-    let pid = tokenctl_g_variant_get_uint32(child)
+    guard
+      case .tuple(let reply) = try? DBusConnection(pointer: bus).callBus(
+        "GetConnectionUnixProcessID", .tuple([.string(SecretServiceBus.serviceName)]), replyType: "(u)",
+        timeout: 5000),
+      case .uint32(let pid) = reply.first
+    else { return nil }
     guard let file = fopen("/proc/\(pid)/comm", "r") else { return nil }
     defer { fclose(file) }
     var buffer = [CChar](repeating: 0, count: 64)
