@@ -98,7 +98,13 @@ import TokenKit
     try collectSecrets()
     await attributes += try keyringAttributes()
     await #expect(try tokenctl("list", "--json").status == 0)
-    await #expect(try tokenctl("revoke", "oidc:ada").status == 0)
+    // A revocation the shared server did not answer keeps the account (exit 15, by
+    // design) and is asked again; its output is scanned all the same. It failed once, in
+    // CI's pass through the agent on a loaded machine, with no failed revocation in the
+    // server's log.
+    var revoked = try await tokenctl("revoke", "oidc:ada")
+    for _ in 0..<2 where revoked.status == 15 { revoked = try await tokenctl("revoke", "oidc:ada") }
+    #expect(revoked.status == 0, "\(revoked.stderr)")
     // An error path too: a refresh with a revoked token.
     await #expect(try tokenctl("token", "oidc:nobody").status == 2)
 
