@@ -13,30 +13,35 @@ import TokenKit
 /// the bus only through the process's environment.
 @Suite(ExitTestGate.trait) struct SecretServiceUnlockTests {
   @Test func thePromptsAnswerIsReadAsTheSpecWritesIt() async throws {
-    let service = FileManager.default.currentDirectoryPath + "/Tests/Support/secret-service-prompts"
-    let session = try await PrivateSession.started(
-      .busWithoutSecretService,
-      services: ["org.freedesktop.secrets.service": "[D-BUS Service]\nName=org.freedesktop.secrets\nExec=\(service)\n"])
-    defer { session.stop() }
-    let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-      [environment = session.environment as [String: String]] in
-      OwnProcess.run(on: environment, SecretServiceUnlockTests.unlockThroughPrompts)
-    }
-    OwnProcess.report(result)
+    try await againstTheStandIn(.unlockThroughPrompts)
   }
 
   /// The read path's calls go over GDBus without libsecret, which registers the Secret
   /// Service's error names: a reply of `org.freedesktop.Secret.Error.IsLocked` must still
   /// read as a locked keyring (exit 7, with its remedy), not as a failure of the store.
   @Test func aLockedItemOnTheReadPathIsALockedKeyring() async throws {
+    try await againstTheStandIn(.readALockedItem)
+  }
+
+  /// What a test checks in its own process: named, since an exit test takes only values.
+  enum Check: String, Codable, Sendable {
+    case unlockThroughPrompts, readALockedItem
+  }
+
+  /// Runs `check` in a process of its own, on a private bus whose Secret Service is the
+  /// stand-in.
+  func againstTheStandIn(_ check: Check) async throws {
     let service = FileManager.default.currentDirectoryPath + "/Tests/Support/secret-service-prompts"
     let session = try await PrivateSession.started(
       .busWithoutSecretService,
       services: ["org.freedesktop.secrets.service": "[D-BUS Service]\nName=org.freedesktop.secrets\nExec=\(service)\n"])
     defer { session.stop() }
     let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-      [environment = session.environment as [String: String]] in
-      OwnProcess.run(on: environment, SecretServiceUnlockTests.readALockedItem)
+      [environment = session.environment as [String: String], check] in
+      OwnProcess.run(
+        on: environment,
+        check == .unlockThroughPrompts
+          ? SecretServiceUnlockTests.unlockThroughPrompts : SecretServiceUnlockTests.readALockedItem)
     }
     OwnProcess.report(result)
   }
