@@ -32,14 +32,24 @@ enum HelpList {
   /// `text` in lines of at most `width` characters, broken at spaces (a longer word
   /// gets a line of its own).
   static func wrapped(_ text: String, to width: Int) -> [String] {
+    // The line's length is counted as it grows: `String.count` walks the whole line, and
+    // the root command's help (Environment, Exit status) is built on every parse.
     var lines: [String] = []
     var line = ""
+    var length = 0
     for word in text.split(separator: " ") {
-      if !line.isEmpty, line.count + 1 + word.count > width {
+      let wordLength = word.count
+      if length > 0, length + 1 + wordLength > width {
         lines.append(line)
         line = ""
+        length = 0
       }
-      line += line.isEmpty ? String(word) : " " + word
+      if length > 0 {
+        line += " "
+        length += 1
+      }
+      line += word
+      length += wordLength
     }
     return lines + [line]
   }

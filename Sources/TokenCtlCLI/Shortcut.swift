@@ -3,7 +3,8 @@ import AgentFrontEnd
 extension TokenCtl {
   /// The two command lines run most, recognised without swift-argument-parser: `token
   /// ACCOUNT` (scripts, `curl -H "Authorization: Bearer $(tokenctl token …)"`) and
-  /// `credential OPERATION` (git, through `git-credential-tokenctl get`).
+  /// `credential OPERATION` (git, through `git-credential-tokenctl get`); and the first
+  /// one a new user runs, `tokenctl --help`.
   ///
   /// Parsing costs them a fifth of their instructions (the parser reflects over every
   /// command's definition and checks for `--generate-completion-script` before anything
@@ -16,8 +17,18 @@ extension TokenCtl {
   enum Shortcut: Equatable {
     case token(account: String, minValid: Int?, group: String?)
     case credential(operation: String, group: String?)
+    /// The root command's help (`--help`, `-h`, `help`), as the parser would print it.
+    /// Through the parser it cost 22 M instructions, the help rendered twice (once to
+    /// choose the exit status) and the whole command tree reflected to look for
+    /// `--generate-completion-script` first; here, the one rendering (issue 26: `--help`
+    /// through the front end no slower than the full program's was before it).
+    case help
 
     init?(_ arguments: [String]) {
+      if arguments == ["--help"] || arguments == ["-h"] || arguments == ["help"] {
+        self = .help
+        return
+      }
       switch ClientCommand(arguments) {
       case .token(let account, let minValid, let group)?:
         self = .token(account: account, minValid: minValid, group: group)
@@ -26,11 +37,12 @@ extension TokenCtl {
       }
     }
 
-    func run() async throws {
+    func run(context: CLIContext) async throws {
       switch self {
       case .token(let account, let minValid, let group):
         try await Token.printToken(account: account, minValid: minValid, group: group)
       case .credential(let operation, let group): try await Credential.answer(operation: operation, group: group)
+      case .help: context.output.write(TokenCtl.helpMessage() + "\n")
       }
     }
   }

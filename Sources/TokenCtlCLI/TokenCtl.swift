@@ -128,7 +128,7 @@ public struct TokenCtl: ParsableCommand {
     return await CLIContext.$current.withValue(context) {
       do {
         if let shortcut {
-          try await shortcut.run()
+          try await shortcut.run(context: context)
         } else if var command = command as? any AsyncParsableCommand {
           try await command.run()
         } else if var command {

@@ -117,6 +117,14 @@ import TokenStoreTesting
     #expect(fast == parsed)
   }
 
+  /// The root help is printed without the parser, word for word as the parser prints it.
+  @Test(arguments: [["--help"], ["-h"], ["help"], ["-q", "--help"]])
+  func rootHelpAnswersAsTheParsedCommand(arguments: [String]) async throws {
+    try await Self.expectSame(arguments, status: 0)
+    #expect(TokenCtl.Shortcut(arguments.filter { $0 != "-q" }) == .help)
+    #expect(try await Self.run(arguments, shortcuts: true).stdout.contains("USAGE: tokenctl"))
+  }
+
   /// One recogniser of the lines answered before the parser (issue 27): the shortcuts
   /// take what `ClientCommand` takes, options included, and the comparisons above hold.
   @Test func theShortcutsAreTheLinesClientCommandTakes() {
