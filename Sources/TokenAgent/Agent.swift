@@ -221,10 +221,9 @@ public final class Agent: Sendable {
         PeerApplication.identify(pid: pid, stillConnected: { Self.isConnected(connection) })
       } ?? .failure(.unreadable)
     let answer: AgentMessage
+    let handOuts = HandOuts()
     if case .success(let application) = caller, application.isOwn {
-      let handedOut: AgentService.HandedOut = { [desktop] group, account in
-        desktop.gate.handedOut(application, group: group, account: account, via: .socket)
-      }
+      let handedOut: AgentService.HandedOut = { group, account in handOuts.add(group, account) }
       // A token from memory is answered on this thread; the rest on the pool.
       answer =
         service.answerAtOnce(request, handedOut: handedOut)
@@ -237,7 +236,25 @@ public final class Agent: Sendable {
       }
     }
     try? AgentSocketIO.writeMessage(answer, to: connection, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
+    // The audit line of a token handed to our own client is written once the client has
+    // its answer: it costs a lock, an open, a write and a close of the log (a tenth of
+    // the agent's time a request, issue 26), and another process holding the log's lock
+    // (rotating it) must not hold up a token. The connection's thread writes it before
+    // it takes another connection; a consent decision's lines are written as before.
+    if case .success(let application) = caller {
+      for (group, account) in handOuts.taken() {
+        desktop.gate.handedOut(application, group: group, account: account, via: .socket)
+      }
+    }
     close(connection)
+  }
+
+  /// The tokens one answer handed out, told by the service (on this thread or the pool's)
+  /// and audited after the answer is written.
+  private final class HandOuts: Sendable {
+    private let list = Mutex<[(group: String, account: Account)]>([])
+    func add(_ group: String, _ account: Account) { list.withLock { $0.append((group, account)) } }
+    func taken() -> [(group: String, account: Account)] { list.withLock { $0 } }
   }
 
   /// The answer to `request` from the pool, waited for on this thread, which then writes

@@ -260,6 +260,38 @@ import TokenStoreTesting
     #expect(!audit.contains(ada.tokens.accessToken) && !audit.contains(ada.tokens.refreshToken ?? "-"))
   }
 
+  /// A token from memory is answered before its audit line is written (issue 26): another
+  /// process holding the audit log's lock (one rotating it) does not hold the answer up,
+  /// and the line is written once the lock is free. The client is the front end alone,
+  /// with no full program to hand over to: only the agent's answer can print the token.
+  @Test func anAuditLogHeldByAnotherProcessDoesNotHoldTheAnswerUp() async throws {
+    let setup = try await Setup()
+    defer { setup.cleanUp() }
+    let (ada, agent) = try await setup.adaAndAgent("agent-audit-held", expiresIn: 7230)
+    let environment = setup.viaAgent()
+    let (alone, folder) = try ToolHelperFixture.frontEndAlone(named: "tokenctl")
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let warm = try await TestProcess.run(alone, ["token", "gitlocal:ada"], environment: environment)
+    #expect(warm.status == 0 && warm.stdout == ada.tokens.accessToken + "\n", "\(warm.stderr)")
+    let path = XDGDirectories(environment: setup.environment()).state + "/audit.log"
+    let before = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    let fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+    #expect(fd >= 0 && flock(fd, LOCK_EX) == 0, "the test holds \(path)")
+    let token = try await TestProcess.run(alone, ["token", "gitlocal:ada"], environment: environment)
+    #expect(token.status == 0 && token.stdout == ada.tokens.accessToken + "\n", "\(token.stderr)")
+    #expect(((try? String(contentsOfFile: path, encoding: .utf8)) ?? "") == before, "no line while the lock is held")
+    close(fd)
+    var lines = before
+    for _ in 0..<300 where lines == before {
+      try await Task.sleep(for: .milliseconds(100))
+      lines = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    }
+    #expect(
+      lines.dropFirst(before.count).contains(" token app=") && lines.hasPrefix(before),
+      "the held-up line is written once the lock is free: \(lines.dropFirst(before.count))")
+    await Self.finish(agent, keeping: ada)
+  }
+
   // MARK: (a) The same answers as the direct path
 
   /// The executables a user runs: the full program as built, or the front end as `make
