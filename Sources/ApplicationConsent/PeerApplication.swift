@@ -56,22 +56,30 @@ public struct PeerApplication: Sendable, Hashable {
   /// tokenctl's own clients are not dumpable, which closes /proc/PID/exe to other
   /// processes: they turn that off while they wait for the agent's answer (AgentConnection).
   public static func identify(pid: Int32, stillConnected: () -> Bool) -> PeerIdentification {
-    guard pid > 0, let before = startTime(pid) else { return .failure(.unreadable) }
+    // Everything is read relative to the process's folder, opened once: each path from
+    // /proc cost a lookup of the pid (a fifth of the agent's time a request, issue 26),
+    // and a folder whose process has gone answers nothing more, even should its pid be
+    // used again (the start time is compared all the same).
+    guard pid > 0 else { return .failure(.unreadable) }
+    let process = open("/proc/\(pid)", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard process >= 0 else { return .failure(.unreadable) }
+    defer { close(process) }
+    guard let before = startTime(process: process) else { return .failure(.unreadable) }
     var info = stat()
-    guard stat("/proc/\(pid)", &info) == 0, info.st_uid == getuid() else { return .failure(.unreadable) }
-    guard let target = readLink("/proc/\(pid)/exe") else { return .failure(.unreadable) }
+    guard fstat(process, &info) == 0, info.st_uid == getuid() else { return .failure(.unreadable) }
+    guard let target = readLink(at: process, "exe") else { return .failure(.unreadable) }
     let path = withoutDeletedSuffix(target)
-    guard let ours = sameMountNamespace(pid) else { return .failure(.unreadable) }
+    guard let ours = sameMountNamespace(process) else { return .failure(.unreadable) }
     let found: PeerIdentification
     if ours {
       // The file the process runs, wherever it is (the magic link is followed).
-      guard let running = FileID.of("/proc/\(pid)/exe") else { return .failure(.unreadable) }
+      guard let running = FileID.of("exe", inFolder: process) else { return .failure(.unreadable) }
       found = hostApplication(path: path, running: running, atPath: FileID.of(path), isOwn: OwnExecutables.contains)
     } else {
-      guard let sandbox = sandboxAppID(pid, executable: path) else { return .failure(.unreadable) }
+      guard let sandbox = sandboxAppID(process, executable: path) else { return .failure(.unreadable) }
       found = sandbox.map { PeerApplication(identity: .flatpak($0), isOwn: false) }
     }
-    guard startTime(pid) == before, stillConnected() else { return .failure(.unreadable) }
+    guard startTime(process: process) == before, stillConnected() else { return .failure(.unreadable) }
     return found
   }
 
@@ -109,8 +117,8 @@ public struct PeerApplication: Sendable, Hashable {
 
   /// Whether process `pid` shares our mount namespace (the namespaces' nsfs inodes are
   /// equal); nil when that cannot be read.
-  private static func sameMountNamespace(_ pid: Int32) -> Bool? {
-    guard let mine = ownMountNamespace, let theirs = FileID.of("/proc/\(pid)/ns/mnt") else { return nil }
+  private static func sameMountNamespace(_ process: Int32) -> Bool? {
+    guard let mine = ownMountNamespace, let theirs = FileID.of("ns/mnt", inFolder: process) else { return nil }
     return theirs == mine
   }
 
@@ -119,9 +127,9 @@ public struct PeerApplication: Sendable, Hashable {
 
   /// The Flatpak app whose sandbox process `pid` runs in, or why there is none; nil when
   /// its root cannot be opened (it has gone, or is closed to us).
-  private static func sandboxAppID(_ pid: Int32, executable: String) -> Result<FlatpakAppID, UnidentifiedPeer>? {
+  private static func sandboxAppID(_ process: Int32, executable: String) -> Result<FlatpakAppID, UnidentifiedPeer>? {
     // The magic link is followed on purpose: it is the process's root.
-    let root = open("/proc/\(pid)/root", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+    let root = openat(process, "root", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
     guard root >= 0 else { return nil }
     defer { close(root) }
     switch FlatpakInfo.appID(inRoot: root) {
@@ -135,7 +143,15 @@ public struct PeerApplication: Sendable, Hashable {
   /// pid and its start time name one process: `exec` keeps both, and a pid reused by
   /// another process has another start time.
   public static func startTime(_ pid: Int32) -> UInt64? {
-    let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+    let process = open("/proc/\(pid)", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard process >= 0 else { return nil }
+    defer { close(process) }
+    return startTime(process: process)
+  }
+
+  /// As ``startTime(_:)``, of the process whose /proc folder is open at `process`.
+  static func startTime(process: Int32) -> UInt64? {
+    let fd = openat(process, "stat", O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     var bytes = [UInt8](repeating: 0, count: 1024)
@@ -157,8 +173,13 @@ public struct PeerApplication: Sendable, Hashable {
   }
 
   static func readLink(_ path: String) -> String? {
+    readLink(at: AT_FDCWD, path)
+  }
+
+  /// The target of the link `name` in the folder open at `folder`.
+  static func readLink(at folder: Int32, _ name: String) -> String? {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let length = readlink(path, &buffer, buffer.count - 1)
+    let length = readlinkat(folder, name, &buffer, buffer.count - 1)
     guard length > 0 else { return nil }
     return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }

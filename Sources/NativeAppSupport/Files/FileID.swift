@@ -27,6 +27,12 @@ public struct FileID: Sendable, Hashable {
     return stat(path, &info) == 0 ? FileID(info) : nil
   }
 
+  /// The file `name` in the folder open at `folder` is, a link at `name` followed.
+  public static func of(_ name: String, inFolder folder: Int32) -> FileID? {
+    var info = stat()
+    return fstatat(folder, name, &info, 0) == 0 ? FileID(info) : nil
+  }
+
   /// The file open at descriptor `fd`; nil when it is no open descriptor.
   public static func of(descriptor fd: Int32) -> FileID? {
     var info = stat()
