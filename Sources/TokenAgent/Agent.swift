@@ -25,11 +25,15 @@ import TokenKit
 ///   32): every task of the service: answers that wait (a refresh, a request of an
 ///   application), refreshes ahead, the D-Bus methods' answers.
 ///   Nothing on it blocks for long; what blocks has a thread below.
-/// - **Accept** (``acceptLoop()``): `accept4`, the peer's uid and the per-process bound.
-/// - **Connections** (``ConnectionThreads``, up to 8 parked): a request's read, the peer's
-///   identity (`/proc`), the answer itself when it is a token from memory
+/// - **Connections** (``ConnectionThreads``, up to 8 parked), leader and followers: one of
+///   them waits in `accept4` (``acceptOne()``), checks the peer's uid and the per-process
+///   bound, hands the wait for the next connection to a parked thread (or a new one), and
+///   serves the connection it took itself: a request's read, the peer's identity
+///   (`/proc`), the answer itself when it is a token from memory
 ///   (``AgentService/answerAtOnce(_:handedOut:)``), else the wait for the pool's, and the
-///   write.
+///   write. Then it parks. A client's answer waits for one thread to wake, not two (an
+///   accepting thread that handed each connection on cost a context switch more on every
+///   answer, issue 26), and no connection, however slow, holds up the next.
 /// - **Signals** (``SignalPipe``): waits for SIGTERM, SIGINT and SIGHUP.
 /// - **Socket watch** (``watchSocket()``): inotify on the socket's folder.
 /// - **Timers** (`DeadlineTimer.shared`): the service's sleeps, refreshes ahead included.
@@ -89,7 +93,7 @@ public final class Agent: Sendable {
   public func run() async {
     let stop = SignalPipe(signals: [SIGTERM, SIGINT, SIGHUP])
     Self.raiseDescriptorLimit()
-    _ = DetachedThread.start { [self] in acceptLoop() }
+    if !threads.run({ [self] in acceptOne() }) { log("could not start a thread to accept connections") }
     watchSocket()
     log("listening on \(listener.path) (pid \(getpid()))")
     await stop.wait()
@@ -148,7 +152,11 @@ public final class Agent: Sendable {
     return false
   }
 
-  private func acceptLoop() {
+  /// Waits for the next connection, hands the wait for the one after it to another
+  /// thread, and serves it on this one; returns when the listener is closed (the agent
+  /// stops), and after serving, so that the thread parks. Should no thread be had, this
+  /// one serves and then waits again itself.
+  private func acceptOne() {
     while true {
       let connection = tokenctl_accept4(listener.descriptor, Int32(SOCK_CLOEXEC.rawValue))
       if connection < 0 {
@@ -177,13 +185,10 @@ public final class Agent: Sendable {
         close(connection)
         continue
       }
-      if !threads.run({ [self] in
-        serve(connection)
-        closed(pid)
-      }) {
-        close(connection)
-        closed(pid)
-      }
+      let handedOn = threads.run({ [self] in acceptOne() })
+      serve(connection)
+      closed(pid)
+      if handedOn { return }
     }
   }
 
