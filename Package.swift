@@ -206,6 +206,9 @@ let package = Package(
     // three quarters of a `token` through the agent; a static Swift program starts in
     // 0.5 ms of CPU against its 4.2 ms). It never loads a library with dlopen, which a
     // static glibc program cannot do safely: anything that would is the full program's.
+    // The full program, which must load libraries, links libstdc++ and libgcc's unwinder
+    // statically in release builds instead (Makefile, STATIC_CXX): it binds only libc and
+    // libm at start.
     .executableTarget(
       name: "tokenctl-front-end", dependencies: ["AgentFrontEnd"],
       linkerSettings: [.unsafeFlags(frontEndLinkFlags)]),
