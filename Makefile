@@ -201,9 +201,9 @@ RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xswiftc
   -Xlinker --no-export-dynamic -Xswiftc -Xfrontend -Xswiftc -function-sections \
   -Xlinker --symbol-ordering-file=$(CURDIR)/$(STARTUP_ORDER) -Xlinker --no-warn-symbol-ordering -Xlinker -L$(STATIC_CXX)
 
-# The static archives, from the C++ compiler beside swift (the toolchain's clang), under the
-# names the link asks for.
-SWIFT_CLANG := $(dir $(shell command -v $(SWIFT) 2>/dev/null))clang
+# The static archives, from the C++ compiler beside swift (the toolchain's clang, found
+# through any link to swift on the PATH), under the names the link asks for.
+SWIFT_CLANG := $(dir $(realpath $(shell command -v $(SWIFT) 2>/dev/null)))clang
 .PHONY: static-cxx
 static-cxx: deps
 	@mkdir -p $(STATIC_CXX)
