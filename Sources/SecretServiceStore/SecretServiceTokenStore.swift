@@ -1,5 +1,6 @@
 import CLibSecret
 import GLibBus
+import SecretServiceWire
 import TokenKit
 
 #if canImport(Glibc)
@@ -41,14 +42,12 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
   }
 
   public func list(_ query: AccountQuery) throws -> [AccountListing] {
-    try withBus { bus in
-      let items = try find(bus, KeyringSchema.searchAttributes(query, group: group), reading: .properties)
-      // The search matched our schema and group, so an item with incomplete attributes was
-      // damaged or written by something else: skip it rather than fail the whole listing.
-      return newestPerAccount(items).compactMap { KeyringSchema.listing(from: $0.attributes) }
-        .filter { query.matches($0.account) }
-        .sorted { ($0.account.type, $0.account.name) < ($1.account.type, $1.account.name) }
-    }
+    let items = try found(KeyringSchema.searchAttributes(query, group: group), reading: .properties)
+    // The search matched our schema and group, so an item with incomplete attributes was
+    // damaged or written by something else: skip it rather than fail the whole listing.
+    return newestPerAccount(items).compactMap { KeyringSchema.listing(from: $0.attributes) }
+      .filter { query.matches($0.account) }
+      .sorted { ($0.account.type, $0.account.name) < ($1.account.type, $1.account.name) }
   }
 
   public func load(_ key: AccountKey) throws -> StoredAccount? {
@@ -58,24 +57,20 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
   /// The matching items' paths, then their secrets in one call and each one's properties
   /// (see `items(_:_:reading:)`).
   public func loadAll(_ query: AccountQuery) throws -> [StoredAccount] {
-    try withBus { bus in
-      let items = try find(bus, KeyringSchema.searchAttributes(query, group: group), reading: .both)
-      return try newestPerAccount(items).map { (try listing(of: $0), $0.secret) }
-        .filter { query.matches($0.0.account) }
-        .map { listing, secret in try storedAccount(listing, secret: secret) }
-    }
+    let items = try found(KeyringSchema.searchAttributes(query, group: group), reading: .both)
+    return try newestPerAccount(items).map { (try listing(of: $0), $0.secret) }
+      .filter { query.matches($0.0.account) }
+      .map { listing, secret in try storedAccount(listing, secret: secret) }
   }
 
   /// As ``loadAll(_:)``, each account with its item's object path.
   public func loadAllAddressed(_ query: AccountQuery) throws -> [AddressedAccount] {
-    try withBus { bus in
-      let items = try find(bus, KeyringSchema.searchAttributes(query, group: group), reading: .both)
-      return try newestPerAccount(items).map { (try listing(of: $0), $0) }
-        .filter { query.matches($0.0.account) }
-        .map { listing, item in
-          AddressedAccount(address: item.path, stored: try storedAccount(listing, secret: item.secret))
-        }
-    }
+    let items = try found(KeyringSchema.searchAttributes(query, group: group), reading: .both)
+    return try newestPerAccount(items).map { (try listing(of: $0), $0) }
+      .filter { query.matches($0.0.account) }
+      .map { listing, item in
+        AddressedAccount(address: item.path, stored: try storedAccount(listing, secret: item.secret))
+      }
   }
 
   /// The account at the item `address` (an object path a change signal named): its
@@ -133,15 +128,13 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
   }
 
   public func loadToken(for key: AccountKey, scopes: ScopeSet) throws -> TokenSet? {
-    try withBus { bus in
-      let attributes = ScopedTokenSchema.keyAttributes(key, scopes: scopes, group: group)
-      guard let item = newest(try find(bus, attributes, reading: .secrets)) else { return nil }
-      let name = "\(key) for \(scopes)"
-      guard let secret = item.secret else {
-        throw TokenKitError(.storeFailure, "the keyring returned no secret for \(name)")
-      }
-      return try TokenSet(storageJSON: secret, item: name)
+    let attributes = ScopedTokenSchema.keyAttributes(key, scopes: scopes, group: group)
+    guard let item = newest(try found(attributes, reading: .secrets)) else { return nil }
+    let name = "\(key) for \(scopes)"
+    guard let secret = item.secret else {
+      throw TokenKitError(.storeFailure, "the keyring returned no secret for \(name)")
     }
+    return try TokenSet(storageJSON: secret, item: name)
   }
 
   public func saveToken(_ tokens: TokenSet, scopes: ScopeSet, of account: Account) throws {
@@ -242,16 +235,34 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
   /// The secret of the newest item that matches `attributes`, nil when there is none;
   /// `what` names the item in the error thrown when the keyring returns no secret for it.
   func readSecret(matching attributes: [String: String], what: String) throws -> [UInt8]? {
-    try withBus { bus in
-      guard let item = newest(try find(bus, attributes, reading: .secrets)) else { return nil }
-      guard let secret = item.secret else {
-        throw TokenKitError(.storeFailure, "the keyring returned no secret for \(what)")
-      }
-      return secret
+    guard let item = newest(try found(attributes, reading: .secrets)) else { return nil }
+    guard let secret = item.secret else {
+      throw TokenKitError(.storeFailure, "the keyring returned no secret for \(what)")
     }
+    return secret
   }
 
   // MARK: - Secret Service plumbing
+
+  /// The items that match `attributes`, with what `reading` needs: read without GIO where
+  /// the read is the ordinary one (``SecretServiceWireRead``), else through GDBus
+  /// (`find(_:_:reading:unlocking:)`), which unlocks, prompts, and says what went wrong.
+  private func found(_ attributes: [String: String], reading: Reading) throws -> [FoundItem] {
+    let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
+    if let algorithm = sessionAlgorithm ?? SecretSession.readAlgorithm(busAddress: address),
+      let items = SecretServiceWireRead.items(
+        matching: attributes, properties: reading.needsProperties, secrets: reading != .properties,
+        algorithm: algorithm, busAddress: address,
+        runtimeDirectory: getenv("XDG_RUNTIME_DIR").map { String(cString: $0) },
+        timeoutMilliseconds: callTimeout < 0 ? Self.defaultCallTimeout : callTimeout)
+    {
+      return items.map { FoundItem(path: $0.path, attributes: $0.attributes, modified: $0.modified, secret: $0.secret) }
+    }
+    return try withBus { try find($0, attributes, reading: reading) }
+  }
+
+  /// GDBus's default timeout of a call (25 s), for the reads made without it.
+  private static let defaultCallTimeout: Int32 = 25_000
 
   /// Runs `body` with the session bus, for the read paths, which call the Secret Service's
   /// methods themselves: no libsecret proxy, and no `SecretService` bound to one daemon.
@@ -344,6 +355,10 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
     case secrets
     /// Both (`load`, `loadAll`).
     case both
+
+    /// Whether the items' properties are read when `found` items match: choosing the newest
+    /// of several copies of an item needs their modification times.
+    func needsProperties(_ found: Int) -> Bool { self != .secrets || found > 1 }
   }
 
   /// The items that match `attributes`, in every collection, with what `reading` needs.
@@ -430,8 +445,6 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
   /// `secretsAtOnce` per `GetSecrets`, and their properties with one `GetAll` each; or,
   /// where reads take libsecret's session (``SecretSession``), through its item proxies.
   private func items(_ bus: SecretServiceBus, _ paths: [String], reading: Reading) throws -> [FoundItem] {
-    // Choosing the newest of several copies of an item needs their modification times.
-    let needsProperties = reading != .secrets || paths.count > 1
     guard reading != .properties, !paths.isEmpty else {
       return try paths.map { try properties(bus, of: $0) }
     }
@@ -439,7 +452,7 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
       return try withService { service in try withSecrets(service, paths) }
     }
     return try paths.map { path in
-      var item = needsProperties ? try properties(bus, of: path) : FoundItem(path: path)
+      var item = reading.needsProperties(paths.count) ? try properties(bus, of: path) : FoundItem(path: path)
       item.secret = secrets[path]
       return item
     }

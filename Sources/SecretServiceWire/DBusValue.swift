@@ -1,0 +1,62 @@
+/// A value read from a D-Bus message, whatever its type: what a reply carries, read by the
+/// signature the message gives (``DBusReader``).
+enum DBusValue: Equatable {
+  /// `y`, `b`, `n`, `q`, `i`, `u`, `x`, `t`, `h`: every integer, and a boolean as 0 or 1.
+  case integer(UInt64)
+  /// `d`
+  case double(Double)
+  /// `s`, `o`, `g`
+  case string(String)
+  /// `ay`: bytes, kept as they are (a secret).
+  case bytes([UInt8])
+  /// `a…` but `ay`; a dictionary's entries are ``structure(_:)``s of two.
+  case array([DBusValue])
+  /// `(…)` and `{…}`
+  case structure([DBusValue])
+  /// `v`
+  indirect case variant(DBusValue)
+
+  var string: String? {
+    if case .string(let text) = self { return text }
+    return nil
+  }
+
+  var elements: [DBusValue]? {
+    if case .array(let values) = self { return values }
+    return nil
+  }
+
+  var fields: [DBusValue]? {
+    if case .structure(let values) = self { return values }
+    return nil
+  }
+
+  /// A variant's value; any other value as it is.
+  var unwrapped: DBusValue {
+    if case .variant(let value) = self { return value.unwrapped }
+    return self
+  }
+
+  /// `as` / `ao`: the strings, nil when any element is not one.
+  var strings: [String]? {
+    guard let elements else { return nil }
+    var strings: [String] = []
+    for element in elements {
+      guard let text = element.string else { return nil }
+      strings.append(text)
+    }
+    return strings
+  }
+
+  /// `a{s…}`: the entries by key, a later duplicate winning; nil when not a dictionary with
+  /// string keys.
+  var dictionary: [String: DBusValue]? {
+    guard let elements else { return nil }
+    var entries: [String: DBusValue] = [:]
+    for element in elements {
+      guard let pair = element.fields, pair.count == 2, let key = pair[0].string else { return nil }
+      entries[key] = pair[1]
+    }
+    return entries
+  }
+}

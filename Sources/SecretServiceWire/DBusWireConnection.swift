@@ -1,0 +1,184 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A connection to the session bus that makes method calls and reads their replies, and
+/// nothing else: no signals, no objects, no main loop. Blocking, each exchange within a
+/// deadline; closed when released.
+///
+/// What it is for: a process that only reads the keyring (`tokenctl token`, git's `get`)
+/// spent more time loading GIO, its ten libraries and GDBus's worker thread than on the
+/// calls (issue 26). Several calls go out in one write (``calls(_:)``), so that reads that
+/// do not depend on each other cost one round trip.
+final class DBusWireConnection {
+  private let fd: Int32
+  /// How long an exchange may take: authentication, or one write of calls and their
+  /// replies.
+  private let timeoutMilliseconds: Int32
+  private var deadline: Deadline
+  private var serial: UInt32 = 0
+  /// Bytes read past the last whole message.
+  private var pending: [UInt8] = []
+
+  /// Connects to `address` and authenticates as this process's user (`EXTERNAL`, the
+  /// specification's "Authentication Protocol"), then says `Hello` as every client
+  /// must first. Nil when any of it fails: the caller goes through GDBus, which says why.
+  init?(_ address: DBusAddress, timeoutMilliseconds: Int32) {
+    guard let fd = address.connect() else { return nil }
+    self.fd = fd
+    self.timeoutMilliseconds = timeoutMilliseconds
+    deadline = Deadline(milliseconds: timeoutMilliseconds)
+    // The credentials byte, then the uid in ASCII decimal, hex-encoded.
+    let uid = Array(String(getuid()).utf8).map { byte in
+      let digits = Array("0123456789abcdef".utf8)
+      return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
+    }.joined()
+    guard write([0] + Array("AUTH EXTERNAL \(uid)\r\n".utf8)), let line = readLine(), line.hasPrefix("OK ") else {
+      return nil
+    }
+    // BEGIN ends the exchange; what follows it is messages.
+    guard write(Array("BEGIN\r\n".utf8)),
+      let hello = try? calls([
+        Call(
+          destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+          member: "Hello")
+      ]), hello.first?.kind == .methodReturn
+    else { return nil }
+  }
+
+  deinit { close(fd) }
+
+  /// A method call to make.
+  struct Call {
+    var destination: String
+    var path: String
+    var interface: String
+    var member: String
+    var signature: String = ""
+    var arguments: (inout DBusWriter) -> Void = { _ in }
+  }
+
+  enum Failure: Error {
+    /// The bus closed the connection, or it failed.
+    case connection
+    case timedOut
+    /// A message that does not parse.
+    case malformed
+  }
+
+  /// Makes `calls` in one write and returns their replies (returns or errors) in the same
+  /// order. Signals the bus sends meanwhile (`NameAcquired`) are passed over.
+  func calls(_ calls: [Call]) throws(Failure) -> [DBusMessage] {
+    deadline = Deadline(milliseconds: timeoutMilliseconds)
+    var bytes: [UInt8] = []
+    var serials: [UInt32] = []
+    for call in calls {
+      serial &+= 1
+      serials.append(serial)
+      bytes += DBusMessage.call(
+        serial: serial, destination: call.destination, path: call.path, interface: call.interface,
+        member: call.member, signature: call.signature, body: call.arguments)
+    }
+    guard write(bytes) else { throw .connection }
+    var replies: [UInt32: DBusMessage] = [:]
+    let wanted = Set(serials)
+    while replies.count < wanted.count {
+      let message = try nextMessage()
+      guard let answered = message.replySerial, wanted.contains(answered),
+        message.kind == .methodReturn || message.kind == .error
+      else { continue }
+      replies[answered] = message
+    }
+    return serials.map { replies[$0]! }
+  }
+
+  private func nextMessage() throws(Failure) -> DBusMessage {
+    while true {
+      let length: Int?
+      do {
+        length = try DBusMessage.length(of: pending[...])
+      } catch {
+        throw .malformed
+      }
+      if let length, pending.count >= length {
+        let bytes = Array(pending[..<length])
+        pending.removeFirst(length)
+        do {
+          return try DBusMessage(bytes)
+        } catch {
+          throw .malformed
+        }
+      }
+      guard try receive() else { throw .connection }
+    }
+  }
+
+  /// Reads what has arrived into `pending`; false at the end of the stream.
+  private func receive() throws(Failure) -> Bool {
+    guard wait(for: Int16(POLLIN)) else { throw .timedOut }
+    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
+      if count < 0, errno == EINTR { continue }
+      guard count > 0 else { return false }
+      pending.append(contentsOf: buffer[..<count])
+      return true
+    }
+  }
+
+  /// The authentication server's line, without its CRLF; nil when none comes.
+  private func readLine() -> String? {
+    while true {
+      if let end = pending.firstIndex(of: UInt8(ascii: "\n")) {
+        let line = pending[..<end]
+        pending.removeFirst(end + 1)
+        return String(decoding: line.last == UInt8(ascii: "\r") ? line.dropLast() : line, as: UTF8.self)
+      }
+      // A server's line is short; more is not a D-Bus server.
+      guard pending.count < 4096, (try? receive()) == true else { return nil }
+    }
+  }
+
+  private func write(_ bytes: [UInt8]) -> Bool {
+    var written = 0
+    while written < bytes.count {
+      guard wait(for: Int16(POLLOUT)) else { return false }
+      let result = bytes.withUnsafeBytes {
+        send(fd, $0.baseAddress! + written, $0.count - written, Int32(MSG_NOSIGNAL))
+      }
+      if result < 0 {
+        if errno == EINTR || errno == EAGAIN { continue }
+        return false
+      }
+      written += result
+    }
+    return true
+  }
+
+  /// Whether `fd` became ready for `events` before the deadline.
+  private func wait(for events: Int16) -> Bool {
+    while true {
+      let remaining = deadline.remainingMilliseconds()
+      guard remaining > 0 else { return false }
+      var entry = pollfd(fd: fd, events: events, revents: 0)
+      let result = poll(&entry, 1, remaining)
+      if result > 0 { return true }
+      if result == 0 || errno != EINTR { return false }
+    }
+  }
+
+  /// A point in CLOCK_MONOTONIC time.
+  struct Deadline {
+    let end: Int64
+
+    init(milliseconds: Int32) { end = Self.now() + Int64(milliseconds) }
+
+    func remainingMilliseconds() -> Int32 { Int32(clamping: max(0, end - Self.now())) }
+
+    static func now() -> Int64 {
+      var time = timespec()
+      clock_gettime(CLOCK_MONOTONIC, &time)
+      return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    }
+  }
+}

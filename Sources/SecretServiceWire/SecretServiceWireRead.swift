@@ -1,0 +1,145 @@
+/// The Secret Service's reads over ``DBusWireConnection``, for a process that only reads:
+/// the same calls as the keyring store's reads through GDBus (`SearchItems`,
+/// `OpenSession("plain")`, `GetSecrets`, `GetAll`), in two round trips after `Hello`.
+///
+/// Only the ordinary case is read here: every item found unlocked, a plain session
+/// granted, every secret in it. Anything else (a locked item, nothing found, an error
+/// reply, a bus it cannot reach) answers nil, and the caller reads through GDBus, which
+/// unlocks, prompts, explains and words errors, in one place.
+public enum SecretServiceWireRead {
+  /// An item found: its object path, its `Attributes` and `Modified` properties (empty and
+  /// 0 where not read), and its secret (nil where not read).
+  public struct Item: Sendable, Equatable {
+    public var path: String
+    public var attributes: [String: String]
+    public var modified: UInt64
+    public var secret: [UInt8]?
+  }
+
+  static let service = "org.freedesktop.secrets"
+  static let servicePath = "/org/freedesktop/secrets"
+  static let serviceInterface = "org.freedesktop.Secret.Service"
+  static let itemInterface = "org.freedesktop.Secret.Item"
+
+  /// How many items one `GetSecrets` reads, and how many calls go out in one write: a
+  /// group of 1,000 accounts is read in replies of a bounded size.
+  static let callsAtOnce = 50
+
+  /// The items matching `attributes`, each with its secret in a session of `algorithm` (the
+  /// spec's `plain`) when `secrets`, and with its properties when `properties` says so of
+  /// the number of items found; nil where the read is GDBus's (see above). `busAddress` is
+  /// `DBUS_SESSION_BUS_ADDRESS`.
+  public static func items(
+    matching attributes: [String: String], properties: (_ found: Int) -> Bool, secrets: Bool, algorithm: String,
+    busAddress: String?, runtimeDirectory: String?, timeoutMilliseconds: Int32
+  ) -> [Item]? {
+    guard let address = DBusAddress(busAddress, runtimeDirectory: runtimeDirectory),
+      let bus = DBusWireConnection(address, timeoutMilliseconds: timeoutMilliseconds)
+    else { return nil }
+    return try? read(bus, attributes, properties: properties, secrets: secrets, algorithm: algorithm)
+  }
+
+  private static func read(
+    _ bus: DBusWireConnection, _ attributes: [String: String], properties: (Int) -> Bool, secrets: Bool,
+    algorithm: String
+  ) throws -> [Item]? {
+    var first = [
+      serviceCall("SearchItems", signature: "a{ss}") { body in
+        body.array(elementAlignment: 8) { entries in
+          for (key, value) in attributes.sorted(by: { $0.key < $1.key }) {
+            entries.structure {
+              $0.string(key)
+              $0.string(value)
+            }
+          }
+        }
+      }
+    ]
+    if secrets {
+      first.append(
+        serviceCall("OpenSession", signature: "sv") {
+          $0.string(algorithm)
+          $0.variant(string: "")
+        })
+    }
+    let replies = try bus.calls(first)
+    guard let found = returned(replies[0]), found.count == 2, let unlocked = found[0].strings,
+      found[1].strings?.isEmpty == true, !unlocked.isEmpty
+    else { return nil }
+    var session: String?
+    if secrets {
+      guard let opened = returned(replies[1]), opened.count == 2, let path = opened[1].string else { return nil }
+      session = path
+    }
+    let properties = properties(unlocked.count)
+    var items = unlocked.map { Item(path: $0, attributes: [:], modified: 0, secret: nil) }
+    for start in stride(from: 0, to: items.count, by: callsAtOnce) {
+      let chunk = start..<min(start + callsAtOnce, items.count)
+      var calls: [DBusWireConnection.Call] = []
+      if let session {
+        let paths = items[chunk].map(\.path)
+        calls.append(
+          serviceCall("GetSecrets", signature: "aoo") { body in
+            body.array(elementAlignment: 4) { array in for path in paths { array.string(path) } }
+            body.string(session)
+          })
+      }
+      if properties {
+        for item in items[chunk] {
+          calls.append(
+            .init(
+              destination: service, path: item.path, interface: "org.freedesktop.DBus.Properties", member: "GetAll",
+              signature: "s", arguments: { $0.string(itemInterface) }))
+        }
+      }
+      var replies = try bus.calls(calls)[...]
+      if let session {
+        guard let read = Self.secrets(replies.removeFirst(), session: session) else { return nil }
+        for index in chunk {
+          // Every item found must come with its secret.
+          guard let secret = read[items[index].path] else { return nil }
+          items[index].secret = secret
+        }
+      }
+      for (index, reply) in zip(chunk, replies) {
+        guard let dictionary = returned(reply)?.first?.dictionary,
+          let pairs = dictionary["Attributes"]?.unwrapped.dictionary
+        else { return nil }
+        for (key, value) in pairs {
+          guard let text = value.string else { return nil }
+          items[index].attributes[key] = text
+        }
+        if case .integer(let modified) = dictionary["Modified"]?.unwrapped { items[index].modified = modified }
+      }
+    }
+    return items
+  }
+
+  /// `GetSecrets`' answer, `a{o(oayays)}`, by path; nil when a secret came in another
+  /// session or with parameters, which a plain session has none of (the path names another
+  /// session: GDBus's read sorts it out).
+  private static func secrets(_ reply: DBusMessage, session: String) -> [String: [UInt8]]? {
+    guard let entries = returned(reply)?.first?.dictionary else { return nil }
+    var secrets: [String: [UInt8]] = [:]
+    for (path, value) in entries {
+      guard let secret = value.fields, secret.count == 4, secret[0].string == session,
+        case .bytes(let parameters) = secret[1], parameters.isEmpty, case .bytes(let bytes) = secret[2]
+      else { return nil }
+      secrets[path] = bytes
+    }
+    return secrets
+  }
+
+  /// A method return's body; nil for an error.
+  private static func returned(_ reply: DBusMessage) -> [DBusValue]? {
+    reply.kind == .methodReturn ? reply.body : nil
+  }
+
+  private static func serviceCall(
+    _ member: String, signature: String, _ arguments: @escaping (inout DBusWriter) -> Void
+  ) -> DBusWireConnection.Call {
+    .init(
+      destination: service, path: servicePath, interface: serviceInterface, member: member, signature: signature,
+      arguments: arguments)
+  }
+}
