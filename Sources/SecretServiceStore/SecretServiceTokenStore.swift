@@ -246,19 +246,27 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
 
   /// The items that match `attributes`, with what `reading` needs: read without GIO where
   /// the read is the ordinary one (``SecretServiceWireRead``), else through GDBus
-  /// (`find(_:_:reading:unlocking:)`), which unlocks, prompts, and says what went wrong.
+  /// (`find(_:_:reading:unlocking:searched:)`), which unlocks, prompts, and says what went
+  /// wrong, from the search made without GIO where there was one.
   private func found(_ attributes: [String: String], reading: Reading) throws -> [FoundItem] {
     let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
-    if let algorithm = sessionAlgorithm ?? SecretSession.readAlgorithm(busAddress: address),
-      let items = SecretServiceWireRead.items(
+    var searched: (unlocked: [String], locked: [String])?
+    if let algorithm = sessionAlgorithm ?? SecretSession.readAlgorithm(busAddress: address) {
+      switch SecretServiceWireRead.items(
         matching: attributes, properties: reading.needsProperties, secrets: reading != .properties,
         algorithm: algorithm, busAddress: address,
         runtimeDirectory: getenv("XDG_RUNTIME_DIR").map { String(cString: $0) },
         timeoutMilliseconds: callTimeout < 0 ? Self.defaultCallTimeout : callTimeout)
-    {
-      return items.map { FoundItem(path: $0.path, attributes: $0.attributes, modified: $0.modified, secret: $0.secret) }
+      {
+      case .read(let items):
+        return items.map {
+          FoundItem(path: $0.path, attributes: $0.attributes, modified: $0.modified, secret: $0.secret)
+        }
+      case .searched(let unlocked, let locked): searched = (unlocked, locked)
+      case nil: break
+      }
     }
-    return try withBus { try find($0, attributes, reading: reading) }
+    return try withBus { try find($0, attributes, reading: reading, searched: searched) }
   }
 
   /// GDBus's default timeout of a call (25 s), for the reads made without it.
@@ -361,11 +369,13 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
     func needsProperties(_ found: Int) -> Bool { self != .secrets || found > 1 }
   }
 
-  /// The items that match `attributes`, in every collection, with what `reading` needs.
+  /// The items that match `attributes`, in every collection, with what `reading` needs;
+  /// `searched`, the answer of a search for them made already.
   private func find(
-    _ bus: SecretServiceBus, _ attributes: [String: String], reading: Reading, unlocking: Bool = true
+    _ bus: SecretServiceBus, _ attributes: [String: String], reading: Reading, unlocking: Bool = true,
+    searched: (unlocked: [String], locked: [String])? = nil
   ) throws -> [FoundItem] {
-    let (paths, locked) = try searchPaths(bus, attributes)
+    let (paths, locked) = try searched ?? searchPaths(bus, attributes)
     // The search names locked items apart instead of hiding them (KeePassXC: items a
     // program has not been allowed to read yet): unlock them, then search again.
     if !locked.isEmpty {

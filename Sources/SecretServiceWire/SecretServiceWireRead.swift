@@ -4,9 +4,19 @@
 ///
 /// Only the ordinary case is read here: every item found unlocked, a plain session
 /// granted, every secret in it. Anything else (a locked item, nothing found, an error
-/// reply, a bus it cannot reach) answers nil, and the caller reads through GDBus, which
-/// unlocks, prompts, explains and words errors, in one place.
+/// reply, a bus it cannot reach) is the caller's to read through GDBus, which unlocks,
+/// prompts, explains and words errors, in one place; from the search made here where
+/// there was one, so that a provider that asks for a password on a search (KeePassXC)
+/// asks once.
 public enum SecretServiceWireRead {
+  /// What a read got to.
+  public enum Outcome: Sendable, Equatable {
+    /// The ordinary read, done.
+    case read([Item])
+    /// The search's answer, and no more: the rest is GDBus's.
+    case searched(unlocked: [String], locked: [String])
+  }
+
   /// An item found: its object path, its `Attributes` and `Modified` properties (empty and
   /// 0 where not read), and its secret (nil where not read).
   public struct Item: Sendable, Equatable {
@@ -27,22 +37,30 @@ public enum SecretServiceWireRead {
 
   /// The items matching `attributes`, each with its secret in a session of `algorithm` (the
   /// spec's `plain`) when `secrets`, and with its properties when `properties` says so of
-  /// the number of items found; nil where the read is GDBus's (see above). `busAddress` is
+  /// the number of items found; nil where not even the search was made. `busAddress` is
   /// `DBUS_SESSION_BUS_ADDRESS`.
   public static func items(
     matching attributes: [String: String], properties: (_ found: Int) -> Bool, secrets: Bool, algorithm: String,
     busAddress: String?, runtimeDirectory: String?, timeoutMilliseconds: Int32
-  ) -> [Item]? {
+  ) -> Outcome? {
     guard let address = DBusAddress(busAddress, runtimeDirectory: runtimeDirectory),
       let bus = DBusWireConnection(address, timeoutMilliseconds: timeoutMilliseconds)
     else { return nil }
     return try? read(bus, attributes, properties: properties, secrets: secrets, algorithm: algorithm)
   }
 
+  /// What a search found: the paths of the unlocked items and of the locked ones.
+  private static func found(_ reply: DBusMessage) -> (unlocked: [String], locked: [String])? {
+    guard let found = returned(reply), found.count == 2, let unlocked = found[0].strings,
+      let locked = found[1].strings
+    else { return nil }
+    return (unlocked, locked)
+  }
+
   private static func read(
     _ bus: DBusWireConnection, _ attributes: [String: String], properties: (Int) -> Bool, secrets: Bool,
     algorithm: String
-  ) throws -> [Item]? {
+  ) throws -> Outcome? {
     var first = [
       serviceCall("SearchItems", signature: "a{ss}") { body in
         body.array(elementAlignment: 8) { entries in
@@ -63,12 +81,13 @@ public enum SecretServiceWireRead {
         })
     }
     let replies = try bus.calls(first)
-    guard let found = returned(replies[0]), found.count == 2, let unlocked = found[0].strings,
-      found[1].strings?.isEmpty == true, !unlocked.isEmpty
-    else { return nil }
+    guard let search = found(replies[0]) else { return nil }
+    let unlocked = search.unlocked
+    let searched = Outcome.searched(unlocked: unlocked, locked: search.locked)
+    guard search.locked.isEmpty, !unlocked.isEmpty else { return searched }
     var session: String?
     if secrets {
-      guard let opened = returned(replies[1]), opened.count == 2, let path = opened[1].string else { return nil }
+      guard let opened = returned(replies[1]), opened.count == 2, let path = opened[1].string else { return searched }
       session = path
     }
     let properties = properties(unlocked.count)
@@ -92,27 +111,27 @@ public enum SecretServiceWireRead {
               signature: "s", arguments: { $0.string(itemInterface) }))
         }
       }
-      var replies = try bus.calls(calls)[...]
+      guard var replies = try? bus.calls(calls)[...] else { return searched }
       if let session {
-        guard let read = Self.secrets(replies.removeFirst(), session: session) else { return nil }
+        guard let read = Self.secrets(replies.removeFirst(), session: session) else { return searched }
         for index in chunk {
           // Every item found must come with its secret.
-          guard let secret = read[items[index].path] else { return nil }
+          guard let secret = read[items[index].path] else { return searched }
           items[index].secret = secret
         }
       }
       for (index, reply) in zip(chunk, replies) {
         guard let dictionary = returned(reply)?.first?.dictionary,
           let pairs = dictionary["Attributes"]?.unwrapped.dictionary
-        else { return nil }
+        else { return searched }
         for (key, value) in pairs {
-          guard let text = value.string else { return nil }
+          guard let text = value.string else { return searched }
           items[index].attributes[key] = text
         }
         if case .integer(let modified) = dictionary["Modified"]?.unwrapped { items[index].modified = modified }
       }
     }
-    return items
+    return .read(items)
   }
 
   /// `GetSecrets`' answer, `a{o(oayays)}`, by path; nil when a secret came in another

@@ -14,11 +14,16 @@ import TokenStoreTesting
   static func read(
     _ attributes: [String: String], properties: Bool = true, secrets: Bool = true, algorithm: String = "plain",
     address: String? = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]
-  ) -> [SecretServiceWireRead.Item]? {
+  ) -> SecretServiceWireRead.Outcome? {
     SecretServiceWireRead.items(
       matching: attributes, properties: { properties || $0 > 1 }, secrets: secrets, algorithm: algorithm,
-      busAddress: address,
-      runtimeDirectory: nil, timeoutMilliseconds: 10_000)
+      busAddress: address, runtimeDirectory: nil, timeoutMilliseconds: 10_000)
+  }
+
+  /// The items of an ordinary read; nil for any other outcome.
+  static func items(_ outcome: SecretServiceWireRead.Outcome?) -> [SecretServiceWireRead.Item]? {
+    guard case .read(let items) = outcome else { return nil }
+    return items
   }
 
   @Test func itReadsWhatSecretToolReads() async throws {
@@ -29,7 +34,7 @@ import TokenStoreTesting
     defer { _ = try? store.remove(saved.account.key) }
 
     let search = ["xdg:schema": "org.tokenctl.Account", "group": group]
-    let items = try #require(Self.read(search))
+    let items = try #require(Self.items(Self.read(search)))
     try #require(items.count == 1)
     let seen = try await TestKeyring.items(search)
     try #require(seen.count == 1)
@@ -44,9 +49,9 @@ import TokenStoreTesting
 
     // What each read needs, and no more: the secret alone of a single item, or the
     // properties alone.
-    let secretOnly = try #require(Self.read(search, properties: false))
+    let secretOnly = try #require(Self.items(Self.read(search, properties: false)))
     #expect(secretOnly.map(\.attributes) == [[:]] && secretOnly.map(\.secret) == items.map(\.secret))
-    let propertiesOnly = try #require(Self.read(search, secrets: false))
+    let propertiesOnly = try #require(Self.items(Self.read(search, secrets: false)))
     #expect(propertiesOnly.map(\.attributes) == [expected] && propertiesOnly.map(\.secret) == [nil])
   }
 
@@ -65,7 +70,8 @@ import TokenStoreTesting
       try store.save(stored.account, tokens: stored.tokens)
       saved.append(stored)
     }
-    let items = try #require(Self.read(["xdg:schema": "org.tokenctl.Account", "group": group], properties: false))
+    let items = try #require(
+      Self.items(Self.read(["xdg:schema": "org.tokenctl.Account", "group": group], properties: false)))
     #expect(items.count == 55)
     let secrets = Dictionary(uniqueKeysWithValues: items.map { ($0.attributes["account"] ?? "", $0.secret) })
     for stored in saved {
@@ -83,12 +89,16 @@ import TokenStoreTesting
     try store.save(saved.account, tokens: saved.tokens)
     defer { _ = try? store.remove(saved.account.key) }
     let search = ["xdg:schema": "org.tokenctl.Account", "group": group]
-    try #require(Self.read(search) != nil)
-    // gnome-keyring answers an algorithm it does not know with NotSupported.
-    #expect(Self.read(search, algorithm: SecretSessionTests.refused) == nil)
+    let read = try #require(Self.items(Self.read(search)))
+    let found = SecretServiceWireRead.Outcome.searched(unlocked: read.map(\.path), locked: [])
+    // gnome-keyring answers an algorithm it does not know with NotSupported: the search's
+    // answer goes to GDBus, which does not search again.
+    #expect(Self.read(search, algorithm: SecretSessionTests.refused) == found)
     // Nothing found: GDBus tells "no such account" from "locked" and "no keyring".
-    #expect(Self.read(["xdg:schema": "org.tokenctl.Account", "group": group + "-none"]) == nil)
-    // A bus that is not there, or not reachable without GDBus.
+    #expect(
+      Self.read(["xdg:schema": "org.tokenctl.Account", "group": group + "-none"])
+        == .searched(unlocked: [], locked: []))
+    // A bus that is not there, or not reachable without GDBus: not even a search.
     #expect(Self.read(search, address: "unix:path=/nonexistent/bus") == nil)
     #expect(Self.read(search, address: "tcp:host=127.0.0.1,port=9") == nil)
   }
