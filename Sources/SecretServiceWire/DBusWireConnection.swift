@@ -9,41 +9,43 @@
 /// What it is for: a process that only reads the keyring (`tokenctl token`, git's `get`)
 /// spent more time loading GIO, its ten libraries and GDBus's worker thread than on the
 /// calls (issue 26). Several calls go out in one write (``calls(_:)``), so that reads that
-/// do not depend on each other cost one round trip.
+/// do not depend on each other cost one round trip; the first write carries the
+/// authentication and `Hello` too, as sd-bus sends them (the specification's `BEGIN`:
+/// a client may send it, and messages, before the server's `OK`).
 final class DBusWireConnection {
   private let fd: Int32
-  /// How long an exchange may take: authentication, or one write of calls and their
-  /// replies.
+  /// How long one write of calls and their replies may take.
   private let timeoutMilliseconds: Int32
   private var deadline: Deadline
   private var serial: UInt32 = 0
   /// Bytes read past the last whole message.
   private var pending: [UInt8] = []
+  /// Whether the authentication and `Hello` went out and were answered.
+  private var ready = false
 
-  /// Connects to `address` and authenticates as this process's user (`EXTERNAL`, the
-  /// specification's "Authentication Protocol"), then says `Hello` as every client
-  /// must first. Nil when any of it fails: the caller goes through GDBus, which says why.
+  /// Connects to `address`; nil when that fails, and the caller goes through GDBus, which
+  /// says why.
   init?(_ address: DBusAddress, timeoutMilliseconds: Int32) {
     guard let fd = address.connect() else { return nil }
     self.fd = fd
     self.timeoutMilliseconds = timeoutMilliseconds
     deadline = Deadline(milliseconds: timeoutMilliseconds)
-    // The credentials byte, then the uid in ASCII decimal, hex-encoded.
-    let uid = Array(String(getuid()).utf8).map { byte in
-      let digits = Array("0123456789abcdef".utf8)
-      return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
-    }.joined()
-    guard write([0] + Array("AUTH EXTERNAL \(uid)\r\n".utf8)), let line = readLine(), line.hasPrefix("OK ") else {
-      return nil
-    }
-    // BEGIN ends the exchange; what follows it is messages.
-    guard write(Array("BEGIN\r\n".utf8)),
-      let hello = try? calls([
-        Call(
-          destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-          member: "Hello")
-      ]), hello.first?.kind == .methodReturn
-    else { return nil }
+  }
+
+  /// What a connection says before its first message: the credentials byte, `EXTERNAL`
+  /// authentication as this process's user (the specification's "Authentication
+  /// Protocol": the uid in ASCII decimal, hex-encoded), and `BEGIN`.
+  private static func authentication() -> [UInt8] {
+    let digits = Array("0123456789abcdef".utf8)
+    let uid = Array(String(getuid()).utf8).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }
+    return [0] + Array("AUTH EXTERNAL ".utf8) + uid + Array("\r\nBEGIN\r\n".utf8)
+  }
+
+  /// The bus's `Hello`, which every client sends first.
+  private static var hello: Call {
+    Call(
+      destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+      member: "Hello")
   }
 
   deinit { close(fd) }
@@ -70,9 +72,10 @@ final class DBusWireConnection {
   /// order. Signals the bus sends meanwhile (`NameAcquired`) are passed over.
   func calls(_ calls: [Call]) throws(Failure) -> [DBusMessage] {
     deadline = Deadline(milliseconds: timeoutMilliseconds)
-    var bytes: [UInt8] = []
+    let first = !ready
+    var bytes: [UInt8] = first ? Self.authentication() : []
     var serials: [UInt32] = []
-    for call in calls {
+    for call in (first ? [Self.hello] : []) + calls {
       serial &+= 1
       serials.append(serial)
       bytes += DBusMessage.call(
@@ -80,6 +83,11 @@ final class DBusWireConnection {
         member: call.member, signature: call.signature, body: call.arguments)
     }
     guard write(bytes) else { throw .connection }
+    if first {
+      // One line, `OK <server guid>`; `REJECTED` ends here, and the bus closes the
+      // connection on what followed.
+      guard let line = readLine(), line.hasPrefix("OK ") else { throw .connection }
+    }
     var replies: [UInt32: DBusMessage] = [:]
     let wanted = Set(serials)
     while replies.count < wanted.count {
@@ -89,7 +97,12 @@ final class DBusWireConnection {
       else { continue }
       replies[answered] = message
     }
-    return serials.map { replies[$0]! }
+    var answers = serials.map { replies[$0]! }
+    if first {
+      guard answers.removeFirst().kind == .methodReturn else { throw .connection }
+      ready = true
+    }
+    return answers
   }
 
   private func nextMessage() throws(Failure) -> DBusMessage {
