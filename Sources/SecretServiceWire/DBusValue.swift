@@ -48,15 +48,23 @@ enum DBusValue: Equatable {
     return strings
   }
 
-  /// `a{s…}`: the entries by key, a later duplicate winning; nil when not a dictionary with
-  /// string keys.
-  var dictionary: [String: DBusValue]? {
-    guard let elements else { return nil }
-    var entries: [String: DBusValue] = [:]
+  /// `a{s…}`: calls `body` with each entry, in order; false when this is not a dictionary
+  /// with string keys. No `Dictionary` is built: a process that reads one item pays for
+  /// every generic type it instantiates first (the runtime looks up its conformances),
+  /// more than for the lookups.
+  func forEachEntry(_ body: (String, DBusValue) -> Void) -> Bool {
+    guard let elements else { return false }
     for element in elements {
-      guard let pair = element.fields, pair.count == 2, let key = pair[0].string else { return nil }
-      entries[key] = pair[1]
+      guard let pair = element.fields, pair.count == 2, let key = pair[0].string else { return false }
+      body(key, pair[1])
     }
-    return entries
+    return true
+  }
+
+  /// `a{s…}`: the value of the entry `key`, the last where there are several.
+  func entry(_ key: String) -> DBusValue? {
+    var found: DBusValue?
+    _ = forEachEntry { if $0 == key { found = $1 } }
+    return found
   }
 }

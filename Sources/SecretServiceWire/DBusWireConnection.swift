@@ -88,16 +88,20 @@ final class DBusWireConnection {
       // connection on what followed.
       guard let line = readLine(), line.hasPrefix("OK ") else { throw .connection }
     }
-    var replies: [UInt32: DBusMessage] = [:]
-    let wanted = Set(serials)
-    while replies.count < wanted.count {
+    // Serials go up by one, so a reply's place is its serial less the first's.
+    var replies = [DBusMessage?](repeating: nil, count: serials.count)
+    var missing = serials.count
+    while missing > 0 {
       let message = try nextMessage()
-      guard let answered = message.replySerial, wanted.contains(answered),
-        message.kind == .methodReturn || message.kind == .error
-      else { continue }
-      replies[answered] = message
+      guard let answered = message.replySerial, message.kind == .methodReturn || message.kind == .error else {
+        continue
+      }
+      let place = Int(answered &- serials[0])
+      guard place < replies.count, replies[place] == nil else { continue }
+      replies[place] = message
+      missing -= 1
     }
-    var answers = serials.map { replies[$0]! }
+    var answers = replies.map { $0! }
     if first {
       guard answers.removeFirst().kind == .methodReturn else { throw .connection }
       ready = true

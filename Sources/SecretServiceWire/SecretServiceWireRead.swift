@@ -111,42 +111,54 @@ public enum SecretServiceWireRead {
               signature: "s", arguments: { $0.string(itemInterface) }))
         }
       }
-      guard var replies = try? bus.calls(calls)[...] else { return searched }
+      guard var replies = try? bus.calls(calls) else { return searched }
       if let session {
-        guard let read = Self.secrets(replies.removeFirst(), session: session) else { return searched }
-        for index in chunk {
-          // Every item found must come with its secret.
-          guard let secret = read[items[index].path] else { return searched }
-          items[index].secret = secret
-        }
+        guard Self.read(secrets: replies.removeFirst(), session: session, into: &items[chunk]) else { return searched }
       }
-      for (index, reply) in zip(chunk, replies) {
-        guard let dictionary = returned(reply)?.first?.dictionary,
-          let pairs = dictionary["Attributes"]?.unwrapped.dictionary
-        else { return searched }
-        for (key, value) in pairs {
-          guard let text = value.string else { return searched }
-          items[index].attributes[key] = text
+      // One `GetAll` reply per item, in order (no `zip`: see DBusValue.forEachEntry).
+      for offset in replies.indices {
+        guard Self.read(properties: replies[offset], into: &items[chunk.lowerBound + offset]) else {
+          return searched
         }
-        if case .integer(let modified) = dictionary["Modified"]?.unwrapped { items[index].modified = modified }
       }
     }
     return .read(items)
   }
 
-  /// `GetSecrets`' answer, `a{o(oayays)}`, by path; nil when a secret came in another
-  /// session or with parameters, which a plain session has none of (the path names another
-  /// session: GDBus's read sorts it out).
-  private static func secrets(_ reply: DBusMessage, session: String) -> [String: [UInt8]]? {
-    guard let entries = returned(reply)?.first?.dictionary else { return nil }
-    var secrets: [String: [UInt8]] = [:]
-    for (path, value) in entries {
+  /// Reads `GetSecrets`' answer, `a{o(oayays)}`, into `items`; false when an item has no
+  /// secret in it, or one came in another session or with parameters, which a plain
+  /// session has none of (the path names another session: GDBus's read sorts it out).
+  private static func read(secrets reply: DBusMessage, session: String, into items: inout ArraySlice<Item>) -> Bool {
+    var valid = true
+    let dictionary = returned(reply)?.first?.forEachEntry { path, value in
       guard let secret = value.fields, secret.count == 4, secret[0].string == session,
-        case .bytes(let parameters) = secret[1], parameters.isEmpty, case .bytes(let bytes) = secret[2]
-      else { return nil }
-      secrets[path] = bytes
+        case .bytes(let parameters) = secret[1], parameters.isEmpty, case .bytes(let bytes) = secret[2],
+        let index = items.firstIndex(where: { $0.path == path })
+      else {
+        valid = false
+        return
+      }
+      items[index].secret = bytes
     }
-    return secrets
+    // Every item found must come with its secret.
+    return dictionary == true && valid && items.allSatisfy { $0.secret != nil }
+  }
+
+  /// Reads a `GetAll` answer, `a{sv}`, into `item`: its `Attributes` (`a{ss}`) and
+  /// `Modified` (`t`); false when the attributes are not there as such.
+  private static func read(properties reply: DBusMessage, into item: inout Item) -> Bool {
+    guard let properties = returned(reply)?.first, let attributes = properties.entry("Attributes")?.unwrapped
+    else { return false }
+    var valid = true
+    let dictionary = attributes.forEachEntry { key, value in
+      guard let text = value.string else {
+        valid = false
+        return
+      }
+      item.attributes[key] = text
+    }
+    if case .integer(let modified) = properties.entry("Modified")?.unwrapped { item.modified = modified }
+    return dictionary && valid
   }
 
   /// A method return's body; nil for an error.
