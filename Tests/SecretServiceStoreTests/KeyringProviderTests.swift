@@ -1,5 +1,6 @@
 import Foundation
 import SecretServiceStore
+import SecretServiceWire
 import TestSupport
 import Testing
 import TokenKit
@@ -128,6 +129,41 @@ import TokenStoreTesting
 
   /// `doctor` spoke of gnome-keyring whoever provided the Secret Service: the diagnosis
   /// names the program that owns org.freedesktop.secrets, from its process.
+  /// The ordinary read is made without GLib (SecretServiceWire): once the store has
+  /// unlocked what it must, the same read over our own D-Bus client finds the item, its
+  /// attributes and its secret in a plain session, on gnome-keyring and KWallet. KeePassXC
+  /// asks the user to allow each client, a D-Bus connection, before it shows it an item:
+  /// to a connection of its own the item is locked, and the read goes on through GDBus,
+  /// which unlocks it, from the search made (it is not searched for again).
+  @Test func theOrdinaryReadIsMadeWithoutGLib() async throws {
+    let group = TokenStoreConformance.freshGroup()
+    let store = Self.store(group: group)
+    let saved = SecretServiceTokenStoreTests.sample(group: group)
+    try store.save(saved.account, tokens: saved.tokens)
+    defer { _ = try? store.remove(saved.account.key) }
+    #expect(try store.load(saved.account.key) == saved)
+    let outcome = SecretServiceWireRead.items(
+      matching: ["xdg:schema": "org.tokenctl.Account", "group": group], properties: { _ in true }, secrets: true,
+      algorithm: "plain", busAddress: ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"],
+      runtimeDirectory: nil, timeoutMilliseconds: 15_000)
+    if Self.provider == "keepassxc" {
+      guard case .searched(let unlocked, let locked) = outcome else {
+        Issue.record("keepassxc: \(String(describing: outcome))")
+        return
+      }
+      #expect(unlocked.isEmpty && locked.count == 1)
+      return
+    }
+    guard case .read(let items) = outcome else {
+      Issue.record("\(Self.provider): the read went to GDBus: \(String(describing: outcome))")
+      return
+    }
+    try #require(items.count == 1)
+    #expect(items[0].attributes["account"] == saved.account.id)
+    let secret = try #require(items[0].secret)
+    #expect(try TokenSet(storageJSON: secret, item: "test") == saved.tokens)
+  }
+
   @Test func theDiagnosisNamesTheProvider() async {
     let expected: [String: SecretServiceProvider] = [
       "gnome-keyring": .gnomeKeyring, "keepassxc": .keePassXC, "kwallet": .kWallet,
