@@ -141,8 +141,8 @@ let package = Package(
     // (2.8 M instructions, 3 MiB resident) and GDBus's threads than on the calls (issue 26).
     // Only the ordinary read is made here; anything else (locked items, prompts, errors,
     // writes, signals) stays GDBus's and libsecret's, which a hand-written client would get
-    // wrong, so its wording stays in one place. Nothing but Glibc.
-    .target(name: "SecretServiceWire"),
+    // wrong, so its wording stays in one place. Nothing but Glibc and SocketIO.
+    .target(name: "SecretServiceWire", dependencies: ["SocketIO"]),
     // The keyring store, and the monitor that tells a long-lived process when the keyring
     // changed behind its back.
     .target(name: "SecretServiceStore", dependencies: ["TokenKit", "CLibSecret", "GLibBus", "SecretServiceWire"]),
@@ -165,10 +165,14 @@ let package = Package(
     .target(name: "BitbucketAccount", dependencies: ["TokenKit"], path: "Plugins/Accounts/Bitbucket"),
     .target(name: "GiteaAccount", dependencies: ["TokenKit"], path: "Plugins/Accounts/Gitea"),
 
+    // Waiting on and writing to a socket within a deadline, with poll: the one
+    // implementation under the agent's protocol and the keyring's reads without GIO.
+    // Nothing but Glibc.
+    .target(name: "SocketIO"),
     // The agent's wire protocol (tokenctl-agent(1)): framed `key=value` messages, read by
     // a loop over bytes so that a client's fast path needs no Codable or JSON machinery,
     // and where the socket is. Nothing but Glibc: the front end links it statically.
-    .target(name: "AgentWire", dependencies: ["CLinux"]),
+    .target(name: "AgentWire", dependencies: ["CLinux", "SocketIO"]),
     // The messages that carry the core's values (errors, account records), on the wire.
     // Apart from the agent, so that clients, tests and the fuzzer reach it without it.
     .target(name: "AgentProtocol", dependencies: ["AgentWire", "TokenKit"]),

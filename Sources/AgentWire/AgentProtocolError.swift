@@ -1,3 +1,5 @@
+import SocketIO
+
 /// Why a message could not be read or exchanged. None ever quotes a value: values may be
 /// tokens.
 public enum AgentProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -21,6 +23,16 @@ public enum AgentProtocolError: Error, Sendable, Hashable, CustomStringConvertib
     case .timedOut: "the agent connection timed out"
     case .connection(0): "the agent connection closed early"
     case .connection(let code): "the agent connection failed (errno \(code))"
+    }
+  }
+}
+
+extension AgentProtocolError {
+  /// A wait or write on the socket that ended early, in this protocol's terms.
+  init(_ failure: SocketIO.Failure) {
+    switch failure {
+    case .timedOut: self = .timedOut
+    case .failed(let code): self = .connection(code)
     }
   }
 }

@@ -1,12 +1,13 @@
 import CLinux
+import SocketIO
 
 #if canImport(Glibc)
   import Glibc
 #endif
 
-/// Reading and writing whole frames on a connected socket, each within a deadline, with
-/// `poll`: a peer that stops sending or reading costs its waiter a bounded time, never a
-/// hang. Blocking: callers run it off Swift's cooperative pool.
+/// Reading and writing whole frames on a connected socket, each within a deadline
+/// (SocketIO's waits): a peer that stops sending or reading costs its waiter a bounded
+/// time, never a hang. Blocking: callers run it off Swift's cooperative pool.
 public enum AgentSocketIO {
   /// Reads one frame of at most `limit` payload bytes.
   public static func readMessage(
@@ -27,19 +28,10 @@ public enum AgentSocketIO {
   )
     throws(AgentProtocolError)
   {
-    let deadline = Deadline(milliseconds: timeoutMilliseconds)
-    let bytes = message.framed()
-    var written = 0
-    while written < bytes.count {
-      try wait(fd, for: Int16(POLLOUT), deadline: deadline)
-      let result = bytes.withUnsafeBytes { buffer in
-        send(fd, buffer.baseAddress! + written, buffer.count - written, Int32(MSG_NOSIGNAL))
-      }
-      if result < 0 {
-        if errno == EINTR || errno == EAGAIN { continue }
-        throw .connection(errno)
-      }
-      written += result
+    do {
+      try SocketIO.write(message.framed(), to: fd, until: Deadline(milliseconds: timeoutMilliseconds))
+    } catch {
+      throw AgentProtocolError(error)
     }
   }
 
@@ -67,29 +59,10 @@ public enum AgentSocketIO {
   }
 
   private static func wait(_ fd: Int32, for events: Int16, deadline: Deadline) throws(AgentProtocolError) {
-    while true {
-      let remaining = deadline.remainingMilliseconds()
-      guard remaining > 0 else { throw .timedOut }
-      var entry = pollfd(fd: fd, events: events, revents: 0)
-      let result = poll(&entry, 1, remaining)
-      if result > 0 { return }
-      if result == 0 { throw .timedOut }
-      if errno != EINTR { throw .connection(errno) }
-    }
-  }
-
-  /// A point in CLOCK_MONOTONIC time.
-  struct Deadline {
-    let end: Int64
-
-    init(milliseconds: Int32) { end = Self.now() + Int64(milliseconds) }
-
-    func remainingMilliseconds() -> Int32 { Int32(clamping: max(0, end - Self.now())) }
-
-    static func now() -> Int64 {
-      var time = timespec()
-      clock_gettime(CLOCK_MONOTONIC, &time)
-      return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
+    do {
+      try SocketIO.wait(fd, for: events, until: deadline)
+    } catch {
+      throw AgentProtocolError(error)
     }
   }
 

@@ -1,3 +1,5 @@
+import SocketIO
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -82,7 +84,11 @@ final class DBusWireConnection {
         serial: serial, destination: call.destination, path: call.path, interface: call.interface,
         member: call.member, signature: call.signature, body: call.arguments)
     }
-    guard write(bytes) else { throw .connection }
+    do {
+      try SocketIO.write(bytes, to: fd, until: deadline)
+    } catch {
+      throw error == .timedOut ? .timedOut : .connection
+    }
     if first {
       // One line, `OK <server guid>`; `REJECTED` ends here, and the bus closes the
       // connection on what followed.
@@ -132,7 +138,11 @@ final class DBusWireConnection {
 
   /// Reads what has arrived into `pending`; false at the end of the stream.
   private func receive() throws(Failure) -> Bool {
-    guard wait(for: Int16(POLLIN)) else { throw .timedOut }
+    do {
+      try SocketIO.wait(fd, for: Int16(POLLIN), until: deadline)
+    } catch {
+      throw error == .timedOut ? .timedOut : .connection
+    }
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     while true {
       let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
@@ -153,49 +163,6 @@ final class DBusWireConnection {
       }
       // A server's line is short; more is not a D-Bus server.
       guard pending.count < 4096, (try? receive()) == true else { return nil }
-    }
-  }
-
-  private func write(_ bytes: [UInt8]) -> Bool {
-    var written = 0
-    while written < bytes.count {
-      guard wait(for: Int16(POLLOUT)) else { return false }
-      let result = bytes.withUnsafeBytes {
-        send(fd, $0.baseAddress! + written, $0.count - written, Int32(MSG_NOSIGNAL))
-      }
-      if result < 0 {
-        if errno == EINTR || errno == EAGAIN { continue }
-        return false
-      }
-      written += result
-    }
-    return true
-  }
-
-  /// Whether `fd` became ready for `events` before the deadline.
-  private func wait(for events: Int16) -> Bool {
-    while true {
-      let remaining = deadline.remainingMilliseconds()
-      guard remaining > 0 else { return false }
-      var entry = pollfd(fd: fd, events: events, revents: 0)
-      let result = poll(&entry, 1, remaining)
-      if result > 0 { return true }
-      if result == 0 || errno != EINTR { return false }
-    }
-  }
-
-  /// A point in CLOCK_MONOTONIC time.
-  struct Deadline {
-    let end: Int64
-
-    init(milliseconds: Int32) { end = Self.now() + Int64(milliseconds) }
-
-    func remainingMilliseconds() -> Int32 { Int32(clamping: max(0, end - Self.now())) }
-
-    static func now() -> Int64 {
-      var time = timespec()
-      clock_gettime(CLOCK_MONOTONIC, &time)
-      return Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000
     }
   }
 }

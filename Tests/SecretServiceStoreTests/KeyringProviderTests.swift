@@ -136,11 +136,12 @@ import TokenStoreTesting
   /// to a connection of its own the item is locked, and the read goes on through GDBus,
   /// which unlocks it, from the search made (it is not searched for again).
   @Test func theOrdinaryReadIsMadeWithoutGLib() async throws {
-    let group = TokenStoreConformance.freshGroup()
-    let store = Self.store(group: group)
-    let saved = SecretServiceTokenStoreTests.sample(group: group)
-    try store.save(saved.account, tokens: saved.tokens)
-    defer { _ = try? store.remove(saved.account.key) }
+    let store = Self.store(group: TokenStoreConformance.freshGroup())
+    try await SecretServiceTokenStoreTests.withSample(in: store) { try Self.readWithoutGLib(store, $0) }
+  }
+
+  private static func readWithoutGLib(_ store: SecretServiceTokenStore, _ saved: StoredAccount) throws {
+    let group = store.group
     #expect(try store.load(saved.account.key) == saved)
     let outcome = SecretServiceWireRead.items(
       matching: ["xdg:schema": "org.tokenctl.Account", "group": group], properties: { _ in true }, secrets: true,

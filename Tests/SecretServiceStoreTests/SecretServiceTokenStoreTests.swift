@@ -25,6 +25,19 @@ import TokenStoreTesting
         idToken: "eyJ-IDTOKEN-\(UUID().uuidString)", expiresAt: epoch.addingTimeInterval(3600), scope: ["openid"]))
   }
 
+  /// Runs `body` with `sample(group:)` of the store's group saved in `store`, and removes
+  /// it after.
+  static func withSample(
+    in store: SecretServiceTokenStore, _ body: (StoredAccount) async throws -> Void
+  )
+    async throws
+  {
+    let saved = sample(group: store.group)
+    try store.save(saved.account, tokens: saved.tokens)
+    defer { _ = try? store.remove(saved.account.key) }
+    try await body(saved)
+  }
+
   @Test func secretToolReadsTheItemWithTheDocumentedAttributes() async throws {
     let group = TokenStoreConformance.freshGroup()
     let store = SecretServiceTokenStore(group: group)

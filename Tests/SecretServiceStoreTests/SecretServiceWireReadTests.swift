@@ -27,12 +27,12 @@ import TokenStoreTesting
   }
 
   @Test func itReadsWhatSecretToolReads() async throws {
-    let group = TokenStoreConformance.freshGroup()
-    let store = SecretServiceTokenStore(group: group)
-    let saved = SecretServiceTokenStoreTests.sample(group: group)
-    try store.save(saved.account, tokens: saved.tokens)
-    defer { _ = try? store.remove(saved.account.key) }
+    let store = SecretServiceTokenStore(group: TokenStoreConformance.freshGroup())
+    try await SecretServiceTokenStoreTests.withSample(in: store) { _ in try await readsWhatSecretToolReads(store.group)
+    }
+  }
 
+  private func readsWhatSecretToolReads(_ group: String) async throws {
     let search = ["xdg:schema": "org.tokenctl.Account", "group": group]
     let items = try #require(Self.items(Self.read(search)))
     try #require(items.count == 1)
@@ -82,12 +82,12 @@ import TokenStoreTesting
     #expect(try store.loadAll(.all).count == 55)
   }
 
-  @Test func whatIsNotTheOrdinaryReadIsLeftToGDBus() throws {
-    let group = TokenStoreConformance.freshGroup()
-    let store = SecretServiceTokenStore(group: group)
-    let saved = SecretServiceTokenStoreTests.sample(group: group)
-    try store.save(saved.account, tokens: saved.tokens)
-    defer { _ = try? store.remove(saved.account.key) }
+  @Test func whatIsNotTheOrdinaryReadIsLeftToGDBus() async throws {
+    let store = SecretServiceTokenStore(group: TokenStoreConformance.freshGroup())
+    try await SecretServiceTokenStoreTests.withSample(in: store) { _ in try leftToGDBus(store.group) }
+  }
+
+  private func leftToGDBus(_ group: String) throws {
     let search = ["xdg:schema": "org.tokenctl.Account", "group": group]
     let read = try #require(Self.items(Self.read(search)))
     let found = SecretServiceWireRead.Outcome.searched(unlocked: read.map(\.path), locked: [])
