@@ -78,7 +78,8 @@ import Testing
 
   /// A libsecret that cannot be loaded (here an empty file the loader finds first) is the
   /// keyring being unavailable for writes, with the package to install, not a crash at
-  /// start-up; reads, which need only GIO, still work.
+  /// start-up; reads, which need no GLib (SecretServiceWire), or only GIO where they go
+  /// through GDBus, still work.
   @Test func aMissingLibsecretIsAnUnavailableKeyringThatNamesThePackage() async throws {
     let session = try await PrivateSession.started(.unlockedKeyring)
     defer { session.stop() }
