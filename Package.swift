@@ -246,6 +246,7 @@ let package = Package(
       name: "TokenCtlFuzzing",
       dependencies: [
         "TokenKit", "GitCredentialHelper", "NativeAppSupport", "TOMLReader", "AccountTypeFiles", "AgentProtocol",
+        "SecretServiceWire",
       ],
       path: "Tests/Fuzz/Harness"),
 

@@ -1,7 +1,8 @@
 /// A D-Bus message as tokenctl's calls send and read them: a method call out, a method
-/// return or an error back (the specification's "Message Format").
-struct DBusMessage {
-  enum Kind: UInt8 {
+/// return or an error back (the specification's "Message Format"). Public for the fuzzer
+/// (Tests/Fuzz, target `dbus`): what the bus sends is read by it.
+public struct DBusMessage: Equatable, Sendable {
+  public enum Kind: UInt8, Sendable {
     case methodCall = 1
     case methodReturn = 2
     case error = 3
@@ -22,14 +23,14 @@ struct DBusMessage {
   /// The largest message D-Bus allows (2^27 bytes): a peer that says more is broken.
   static let maximumLength = 1 << 27
 
-  let kind: Kind?
-  let serial: UInt32
+  public let kind: Kind?
+  public let serial: UInt32
   /// The serial of the call this message answers (a return or an error).
-  let replySerial: UInt32?
+  public let replySerial: UInt32?
   /// An error's name (`org.freedesktop.DBus.Error.NotSupported`).
-  let errorName: String?
+  public let errorName: String?
   /// The body's values, read by the message's signature.
-  let body: [DBusValue]
+  public let body: [DBusValue]
 
   /// A method call, marshalled: `body` writes the arguments `signature` describes.
   static func call(
@@ -66,7 +67,7 @@ struct DBusMessage {
   /// The length of the message that `bytes` begins with, once its fixed header is there
   /// (16 bytes); nil before. Throws when it is not a little-endian message of a size
   /// D-Bus allows.
-  static func length(of bytes: ArraySlice<UInt8>) throws(DBusReader.Failure) -> Int? {
+  public static func length(of bytes: ArraySlice<UInt8>) throws(DBusReader.Failure) -> Int? {
     guard bytes.count >= 16 else { return nil }
     let start = bytes.startIndex
     // Every peer on a little-endian machine sends little-endian messages; another order is
@@ -82,7 +83,7 @@ struct DBusMessage {
   }
 
   /// Reads one whole message (see ``length(of:)``).
-  init(_ bytes: [UInt8]) throws(DBusReader.Failure) {
+  public init(_ bytes: [UInt8]) throws(DBusReader.Failure) {
     var reader = DBusReader(bytes, offset: 12)
     guard bytes.count >= 16, let fields = try reader.values("a(yv)").first?.elements else { throw .truncated }
     kind = Kind(rawValue: bytes[1])

@@ -1,8 +1,8 @@
 /// Reads values out of a D-Bus message by their signature, little endian, every read
 /// checked against the message's end: a malformed or truncated message is an error, never
 /// a crash. Offsets count from the start of the message, where alignment counts from.
-struct DBusReader {
-  enum Failure: Error, Equatable {
+public struct DBusReader {
+  public enum Failure: Error, Equatable, Sendable {
     /// The message ends before the value does, or says a length that does not fit.
     case truncated
     /// A signature this reader does not know, or one nested deeper than D-Bus allows.

@@ -1,6 +1,6 @@
 /// A value read from a D-Bus message, whatever its type: what a reply carries, read by the
 /// signature the message gives (``DBusReader``).
-enum DBusValue: Equatable {
+public enum DBusValue: Equatable, Sendable {
   /// `y`, `b`, `n`, `q`, `i`, `u`, `x`, `t`, `h`: every integer, and a boolean as 0 or 1.
   case integer(UInt64)
   /// `d`
@@ -16,29 +16,29 @@ enum DBusValue: Equatable {
   /// `v`
   indirect case variant(DBusValue)
 
-  var string: String? {
+  public var string: String? {
     if case .string(let text) = self { return text }
     return nil
   }
 
-  var elements: [DBusValue]? {
+  public var elements: [DBusValue]? {
     if case .array(let values) = self { return values }
     return nil
   }
 
-  var fields: [DBusValue]? {
+  public var fields: [DBusValue]? {
     if case .structure(let values) = self { return values }
     return nil
   }
 
   /// A variant's value; any other value as it is.
-  var unwrapped: DBusValue {
+  public var unwrapped: DBusValue {
     if case .variant(let value) = self { return value.unwrapped }
     return self
   }
 
   /// `as` / `ao`: the strings, nil when any element is not one.
-  var strings: [String]? {
+  public var strings: [String]? {
     guard let elements else { return nil }
     var strings: [String] = []
     for element in elements {
@@ -52,7 +52,7 @@ enum DBusValue: Equatable {
   /// with string keys. No `Dictionary` is built: a process that reads one item pays for
   /// every generic type it instantiates first (the runtime looks up its conformances),
   /// more than for the lookups.
-  func forEachEntry(_ body: (String, DBusValue) -> Void) -> Bool {
+  public func forEachEntry(_ body: (String, DBusValue) -> Void) -> Bool {
     guard let elements else { return false }
     for element in elements {
       guard let pair = element.fields, pair.count == 2, let key = pair[0].string else { return false }
@@ -62,7 +62,7 @@ enum DBusValue: Equatable {
   }
 
   /// `a{s…}`: the value of the entry `key`, the last where there are several.
-  func entry(_ key: String) -> DBusValue? {
+  public func entry(_ key: String) -> DBusValue? {
     var found: DBusValue?
     _ = forEachEntry { if $0 == key { found = $1 } }
     return found

@@ -23,6 +23,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   case jose
   /// The agent's requests and answers: `AgentMessage`.
   case agent
+  /// What the session bus sends the keyring's reads without GIO: `DBusMessage`.
+  case dbus
 
   /// Runs the target on one input; the label of what the product made of it.
   public func run(_ bytes: [UInt8]) -> String {
@@ -33,6 +35,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case .descriptor: DescriptorFuzzing.run(bytes)
     case .jose: JOSEFuzzing.run(bytes)
     case .agent: AgentMessageFuzzing.run(bytes)
+    case .dbus: DBusMessageFuzzing.run(bytes)
     }
   }
 }
