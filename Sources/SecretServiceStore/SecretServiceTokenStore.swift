@@ -263,6 +263,7 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
           FoundItem(path: $0.path, attributes: $0.attributes, modified: $0.modified, secret: $0.secret)
         }
       case .searched(let unlocked, let locked): searched = (unlocked, locked)
+      case .noAnswer: throw SecretServiceError.didNotAnswer("searching the keyring")
       case nil: break
       }
     }

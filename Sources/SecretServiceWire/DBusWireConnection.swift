@@ -92,7 +92,7 @@ final class DBusWireConnection {
     if first {
       // One line, `OK <server guid>`; `REJECTED` ends here, and the bus closes the
       // connection on what followed.
-      guard let line = readLine(), line.hasPrefix("OK ") else { throw .connection }
+      guard let line = try readLine(), line.hasPrefix("OK ") else { throw .connection }
     }
     // Serials go up by one, so a reply's place is its serial less the first's.
     var replies = [DBusMessage?](repeating: nil, count: serials.count)
@@ -153,8 +153,9 @@ final class DBusWireConnection {
     }
   }
 
-  /// The authentication server's line, without its CRLF; nil when none comes.
-  private func readLine() -> String? {
+  /// The authentication server's line, without its CRLF; nil when the connection ends
+  /// before one, or sends more than a line.
+  private func readLine() throws(Failure) -> String? {
     while true {
       if let end = pending.firstIndex(of: UInt8(ascii: "\n")) {
         let line = pending[..<end]
@@ -162,7 +163,7 @@ final class DBusWireConnection {
         return String(decoding: line.last == UInt8(ascii: "\r") ? line.dropLast() : line, as: UTF8.self)
       }
       // A server's line is short; more is not a D-Bus server.
-      guard pending.count < 4096, (try? receive()) == true else { return nil }
+      guard pending.count < 4096, try receive() else { return nil }
     }
   }
 }

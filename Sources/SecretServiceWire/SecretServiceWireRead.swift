@@ -15,6 +15,8 @@ public enum SecretServiceWireRead {
     case read([Item])
     /// The search's answer, and no more: the rest is GDBus's.
     case searched(unlocked: [String], locked: [String])
+    /// The service did not answer within the timeout: GDBus would wait as long again.
+    case noAnswer
   }
 
   /// An item found: its object path, its `Attributes` and `Modified` properties (empty and
@@ -46,7 +48,13 @@ public enum SecretServiceWireRead {
     guard let address = DBusAddress(busAddress, runtimeDirectory: runtimeDirectory),
       let bus = DBusWireConnection(address, timeoutMilliseconds: timeoutMilliseconds)
     else { return nil }
-    return try? read(bus, attributes, properties: properties, secrets: secrets, algorithm: algorithm)
+    do {
+      return try read(bus, attributes, properties: properties, secrets: secrets, algorithm: algorithm)
+    } catch .timedOut {
+      return .noAnswer
+    } catch {
+      return nil
+    }
   }
 
   /// What a search found: the paths of the unlocked items and of the locked ones.
@@ -60,7 +68,7 @@ public enum SecretServiceWireRead {
   private static func read(
     _ bus: DBusWireConnection, _ attributes: [String: String], properties: (Int) -> Bool, secrets: Bool,
     algorithm: String
-  ) throws -> Outcome? {
+  ) throws(DBusWireConnection.Failure) -> Outcome? {
     var first = [
       serviceCall("SearchItems", signature: "a{ss}") { body in
         body.array(elementAlignment: 8) { entries in
@@ -111,7 +119,14 @@ public enum SecretServiceWireRead {
               signature: "s", arguments: { $0.string(itemInterface) }))
         }
       }
-      guard var replies = try? bus.calls(calls) else { return searched }
+      var replies: [DBusMessage]
+      do {
+        replies = try bus.calls(calls)
+      } catch .timedOut {
+        return .noAnswer
+      } catch {
+        return searched
+      }
       if let session {
         guard Self.read(secrets: replies.removeFirst(), session: session, into: &items[chunk]) else { return searched }
       }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 import Testing
 
 @testable import SecretServiceWire
@@ -152,5 +156,39 @@ import Testing
       as [(String?, String?)])
   func aBusThisClientCannotReachIsLeftToGDBus(address: String?, runtime: String?) {
     #expect(DBusAddress(address, runtimeDirectory: runtime) == nil)
+  }
+}
+
+/// A bus that takes the connection and never answers: the read gives up at its timeout
+/// with `noAnswer`, which the store reports as the Secret Service not answering, rather
+/// than handing it to GDBus to wait as long again.
+@Suite struct DBusWireTimeoutTests {
+  @Test func aBusThatNeverAnswersIsNoAnswerAtTheTimeout() throws {
+    let directory = "/tmp/tokenctl-wire-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    #expect(mkdir(directory, 0o700) == 0)
+    defer { rmdir(directory) }
+    let path = directory + "/bus"
+    let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    #expect(listener >= 0)
+    defer {
+      close(listener)
+      unlink(path)
+    }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+    #expect(bound == 0 && listen(listener, 4) == 0)
+    // Nobody accepts: the connection waits in the backlog, and the write fits its buffer.
+    let started = ContinuousClock.now
+    let outcome = SecretServiceWireRead.items(
+      matching: ["group": "default"], properties: { _ in true }, secrets: true, algorithm: "plain",
+      busAddress: "unix:path=" + path, runtimeDirectory: nil, timeoutMilliseconds: 300)
+    #expect(outcome == .noAnswer)
+    #expect(ContinuousClock.now - started < .seconds(5))
   }
 }
