@@ -1,10 +1,10 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 import Testing
 
 @testable import SecretServiceWire
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// The wire format as the D-Bus specification lays it out ("Marshaling (Wire Format)",
 /// "Message Format"): what this client writes reads back, bytes that a bus would send read
