@@ -65,6 +65,10 @@ import Testing
       }
       let searches = calls.filter { $0.member == "SearchItems" }
       #expect(searches.count == 2, "\(calls.map(\.member))")
+      // Every session opened without GIO is closed, the one of the search that found
+      // nothing too.
+      let sessions = calls.filter { $0.member == "OpenSession" && $0.arguments.contains(#"string "plain""#) }
+      #expect(calls.filter { $0.member == "Close" }.count == sessions.count, "\(calls.map(\.member))")
       #expect(searches.first?.arguments.contains(#"string "ada@contoso.com""#) != true)
     }
   }
@@ -77,10 +81,14 @@ import Testing
     let toBus = calls.filter { $0.destination == "org.freedesktop.DBus" }
     let toService = calls.filter { $0.destination != "org.freedesktop.DBus" }
     #expect(toBus.map(\.member) == ["Hello"])
-    #expect(toService.count <= 4, "\(toService.map(\.member))")
-    #expect(Set(toService.map(\.member)).isSubset(of: ["SearchItems", "OpenSession", "GetSecrets", "GetAll"]))
+    #expect(toService.count <= 5, "\(toService.map(\.member))")
+    #expect(
+      Set(toService.map(\.member)).isSubset(of: ["SearchItems", "OpenSession", "GetSecrets", "GetAll", "Close"]))
     let sessions = toService.filter { $0.member == "OpenSession" }
     #expect(sessions.count == 1 && sessions.allSatisfy { $0.arguments.contains(#"string "plain""#) })
+    // The session is closed, in the same write as the reads, not left to the disconnect
+    // (SecretServiceWireRead.close).
+    #expect(toService.last?.member == "Close", "\(toService.map(\.member))")
     #expect(!calls.contains { $0.arguments.contains(diffieHellman) })
   }
 
