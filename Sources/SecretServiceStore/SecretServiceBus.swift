@@ -1,5 +1,6 @@
 import CLibSecret
 import GLibBus
+import SecretServiceWire
 import TokenKit
 
 /// The Secret Service as the store calls it over D-Bus without libsecret: a connection
@@ -16,10 +17,10 @@ struct SecretServiceBus {
   /// The name calls go to: `org.freedesktop.secrets`, or libsecret's for its proxy.
   let name: String
 
-  static let serviceName = "org.freedesktop.secrets"
-  static let servicePath = "/org/freedesktop/secrets"
-  static let serviceInterface = "org.freedesktop.Secret.Service"
-  static let itemInterface = "org.freedesktop.Secret.Item"
+  static let serviceName = SecretServiceWireRead.serviceName
+  static let servicePath = SecretServiceWireRead.servicePath
+  static let serviceInterface = SecretServiceWireRead.serviceInterface
+  static let itemInterface = SecretServiceWireRead.itemInterface
   static let collectionInterface = "org.freedesktop.Secret.Collection"
 
   /// The same bus and name as libsecret's proxy `service` (a `SecretService`, or any

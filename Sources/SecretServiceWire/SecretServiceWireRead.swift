@@ -28,10 +28,11 @@ public enum SecretServiceWireRead {
     public var secret: [UInt8]?
   }
 
-  static let service = "org.freedesktop.secrets"
-  static let servicePath = "/org/freedesktop/secrets"
-  static let serviceInterface = "org.freedesktop.Secret.Service"
-  static let itemInterface = "org.freedesktop.Secret.Item"
+  /// The Secret Service's names on the bus, which the store's GDBus calls use too.
+  public static let serviceName = "org.freedesktop.secrets"
+  public static let servicePath = "/org/freedesktop/secrets"
+  public static let serviceInterface = "org.freedesktop.Secret.Service"
+  public static let itemInterface = "org.freedesktop.Secret.Item"
 
   /// How many items one `GetSecrets` reads, and how many calls go out in one write: a
   /// group of 1,000 accounts is read in replies of a bounded size.
@@ -118,7 +119,7 @@ public enum SecretServiceWireRead {
         for item in items[chunk] {
           calls.append(
             .init(
-              destination: service, path: item.path, interface: "org.freedesktop.DBus.Properties", member: "GetAll",
+              destination: serviceName, path: item.path, interface: "org.freedesktop.DBus.Properties", member: "GetAll",
               signature: "s", arguments: { $0.string(itemInterface) }))
         }
       }
@@ -201,7 +202,7 @@ public enum SecretServiceWireRead {
 
   /// `org.freedesktop.Secret.Session.Close` of the session at `path`.
   private static func closing(_ path: String) -> DBusWireConnection.Call {
-    .init(destination: service, path: path, interface: "org.freedesktop.Secret.Session", member: "Close")
+    .init(destination: serviceName, path: path, interface: "org.freedesktop.Secret.Session", member: "Close")
   }
 
   /// A method return's body; nil for an error.
@@ -213,7 +214,7 @@ public enum SecretServiceWireRead {
     _ member: String, signature: String, _ arguments: @escaping (inout DBusWriter) -> Void
   ) -> DBusWireConnection.Call {
     .init(
-      destination: service, path: servicePath, interface: serviceInterface, member: member, signature: signature,
+      destination: serviceName, path: servicePath, interface: serviceInterface, member: member, signature: signature,
       arguments: arguments)
   }
 }
