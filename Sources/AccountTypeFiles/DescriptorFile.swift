@@ -365,7 +365,7 @@ public enum DescriptorFile {
           for element in array {
             // A host name, as git's credential protocol sends it: no scheme, no path.
             guard let host = element.string, !host.isEmpty,
-              host.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "/") }), !host.contains("://")
+              host.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "/") })
             else {
               report("hosts must be host names such as \"git.example.org\"", at: hostsEntry.valuePosition)
               continue

@@ -27,6 +27,18 @@ public enum ClientCommand: Sendable, Equatable {
   /// The name of the command `docker-credential-tokenctl` runs.
   public static let dockerCredentialName = "docker-credential"
 
+  /// Whether `token`'s ACCOUNT is a URL (it holds `://`), which names no account: the
+  /// direct path chooses one for it, as the helpers would. On bytes, as `dockerServer`:
+  /// `String.contains(_:)` of a string is _StringProcessing's, 0.2 MiB paged in at start.
+  public static func namesURL(_ account: String) -> Bool {
+    let bytes = Array(account.utf8)
+    guard bytes.count >= 3 else { return false }
+    for index in 0...(bytes.count - 3) where bytes[index] == 0x3A && bytes[index + 1] == 0x2F && bytes[index + 2] == 0x2F {
+      return true
+    }
+    return false
+  }
+
   /// The registry Docker's `get` names on standard input, without the white space and
   /// line break around it. On bytes: the front end and the full program's fast path read
   /// it, where grapheme breaking would page in tables.
@@ -90,7 +102,7 @@ public enum ClientCommand: Sendable, Equatable {
     switch name {
     case "token":
       // A URL names no account the agent knows: the direct path chooses one for it.
-      guard let account, !account.contains("://") else { return nil }
+      guard let account, !Self.namesURL(account) else { return nil }
       self = .token(account: account, minValid: minValid, group: group)
     case "credential":
       guard let operation else { return nil }

@@ -197,6 +197,12 @@ import TokenKit
       "a git table without username", base + "[git]\nhosts = [\"git.example.org\"]\n",
       "corp.toml:3:2: missing key 'username' in [git]: a fixed name, or \"account-name\""),
     Invalid(
+      "a URL for a host", base + "[git]\nhosts = [\"https://git.example.org\"]\nusername = \"oauth2\"\n",
+      "corp.toml:4:9: hosts must be host names such as \"git.example.org\""),
+    Invalid(
+      "a host with a path", base + "[git]\nhosts = [\"git.example.org/group\"]\nusername = \"oauth2\"\n",
+      "corp.toml:4:9: hosts must be host names such as \"git.example.org\""),
+    Invalid(
       "a credentials table without hosts", base + "[credentials]\nusername = \"oauth2\"\n",
       "corp.toml:3:2: missing key 'hosts' in [credentials]"),
     Invalid(

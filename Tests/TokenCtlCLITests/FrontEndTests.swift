@@ -24,6 +24,19 @@ import TokenKit
     #expect(ClientCommand(["cargo-credential", "--cargo-plugin"]) == nil)
   }
 
+  /// `token URL` names no account: the one test of it, for the front end and the full
+  /// program alike, is `://` anywhere in the word.
+  @Test func anAccountWithASchemeSeparatorNamesAURL() {
+    for url in ["https://git.example.org/", "ssh://a", "://", "x://", "caf\u{E9}://h", "a:b://c"] {
+      #expect(ClientCommand.namesURL(url), "\(url)")
+    }
+    for name in ["ada", "", ":", "//", ":/", "a:/b", "graph:ada", "a/:/b", "https:/x", "caf\u{E9}"] {
+      #expect(!ClientCommand.namesURL(name), "\(name)")
+    }
+    #expect(ClientCommand(["token", "https://example.org/"]) == nil)
+    #expect(ClientCommand(["token", "graph:ada"]) == .token(account: "graph:ada", minValid: nil, group: nil))
+  }
+
   /// kubectl's plugin as the parser reads it, and nothing odder.
   @Test func kubeCredentialIsTakenWithAtMostItsServerAndGroup() {
     #expect(ClientCommand(["kube-credential"]) == .kubeCredential(server: nil, group: nil))

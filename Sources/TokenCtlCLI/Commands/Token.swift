@@ -1,3 +1,4 @@
+import AgentFrontEnd
 import AgentProtocol
 import ArgumentParser
 import TokenKit
@@ -67,7 +68,7 @@ extension TokenCtl {
     ) async throws {
       var session = try CommandSession.open(group: group, configured: false)
       var account = account
-      if account.contains("://") {
+      if ClientCommand.namesURL(account) {
         // A URL: the account the helpers would answer it with, by the same rule.
         session = try session.configured()
         account = try Credential.account(forURL: account, session: session)
