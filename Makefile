@@ -186,7 +186,7 @@ demo: deps auth-server-deps
 #   64 KiB around each page it faults in: 3.3 MiB of code resident before, 0.6 MiB after;
 #   its peak RSS 8.5 -> 6.6 MiB. Names the code no longer has are skipped silently; `make
 #   check-release` fails when too many are gone. The C targets too (-Xcc -ffunction-sections):
-#   BoringSSL's FIPS module is one object, bcm.cc, and as one section its 0.9 MiB of code
+#   BoringSSL's FIPS module is one object, bcm.cc, and as one section its 0.3 MiB of code
 #   went wherever its SHA-256 (the lock file's name) was ordered; the direct path paged in
 #   58 pages of it to run a few functions (peak RSS of `token` 8.2 -> 7.9 MiB, issue 26).
 # - libstdc++ and libgcc's unwinder linked in, not loaded (STATIC_CXX, issue 26): the Swift
