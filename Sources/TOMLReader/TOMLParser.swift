@@ -233,9 +233,9 @@ public struct TOMLParser {
     var node = root
     for (offset, part) in path.enumerated() {
       let isLast = offset == path.count - 1
-      let shown = TOMLTable.displayPath(node.path + [part.name])
       let (table, first) = try childTable(part, under: node, creating: isLast ? .header : .implicit, by: "by a header")
       if isLast, let first {
+        let shown = TOMLTable.displayPath(node.path + [part.name])
         switch table.origin {
         case .implicit: table.origin = .header
         case .header:
@@ -276,10 +276,10 @@ public struct TOMLParser {
   ) throws(TOMLError) {
     var node = table
     for part in path.dropLast() {
-      let shown = TOMLTable.displayPath(node.path + [part.name])
       let (existing, first) = try childTable(
         part, under: node, creating: .dotted(section: section), by: "with dotted keys")
       if let first {
+        let shown = TOMLTable.displayPath(node.path + [part.name])
         switch existing.origin {
         case .header:
           throw failure(
@@ -314,15 +314,15 @@ public struct TOMLParser {
       node.add(part.name, .init(slot: .table(created), keyPosition: part.position, valuePosition: part.position))
       return (created, nil)
     }
-    let shown = TOMLTable.displayPath(node.path + [part.name])
+    func shown() -> String { TOMLTable.displayPath(node.path + [part.name]) }
     switch child.slot {
     case .value(.table):
       throw failure(
-        "table '\(shown)' was written inline at \(child.keyPosition), so it cannot be extended \(how)",
+        "table '\(shown())' was written inline at \(child.keyPosition), so it cannot be extended \(how)",
         at: part.position)
     case .value:
       throw failure(
-        "key '\(shown)' already has a value (at \(child.keyPosition)), so it cannot also be a table",
+        "key '\(shown())' already has a value (at \(child.keyPosition)), so it cannot also be a table",
         at: part.position)
     case .table(let table):
       return (table, child.keyPosition)
@@ -369,10 +369,9 @@ public struct TOMLParser {
 
   /// A value whose tables and arrays would sit at `depth`; `key` names it in messages.
   private mutating func value(depth: Int, key: [String]) throws(TOMLError) -> TOMLValue {
-    let shown = TOMLTable.displayPath(key)
     switch peek() {
     case nil, Self.lineFeed, Self.carriageReturn, UInt8(ascii: "#"):
-      throw failure("expected a value for key '\(shown)'", at: index)
+      throw failure("expected a value for key '\(TOMLTable.displayPath(key))'", at: index)
     case UInt8(ascii: "\""):
       if peek(1) == UInt8(ascii: "\""), peek(2) == UInt8(ascii: "\"") {
         return .string(try multilineString(quote: UInt8(ascii: "\"")))
@@ -394,7 +393,7 @@ public struct TOMLParser {
       }
       return try inlineTable(depth: depth, key: key)
     default:
-      return try bareValue(key: shown)
+      return try bareValue(key: key)
     }
   }
 
@@ -402,10 +401,10 @@ public struct TOMLParser {
     let open = index
     index += 1
     var elements: [TOMLValue] = []
-    let unterminated = "expected ']' to close the array of key '\(TOMLTable.displayPath(key))'"
+    func unterminated() -> String { "expected ']' to close the array of key '\(TOMLTable.displayPath(key))'" }
     while true {
       try skipBlanksNewlinesAndComments()
-      guard let byte = peek() else { throw failure(unterminated, at: open) }
+      guard let byte = peek() else { throw failure(unterminated(), at: open) }
       if byte == UInt8(ascii: "]") {
         index += 1
         return .array(elements)
@@ -413,7 +412,7 @@ public struct TOMLParser {
       elements.append(try value(depth: depth + 1, key: key))
       try skipBlanksNewlinesAndComments()
       switch peek() {
-      case nil: throw failure(unterminated, at: open)
+      case nil: throw failure(unterminated(), at: open)
       case UInt8(ascii: ","): index += 1
       case UInt8(ascii: "]"):
         index += 1
@@ -432,7 +431,7 @@ public struct TOMLParser {
     sectionCount += 1
     let section = sectionCount
     let table = Node(origin: .header, depth: depth, path: key)
-    let shown = TOMLTable.displayPath(key)
+    func shown() -> String { TOMLTable.displayPath(key) }
     skipBlanks()
     if peek() == UInt8(ascii: "}") {
       index += 1
@@ -441,7 +440,7 @@ public struct TOMLParser {
     while true {
       skipBlanks()
       switch peek() {
-      case nil: throw failure("expected '}' to close the inline table of key '\(shown)'", at: open)
+      case nil: throw failure("expected '}' to close the inline table of key '\(shown())'", at: open)
       case Self.lineFeed, Self.carriageReturn, UInt8(ascii: "#"):
         throw failure("expected a key; an inline table must be on one line (TOML 1.0)", at: index)
       case UInt8(ascii: "}"):
@@ -457,22 +456,24 @@ public struct TOMLParser {
         return .table(table.table())
       case nil, Self.lineFeed, Self.carriageReturn:
         throw failure(
-          "expected '}' to close the inline table of key '\(shown)' on the line it starts (TOML 1.0)", at: index)
+          "expected '}' to close the inline table of key '\(shown())' on the line it starts (TOML 1.0)", at: index)
       default:
-        throw failure("expected ',' or '}' in the inline table of key '\(shown)'", at: index)
+        throw failure("expected ',' or '}' in the inline table of key '\(shown())'", at: index)
       }
     }
   }
 
   /// An integer or a boolean; recognises the other TOML scalars to say they are not
   /// supported. Never shows the text, which could be an unquoted secret.
-  private mutating func bareValue(key: String) throws(TOMLError) -> TOMLValue {
+  private mutating func bareValue(key path: [String]) throws(TOMLError) -> TOMLValue {
     let begin = index
     while let byte = peek(), Self.isBareValueByte(byte) { index += 1 }
     let token = Array(bytes[begin..<index])
-    let expected =
+    var key: String { TOMLTable.displayPath(path) }
+    func expected() -> String {
       "expected a value for key '\(key)': a quoted string, an integer, true, false, an array or an inline table"
-    guard !token.isEmpty else { throw failure(expected, at: begin) }
+    }
+    guard !token.isEmpty else { throw failure(expected(), at: begin) }
     if token == Array("true".utf8) { return .boolean(true) }
     if token == Array("false".utf8) { return .boolean(false) }
 
@@ -504,10 +505,10 @@ public struct TOMLParser {
 
   /// Decimal digits with single `_` between them, no leading zero (TOML 1.0, "Integer").
   private mutating func integer(
-    _ body: [UInt8], negative: Bool, at begin: Int, expected: String
+    _ body: [UInt8], negative: Bool, at begin: Int, expected: () -> String
   ) throws(TOMLError) -> Int64 {
     guard let first = body.first, let last = body.last, Self.isDigit(first), Self.isDigit(last) else {
-      throw failure(expected, at: begin)
+      throw failure(expected(), at: begin)
     }
     if body.count > 1, first == UInt8(ascii: "0") {
       throw failure("leading zeros are not allowed in an integer", at: begin)
@@ -528,7 +529,7 @@ public struct TOMLParser {
         }
         value = next
       } else {
-        throw failure(expected, at: begin)
+        throw failure(expected(), at: begin)
       }
       previous = byte
     }
@@ -746,13 +747,15 @@ public struct TOMLParser {
   }
 
   /// Blanks, an optional comment, then a newline or the end of the document.
-  private mutating func endOfLine(after what: String) throws(TOMLError) {
+  // `what` is built only for the message: a document's every line ends here, and the key
+  // paths made for it were a third of a parse (issue 26).
+  private mutating func endOfLine(after what: @autoclosure () -> String) throws(TOMLError) {
     skipBlanks()
     if peek() == UInt8(ascii: "#") { try comment() }
     switch peek() {
     case nil: return
     case Self.lineFeed, Self.carriageReturn: try newline()
-    default: throw failure("expected the end of the line after \(what)", at: index)
+    default: throw failure("expected the end of the line after \(what())", at: index)
     }
   }
 
