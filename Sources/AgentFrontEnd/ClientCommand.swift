@@ -33,10 +33,8 @@ public enum ClientCommand: Sendable, Equatable {
   public static func namesURL(_ account: String) -> Bool {
     let bytes = Array(account.utf8)
     guard bytes.count >= 3 else { return false }
-    for index in 0...(bytes.count - 3) where bytes[index] == 0x3A && bytes[index + 1] == 0x2F && bytes[index + 2] == 0x2F {
-      return true
-    }
-    return false
+    let colon = UInt8(ascii: ":"), slash = UInt8(ascii: "/")
+    return (0...(bytes.count - 3)).contains { bytes[$0] == colon && bytes[$0 + 1] == slash && bytes[$0 + 2] == slash }
   }
 
   /// The registry Docker's `get` names on standard input, without the white space and
