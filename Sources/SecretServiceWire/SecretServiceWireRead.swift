@@ -1,6 +1,8 @@
 /// The Secret Service's reads over ``DBusWireConnection``, for a process that only reads:
 /// the same calls as the keyring store's reads through GDBus (`SearchItems`,
-/// `OpenSession("plain")`, `GetSecrets`, `GetAll`), in two round trips after `Hello`.
+/// `OpenSession("plain")`, `GetSecrets`, `GetAll`), in three round trips: the search (with
+/// the authentication and `Hello`), the session, and the secrets and properties with the
+/// session's `Close`.
 ///
 /// Only the ordinary case is read here: every item found unlocked, a plain session
 /// granted, every secret in it. Anything else (a locked item, nothing found, an error
@@ -70,38 +72,41 @@ public enum SecretServiceWireRead {
     _ bus: DBusWireConnection, _ attributes: [String: String], properties: (Int) -> Bool, secrets: Bool,
     algorithm: String
   ) throws(DBusWireConnection.Failure) -> Outcome? {
-    var first = [
-      serviceCall("SearchItems", signature: "a{ss}") { body in
-        body.array(elementAlignment: 8) { entries in
-          for (key, value) in attributes.sorted(by: { $0.key < $1.key }) {
-            entries.structure {
-              $0.string(key)
-              $0.string(value)
-            }
+    let search = serviceCall("SearchItems", signature: "a{ss}") { body in
+      body.array(elementAlignment: 8) { entries in
+        for (key, value) in attributes.sorted(by: { $0.key < $1.key }) {
+          entries.structure {
+            $0.string(key)
+            $0.string(value)
           }
         }
       }
-    ]
-    if secrets {
-      first.append(
-        serviceCall("OpenSession", signature: "sv") {
-          $0.string(algorithm)
-          $0.variant(string: "")
-        })
     }
-    let replies = try bus.calls(first)
+    guard let found = found(try bus.calls([search])[0]) else { return nil }
+    let unlocked = found.unlocked
+    let searched = Outcome.searched(unlocked: unlocked, locked: found.locked)
+    guard found.locked.isEmpty, !unlocked.isEmpty else { return searched }
+    // The session is asked for alone, once the search has answered, and only when there
+    // is something to read in it. gnome-keyring (42.1 to 50.0 at least) aborts when it
+    // handles an `OpenSession` whose caller has left the bus in the meantime (its client
+    // record is freed on `NameOwnerChanged` before the queued call runs: `g_variant_new`
+    // on a NULL session). A call queued behind the search widened that window to the
+    // search's time; a client killed in it took the user's keyring daemon down, and it
+    // came back locked. The test under `KeyringProviderTests` kills readers at random.
     var session: String?
-    if secrets, let opened = returned(replies[1]), opened.count == 2, let path = opened[1].string {
+    if secrets {
+      let opening = serviceCall("OpenSession", signature: "sv") {
+        $0.string(algorithm)
+        $0.variant(string: "")
+      }
+      let opened = returned(try bus.calls([opening])[0])
+      guard let opened, opened.count == 2, let path = opened[1].string else { return searched }
       session = path
     }
     // Closed by the last write of an ordinary read, else here (see `close(_:on:)`); not
     // after a timeout, which it would wait out again.
     var open = session
     defer { close(open, on: bus) }
-    guard let search = found(replies[0]) else { return nil }
-    let unlocked = search.unlocked
-    let searched = Outcome.searched(unlocked: unlocked, locked: search.locked)
-    guard search.locked.isEmpty, !unlocked.isEmpty, secrets == (session != nil) else { return searched }
     let properties = properties(unlocked.count)
     var items = unlocked.map { Item(path: $0, attributes: [:], modified: 0, secret: nil) }
     for start in stride(from: 0, to: items.count, by: callsAtOnce) {

@@ -69,7 +69,62 @@ import Testing
       // nothing too.
       let sessions = calls.filter { $0.member == "OpenSession" && $0.arguments.contains(#"string "plain""#) }
       #expect(calls.filter { $0.member == "Close" }.count == sessions.count, "\(calls.map(\.member))")
+      // The search that found nothing opened no session: there was nothing to read in one.
+      #expect(sessions.count == 1, "\(calls.map(\.member))")
       #expect(searches.first?.arguments.contains(#"string "ada@contoso.com""#) != true)
+    }
+  }
+
+  /// The session is asked for alone, once the search has answered: never queued behind
+  /// another call of a client that has only just connected. gnome-keyring 42.1 aborts when
+  /// it runs an `OpenSession` whose caller left the bus meanwhile (a reader killed in that
+  /// window; see SecretServiceWireRead), and the `OpenSession` that went out with the
+  /// search in the first write waited for the search to be done. Each call's position in
+  /// `dbus-monitor`'s log, in the order the bus routed them, against its answer's.
+  @Test func theSessionIsAskedForOnlyOnceTheSearchHasAnswered() async throws {
+    try await onOwnThread {
+      var routed: [Routed] = []
+      _ = try Self.monitoredCalls(type: "graph") { session, environment in
+        let token = try TestProcess.run(
+          TestProcess.tokenctl, ["token", "graph:ada@contoso.com"], environment: environment)
+        #expect(token.status == 0 && token.stdout == "SECRET-TOKEN\n", "\(token.stderr)")
+        let log = session.directory.appendingPathComponent("monitor.txt").path
+        try Self.waitFor(log) { text in
+          routed = Self.routed(in: text)
+          return routed.contains { $0.member == "Close" }
+        }
+      }
+      let client = try #require(routed.first { $0.member == "OpenSession" }?.sender)
+      let ours = routed.filter { $0.sender == client || $0.destination == client }
+      let search = try #require(ours.firstIndex { $0.member == "SearchItems" })
+      let opening = try #require(ours.firstIndex { $0.member == "OpenSession" })
+      let answered = try #require(ours.firstIndex { $0.replySerial == ours[search].serial })
+      #expect(answered < opening, "\(ours.map { $0.member ?? "reply to \($0.replySerial ?? "")" })")
+      // And nothing else of the client's was on its way while the session was asked for.
+      let openingAnswered = try #require(ours.firstIndex { $0.replySerial == ours[opening].serial })
+      #expect(!ours[(opening + 1)..<openingAnswered].contains { $0.sender == client })
+    }
+  }
+
+  /// A method call or return as `dbus-monitor` prints its header, in the order routed.
+  struct Routed {
+    let sender: String
+    let destination: String
+    let serial: String
+    let replySerial: String?
+    let member: String?
+  }
+
+  static func routed(in text: String) -> [Routed] {
+    text.split(separator: "\n").compactMap { line -> Routed? in
+      guard line.hasPrefix("method call ") || line.hasPrefix("method return ") else { return nil }
+      func field(_ name: String) -> String? {
+        guard let start = line.range(of: " \(name)=") else { return nil }
+        return String(line[start.upperBound...].prefix { $0 != " " && $0 != ";" })
+      }
+      return Routed(
+        sender: field("sender") ?? "", destination: field("destination") ?? "", serial: field("serial") ?? "",
+        replySerial: field("reply_serial"), member: field("member"))
     }
   }
 
