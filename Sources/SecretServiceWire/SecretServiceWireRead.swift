@@ -195,11 +195,10 @@ public enum SecretServiceWireRead {
 
   /// Closes the session at `path`, if any, and waits for the answer, whatever it is.
   ///
-  /// Why a session is closed rather than left to end with the connection: gnome-keyring
-  /// frees what a client had when the bus says it left, and a test run whose processes
-  /// each opened a session and left at once saw the daemon of Debian 12 (gnome-keyring
-  /// 42.1) stop on an assertion (`trap int3` in GLib) once in six runs; a client that
-  /// leaves nothing behind does not depend on that path.
+  /// Why a session is closed rather than left to end with the connection: a reader leaves
+  /// nothing for gnome-keyring to clean up when the bus says it left, the path on which
+  /// the daemon has its bugs (see `read`: the crash first blamed on it was the queued
+  /// `OpenSession`'s).
   private static func close(_ path: String?, on bus: DBusWireConnection) {
     guard let path else { return }
     _ = try? bus.calls([closing(path)])
