@@ -92,7 +92,7 @@ public enum SecretServiceWireRead {
     // record is freed on `NameOwnerChanged` before the queued call runs: `g_variant_new`
     // on a NULL session). A call queued behind the search widened that window to the
     // search's time; a client killed in it took the user's keyring daemon down, and it
-    // came back locked. The test under `KeyringProviderTests` kills readers at random.
+    // came back locked. `KeyringCallsTests` checks the order on the bus.
     var session: String?
     if secrets {
       let opening = serviceCall("OpenSession", signature: "sv") {
