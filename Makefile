@@ -189,6 +189,8 @@ demo: deps auth-server-deps
 #   BoringSSL's FIPS module is one object, bcm.cc, and as one section its 0.3 MiB of code
 #   went wherever its SHA-256 (the lock file's name) was ordered; the direct path paged in
 #   58 pages of it to run a few functions (peak RSS of `token` 8.2 -> 7.9 MiB, issue 26).
+#   Code no symbol names (LLVM's private functions), .init, .fini and the PLT go beside the
+#   ordered functions (STARTUP_TEXT): direct `token` 54 -> 21 faults in code (issue 26).
 # - libstdc++ and libgcc's unwinder linked in, not loaded (STATIC_CXX, issue 26): the Swift
 #   runtime is their only user, and the loader's binding of libstdc++, libm and libgcc_s
 #   was most of its work at each start of the full program (LD_DEBUG=statistics: 1,840
@@ -199,10 +201,12 @@ demo: deps auth-server-deps
 #   uses libstdc++.so has its own. `tokenctl --version` 3.5 -> 2.9 ms, `--help` 3.7 -> 3.1
 #   ms (perf stat -r 200, 2026-11-27); check-release proves neither is linked.
 STARTUP_ORDER := Sources/tokenctl/startup.order
+STARTUP_TEXT := Sources/tokenctl/startup-text.ld
 STATIC_CXX := $(CURDIR)/.build/static-cxx
 RELEASE_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
   -Xlinker --no-export-dynamic -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections \
-  -Xlinker --symbol-ordering-file=$(CURDIR)/$(STARTUP_ORDER) -Xlinker --no-warn-symbol-ordering -Xlinker -L$(STATIC_CXX)
+  -Xlinker --symbol-ordering-file=$(CURDIR)/$(STARTUP_ORDER) -Xlinker --no-warn-symbol-ordering -Xlinker -T -Xlinker $(CURDIR)/$(STARTUP_TEXT) \
+  -Xlinker -L$(STATIC_CXX)
 
 # The static archives, from the C++ compiler beside swift (the toolchain's clang, found
 # through any link to swift on the PATH), under the names the link asks for.
