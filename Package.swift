@@ -205,9 +205,13 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
-    // The agent's systemd unit templates and D-Bus files (make install fills them in) and the release link
-    // order of the functions run at start (Makefile, RELEASE_FLAGS) are no sources.
-    .executableTarget(name: "tokenctl", dependencies: ["TokenCtlCLI"], exclude: ["systemd", "dbus", "startup.order", "startup-text.ld"]),
+    // The agent's systemd unit templates and D-Bus files (make install fills them in), and the release
+    // link's order of the functions run at start and its layout of code without a symbol (Makefile,
+    // RELEASE_FLAGS), are no sources.
+    .executableTarget(
+      name: "tokenctl", dependencies: ["TokenCtlCLI"],
+      exclude: ["systemd", "dbus", "startup.order", "startup-text.ld"]
+    ),
     // What git runs for `credential.helper=tokenctl`: `tokenctl credential` under git's name.
     .executableTarget(name: "git-credential-tokenctl", dependencies: ["TokenCtlCLI", "AgentFrontEnd"]),
     // What Docker, Podman and skopeo run for `credHelpers` naming `tokenctl`:
