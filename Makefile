@@ -190,7 +190,7 @@ demo: deps auth-server-deps
 #   went wherever its SHA-256 (the lock file's name) was ordered; the direct path paged in
 #   58 pages of it to run a few functions (peak RSS of `token` 8.2 -> 7.9 MiB, issue 26).
 #   Code no symbol names (LLVM's private functions), .init, .fini and the PLT go beside the
-#   ordered functions (STARTUP_TEXT): direct `token` 54 -> 21 faults in code (issue 26).
+#   ordered functions (STARTUP_TEXT): direct `token` 54 -> 21-32 faults in code (issue 26).
 # - libstdc++ and libgcc's unwinder linked in, not loaded (STATIC_CXX, issue 26): the Swift
 #   runtime is their only user, and the loader's binding of libstdc++, libm and libgcc_s
 #   was most of its work at each start of the full program (LD_DEBUG=statistics: 1,840
