@@ -7,6 +7,12 @@
 /// lines indented under its start, and no line is wider than ``width``: it reads the same
 /// in `--help` on an 80-column terminal and in the man page, where man(1) sets the text
 /// five columns in from a 78-column line.
+///
+/// The lists are laid out in UTF-8 bytes, a column being a Unicode scalar (the text has
+/// no combining marks and no wide characters): the root command's discussion is built on
+/// every start that shows help, and laid out with `String` and `Substring` (grapheme
+/// breaking, generic appends) these two lists were a tenth of `tokenctl --help`'s CPU
+/// time (issue 26: `--help` no slower than before the front end).
 enum HelpList {
   /// The widest line: 78 columns less man(1)'s indent.
   static let width = 73
@@ -14,43 +20,57 @@ enum HelpList {
   /// `title:`, then one entry per term: `term` in a column `termWidth` wide, its text
   /// beside it (below it, when the term is wider than the column).
   static func render(_ title: String, _ entries: [(term: String, text: String)], termWidth: Int) -> String {
-    let indent = String(repeating: " ", count: 2 + termWidth + 2)
-    var lines = [title + ":"]
+    let indent = 2 + termWidth + 2
+    var out = Array(title.utf8)
+    out.append(UInt8(ascii: ":"))
     for (term, text) in entries {
-      var text = wrapped(text, to: width - indent.count).map { indent + $0 }
-      let label = "  " + term
-      if term.count <= termWidth {
-        text[0] = label + String(repeating: " ", count: indent.count - label.count) + text[0].dropFirst(indent.count)
-      } else {
-        lines.append(label)
+      let termBytes = Array(term.utf8)
+      out.append(UInt8(ascii: "\n"))
+      out += [UInt8(ascii: " "), UInt8(ascii: " ")]
+      out += termBytes
+      // The text starts beside the term when the term fits its column, else on a line
+      // of its own below it.
+      var column = 2 + columns(termBytes[...])
+      var first = true
+      for line in wrapped(Array(text.utf8), to: width - indent) {
+        if !first || column > indent - 2 {
+          out.append(UInt8(ascii: "\n"))
+          column = 0
+        }
+        out += repeatElement(UInt8(ascii: " "), count: indent - column)
+        out += line
+        first = false
       }
-      lines += text
     }
-    return lines.joined(separator: "\n")
+    return String(decoding: out, as: UTF8.self)
   }
 
-  /// `text` in lines of at most `width` characters, broken at spaces (a longer word
-  /// gets a line of its own).
-  static func wrapped(_ text: String, to width: Int) -> [String] {
-    // The line's length is counted as it grows: `String.count` walks the whole line, and
-    // the root command's help (Environment, Exit status) is built on every parse.
-    var lines: [String] = []
-    var line = ""
+  /// The lines of `text` in `width` columns or fewer, broken at spaces (a longer word
+  /// gets a line of its own); one empty line for an empty text.
+  static func wrapped(_ text: [UInt8], to width: Int) -> [ArraySlice<UInt8>] {
+    var lines: [ArraySlice<UInt8>] = []
+    var line: ArraySlice<UInt8> = []
     var length = 0
-    for word in text.split(separator: " ") {
-      let wordLength = word.count
+    for word in text.split(separator: UInt8(ascii: " ")) {
+      let wordLength = columns(word)
       if length > 0, length + 1 + wordLength > width {
         lines.append(line)
-        line = ""
+        line = []
         length = 0
       }
       if length > 0 {
-        line += " "
+        line.append(UInt8(ascii: " "))
         length += 1
       }
       line += word
       length += wordLength
     }
     return lines + [line]
+  }
+
+  /// The columns UTF-8 `bytes` take: one per Unicode scalar (continuation bytes are not
+  /// counted).
+  static func columns(_ bytes: ArraySlice<UInt8>) -> Int {
+    bytes.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
   }
 }

@@ -9,10 +9,20 @@ import Crypto
 /// with NUL, which none can hold, so that ("ab", "c") and ("a", "bc") name two files.
 public enum HashedName {
   public static func of(_ parts: String...) -> String {
-    let digest = SHA256.hash(data: Array(parts.joined(separator: "\u{0}").utf8))
-    return digest.prefix(16).map { byte in
-      let hex = String(byte, radix: 16)
-      return hex.count == 1 ? "0" + hex : hex
-    }.joined()
+    // In bytes: `joined` and `String(_:radix:)` instantiated generic code a direct
+    // `tokenctl token`, which names its account's lock file with this, ran for nothing else.
+    var bytes: [UInt8] = []
+    for (index, part) in parts.enumerated() {
+      if index > 0 { bytes.append(0) }
+      bytes += part.utf8
+    }
+    let digits = Array("0123456789abcdef".utf8)
+    var hex: [UInt8] = []
+    hex.reserveCapacity(32)
+    for byte in SHA256.hash(data: bytes).prefix(16) {
+      hex.append(digits[Int(byte >> 4)])
+      hex.append(digits[Int(byte & 0x0F)])
+    }
+    return String(decoding: hex, as: UTF8.self)
   }
 }
