@@ -14,7 +14,7 @@ extension TokenSet {
   /// guess, and a newer tokenctl keeps reading this one.
   public static let storageFormatVersion = 1
 
-  private struct Stored: Codable {
+  private struct Stored: Encodable {
     var version: Int
     var access_token: String
     var refresh_token: String?
@@ -24,9 +24,12 @@ extension TokenSet {
     var token_type: String
     // Added within format 1: older readers ignore it, and it is optional here.
     var issued_at: Int64?
-  }
 
-  private struct VersionOnly: Decodable { var version: Int }
+    /// The members' names, which the reader reads them by too.
+    enum CodingKeys: String, CodingKey {
+      case version, access_token, refresh_token, id_token, expires_at, scope, token_type, issued_at
+    }
+  }
 
   /// The JSON this build stores.
   public func storageJSON() throws -> [UInt8] {
@@ -41,13 +44,13 @@ extension TokenSet {
   }
 
   /// Reads a stored token set; `item` names it in errors (never its content).
+  ///
+  /// Read with ``StoredJSONObject``, as JSONDecoder would decode `Stored` (see there why).
   public init(storageJSON bytes: [UInt8], item: String) throws {
-    let data = Data(bytes)
-    let decoder = JSONDecoder()
-    // One decode on the usual path (`tokenctl token` reads one item per run); the version
-    // alone is decoded only to say why a set that does not decode was refused.
-    let decoded = try? decoder.decode(Stored.self, from: data)
-    guard let version = decoded?.version ?? (try? decoder.decode(VersionOnly.self, from: data).version) else {
+    // The version alone says why a set that does not read was refused.
+    typealias Member = Stored.CodingKeys
+    guard let members = StoredJSONObject.members(bytes), let version = members[Member.version.rawValue]?.integer
+    else {
       throw TokenKitError(
         .corruptItem, "the stored tokens of \(item) are not a token set tokenctl can read",
         remedy: .removeUnreadableAccount)
@@ -58,17 +61,44 @@ extension TokenSet {
         "the stored tokens of \(item) use format \(version), which this tokenctl cannot read (it reads format \(Self.storageFormatVersion))",
         recovery: "Use the tokenctl that wrote them, or a newer one.")
     }
-    guard let stored = decoded else {
+    // Each member as `Stored` declares it: a missing optional one and null are nil.
+    var malformed = false
+    func text(_ member: Member) -> String? {
+      switch members[member.rawValue] {
+      case nil, .null?: return nil
+      case let value?:
+        guard let text = value.text else {
+          malformed = true
+          return nil
+        }
+        return text
+      }
+    }
+    func time(_ member: Member) -> Date? {
+      switch members[member.rawValue] {
+      case nil, .null?: return nil
+      case let value?:
+        guard let seconds = value.integer else {
+          malformed = true
+          return nil
+        }
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
+      }
+    }
+    let accessToken = text(.access_token)
+    let tokenType = text(.token_type)
+    let tokens = (
+      refresh: text(.refresh_token), id: text(.id_token), expires: time(.expires_at), scope: text(.scope),
+      issued: time(.issued_at)
+    )
+    guard !malformed, let accessToken, let tokenType else {
       throw TokenKitError(
         .corruptItem, "the stored tokens of \(item) are malformed",
         remedy: .removeUnreadableAccount)
     }
     self.init(
-      accessToken: stored.access_token, refreshToken: stored.refresh_token,
-      idToken: stored.id_token,
-      expiresAt: stored.expires_at.map { Date(timeIntervalSince1970: TimeInterval($0)) },
-      scope: stored.scope.map { $0.split(separator: " ").map(String.init) },
-      tokenType: stored.token_type,
-      issuedAt: stored.issued_at.map { Date(timeIntervalSince1970: TimeInterval($0)) })
+      accessToken: accessToken, refreshToken: tokens.refresh, idToken: tokens.id, expiresAt: tokens.expires,
+      scope: tokens.scope.map { $0.split(separator: " ").map(String.init) }, tokenType: tokenType,
+      issuedAt: tokens.issued)
   }
 }

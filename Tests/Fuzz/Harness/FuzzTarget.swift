@@ -25,6 +25,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   case agent
   /// What the session bus sends the keyring's reads without GIO: `DBusMessage`.
   case dbus
+  /// A keyring item's secret read as a stored token set, against JSONDecoder's reading:
+  /// `TokenSet(storageJSON:item:)`.
+  case storedTokens = "stored-tokens"
 
   /// Runs the target on one input; the label of what the product made of it.
   public func run(_ bytes: [UInt8]) -> String {
@@ -36,6 +39,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case .jose: JOSEFuzzing.run(bytes)
     case .agent: AgentMessageFuzzing.run(bytes)
     case .dbus: DBusMessageFuzzing.run(bytes)
+    case .storedTokens: StoredTokensFuzzing.run(bytes)
     }
   }
 }
