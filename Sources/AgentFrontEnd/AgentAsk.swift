@@ -8,7 +8,8 @@ import AgentWire
 /// `connect` when no agent runs.
 public struct AgentAsk: Sendable {
   public let socket: String
-  public let context: [String: String]
+  /// The context variables' fields (`env-NAME`), in the order of their names.
+  let contextFields: [AgentMessage.Field]
 
   /// The longest a client waits for an answer: the agent may be refreshing, which has its
   /// own limits (the refresh lock's, twice the HTTP exchange's 30 s, and 15 s more); past
@@ -30,13 +31,19 @@ public struct AgentAsk: Sendable {
   /// (`TOKENCTL_AGENT=0`), or for a debug log of the HTTP exchanges, which only the direct
   /// path can write to this process's standard error.
   public init?(environment: [String: String], socket: String) {
-    guard !AgentSocketLocation.isDisabled(environment: environment), environment["TOKENCTL_LOG"] != "debug" else {
-      return nil
-    }
+    self.init(socket: socket) { environment[$0] }
+  }
+
+  /// ``init(environment:socket:)`` with the environment's `variable` lookup (see
+  /// AgentSocketLocation for why the front end has no dictionary).
+  public init?(socket: String, _ variable: (String) -> String?) {
+    guard !AgentSocketLocation.isDisabled(variable), variable("TOKENCTL_LOG") != "debug" else { return nil }
     self.socket = socket
-    var context: [String: String] = [:]
-    for name in AgentMessage.contextVariables { context[name] = environment[name] }
-    self.context = context
+    var fields: [AgentMessage.Field] = []
+    for name in AgentMessage.contextVariables.sorted() {
+      if let value = variable(name) { fields.append(.init(AgentMessage.contextField(name), value)) }
+    }
+    contextFields = fields
   }
 
   /// What came of a question.
@@ -55,10 +62,7 @@ public struct AgentAsk: Sendable {
   /// Asks `kind` with `fields`, in `group`.
   public func ask(_ kind: String, group: String, _ fields: [AgentMessage.Field]) -> Reply {
     guard let connection = AgentConnection(path: socket) else { return .noAgent }
-    var request = AgentMessage(kind, [.init("group", group)] + fields)
-    for (name, value) in context.sorted(by: { $0.key < $1.key }) {
-      request.append(AgentMessage.contextField(name), value)
-    }
+    let request = AgentMessage(kind, [.init("group", group)] + fields + contextFields)
     guard let answer = try? connection.exchange(request, timeoutMilliseconds: Self.answerTimeoutMilliseconds) else {
       return .noAnswer
     }

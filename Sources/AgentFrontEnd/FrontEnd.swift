@@ -72,21 +72,15 @@ public enum FrontEnd {
     let name = CommandLine.arguments.first.map(fileName) ?? "tokenctl"
     let full = prefix(forProgram: name) + arguments
     if full == ["--version"] { exit(write("tokenctl \(version)\n") ? 0 : 1) }
-    var environment: [String: String] = [:]
-    for variable in AgentAsk.variables {
-      if let value = getenv(variable) { environment[variable] = String(cString: value) }
-    }
+    // Looked up as needed: no `[String: String]` (see AgentSocketLocation).
+    let environment = { (name: String) in getenv(name).map { String(cString: $0) } }
     var input: [UInt8]?
     var handOver: HandOver?
-    if ClientCommand(full) == .cargoPlugin, let socket = AgentSocketLocation.sessionPath(environment: environment),
-      let asker = AgentAsk(environment: environment, socket: socket)
+    if let command = ClientCommand(full), let socket = AgentSocketLocation.sessionPath(environment),
+      let asker = AgentAsk(socket: socket, environment)
     {
-      converseWithCargo(asker, environment: environment)
-    }
-    if let command = ClientCommand(full), let socket = AgentSocketLocation.sessionPath(environment: environment),
-      let asker = AgentAsk(environment: environment, socket: socket)
-    {
-      let group = command.group ?? environment["TOKENCTL_GROUP"] ?? AgentAsk.defaultGroup
+      if case .cargoPlugin = command { converseWithCargo(asker, environment: environment) }
+      let group = command.group ?? environment("TOKENCTL_GROUP") ?? AgentAsk.defaultGroup
       var reply = AgentAsk.Reply.noAnswer
       var printed: String?
       switch command {
@@ -105,7 +99,7 @@ public enum FrontEnd {
         input = read
         guard let text = String(validating: read, as: UTF8.self) else { break }
         var fields = [AgentMessage.Field("input", text)]
-        if let account = environment["TOKENCTL_ACCOUNT"] { fields.append(.init("account", account)) }
+        if let account = environment("TOKENCTL_ACCOUNT") { fields.append(.init("account", account)) }
         reply = asker.ask(AgentMessage.Request.credentialGet, group: group, fields)
         if let answer = reply.answer, answer.kind == AgentMessage.Answer.credential {
           printed = answer["answer"] ?? ""
@@ -115,7 +109,7 @@ public enum FrontEnd {
         let read = StandardInput.readMessage(limit: credentialInputLimit)
         input = read
         var fields = [AgentMessage.Field("server", ClientCommand.dockerServer(read))]
-        if let account = environment["TOKENCTL_ACCOUNT"] { fields.append(.init("account", account)) }
+        if let account = environment("TOKENCTL_ACCOUNT") { fields.append(.init("account", account)) }
         reply = asker.ask(AgentMessage.Request.dockerGet, group: group, fields)
         // Docker's JSON as the agent wrote it; "not found" is the full program's to say.
         if let answer = reply.answer, answer.kind == AgentMessage.Answer.credential {
@@ -126,7 +120,7 @@ public enum FrontEnd {
         var fields: [AgentMessage.Field] = []
         if let server { fields.append(.init("server", server)) }
         if let info = getenv(kubeExecInfoVariable) { fields.append(.init("exec-info", String(cString: info))) }
-        if let account = environment["TOKENCTL_ACCOUNT"] { fields.append(.init("account", account)) }
+        if let account = environment("TOKENCTL_ACCOUNT") { fields.append(.init("account", account)) }
         reply = asker.ask(AgentMessage.Request.kubeGet, group: group, fields)
         if let answer = reply.answer, answer.kind == AgentMessage.Answer.credential {
           printed = answer["answer"]
@@ -156,14 +150,14 @@ public enum FrontEnd {
   /// request the agent answers in full, until cargo closes standard input. At the first
   /// request it does not, it hands the rest to the full program (``HandOver/cargo(unread:)``),
   /// which answers that request and the next ones itself.
-  private static func converseWithCargo(_ asker: AgentAsk, environment: [String: String]) -> Never {
+  private static func converseWithCargo(_ asker: AgentAsk, environment: (String) -> String?) -> Never {
     guard write(cargoHello) else { exit(1) }
-    let group = environment["TOKENCTL_GROUP"] ?? AgentAsk.defaultGroup
+    let group = environment("TOKENCTL_GROUP") ?? AgentAsk.defaultGroup
     var lines = StandardInputLines(limit: cargoLineLimit)
     while let line = lines.next() {
       if !group.isEmpty, let text = String(validating: line, as: UTF8.self) {
         var fields = [AgentMessage.Field("input", text)]
-        if let account = environment["TOKENCTL_ACCOUNT"] { fields.append(.init("account", account)) }
+        if let account = environment("TOKENCTL_ACCOUNT") { fields.append(.init("account", account)) }
         if let answer = asker.ask(AgentMessage.Request.cargoGet, group: group, fields).answer,
           answer.kind == AgentMessage.Answer.credential, let response = answer["answer"],
           answer.values("warning").isEmpty, answer.values("type-warning").isEmpty

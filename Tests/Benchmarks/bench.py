@@ -434,6 +434,24 @@ printf '%s\\n' "$access"
         results = json.loads(export.read_text())["results"]
         return {r["command"]: {"median": r["median"], "times": r["times"]} for r in results}
 
+    def hyperfine_alternated(self, commands, env=None):
+        """Times `commands` as `hyperfine` does, in one invocation per command order (each
+        command first once, then in the same rotations again), their times pooled: for the
+        rows that compare commands of 1-5 ms with a goal of "no slower" (12, 14).
+        hyperfine times each command's runs in one batch, one after the other, and this
+        machine's speed drifts between batches: two batches of 300 runs of the same two
+        commands differed by 20%, and a 30-run median of row 14's `--help` went from 0.59
+        to 1.20 over one stop's runs. Returns what `hyperfine` returns; `rounds * runs`
+        runs of each command."""
+        rounds = len(commands) * (1 if self.args.quick else 2)
+        pooled = {name: [] for name, _ in commands}
+        for index in range(rounds):
+            shift = index % len(commands)
+            r = self.hyperfine(commands[shift:] + commands[:shift], env=env)
+            for name in pooled:
+                pooled[name] += r[name]["times"]
+        return {name: {"median": statistics.median(times), "times": times} for name, times in pooled.items()}
+
     def add(self, number, what, ours, baseline, goal, ratio_goal, unit="ms", note=""):
         ratio = ours / baseline if baseline else None
         met = ratio is not None and ratio <= ratio_goal
@@ -744,11 +762,12 @@ printf '%s\\n' "$access"
             # hyperfine gives every command one environment: oidc-token's socket is named
             # in it, which tokenctl does not read.
             both = dict(self.agent_env, OIDC_SOCK=oidc_env["OIDC_SOCK"])
-            r = agent.served("row 12", 2 * self.args.runs, lambda: self.hyperfine([
+            commands = [
                 ("oidc-token (oidc-agent)", "oidc-token bench"),
                 ("tokenctl token (agent)", shlex.join([self.tokenctl, "token", account])),
                 ("full program token (agent)", shlex.join([self.full_tokenctl, "token", account])),
-            ], env=both))
+            ]
+            r = agent.served("row 12", 2 * self.args.runs, lambda: self.hyperfine_alternated(commands, env=both))
             self.add(12, "`tokenctl token` through the agent vs `oidc-token` through oidc-agent",
                      r["tokenctl token (agent)"]["median"], r["oidc-token (oidc-agent)"]["median"], "≤ 1.0", 1.0)
             self.add(12, "… the full program alone through the agent (no front end) vs `oidc-token`",
@@ -848,7 +867,7 @@ printf '%s\\n' "$access"
                 ("version, before", shlex.join([str(before / "tokenctl"), "--version"])),
                 ("help, before", shlex.join([str(before / "tokenctl"), "--help"])),
             ]
-        r = self.hyperfine(commands)
+        r = self.hyperfine_alternated(commands)
         for option in ["version", "help"]:
             installed = r[f"{option}, installed"]["median"]
             if before:
