@@ -59,7 +59,9 @@ public enum StoredTokensFuzzing {
     }
   }
 
-  /// The stored form's members as tokenctl-keyring(5) gives them.
+  /// The stored form's members as tokenctl-keyring(5) gives them, written out here on
+  /// purpose: this is the reading as it was before StoredJSONObject, the oracle, so that a
+  /// member the product renames fails the comparison instead of following it.
   private struct Stored: Decodable {
     var version: Int
     var access_token: String
