@@ -15,7 +15,7 @@ import PackageDescription
 //   opened with dlopen) the keyring. Neither is a Swift package.
 
 /// The front end's link: static; and static-pie (its address space randomized as the full
-/// program's is, for 0.2 ms of relocating itself at start) where the build asks for it
+/// program's is, for a few relocations at start) where the build asks for it
 /// with `TOKENCTL_STATIC_PIE=1`, as `make`'s release build does: glibc's static-pie start
 /// asserts that the executable has no run path, and only a build with
 /// `--disable-local-rpath` (RELEASE_FLAGS) has none. lld: gold has no static-pie.
@@ -168,17 +168,19 @@ let package = Package(
     // Waiting on and writing to a socket within a deadline, with poll: the one
     // implementation under the agent's protocol and the keyring's reads without GIO.
     // Nothing but Glibc.
-    .target(name: "SocketIO"),
+    .target(name: "SocketIO"),  // In Embedded Swift's subset too: the front end builds it.
     // The agent's wire protocol (tokenctl-agent(1)): framed `key=value` messages, read by
     // a loop over bytes so that a client's fast path needs no Codable or JSON machinery,
-    // and where the socket is. Nothing but Glibc: the front end links it statically.
+    // and where the socket is. Nothing but Glibc, and Embedded Swift's subset: the front end
+    // builds its sources again as Embedded Swift (tokenctl-front-end below).
     .target(name: "AgentWire", dependencies: ["CLinux", "SocketIO"]),
     // The messages that carry the core's values (errors, account records), on the wire.
     // Apart from the agent, so that clients, tests and the fuzzer reach it without it.
     .target(name: "AgentProtocol", dependencies: ["AgentWire", "TokenKit"]),
     // The client's side of the agent that the front end and the full program share: which
     // command lines it takes, how it asks, and what the front end hands over. No core, no
-    // Foundation: it is most of the front end.
+    // Foundation: it is most of the front end, which builds its sources again as Embedded
+    // Swift (tokenctl-front-end below), so they keep to that subset.
     .target(name: "AgentFrontEnd", dependencies: ["AgentWire", "CLinux"]),
     // Per-application consent (issue 14): the grants file, the audit log, what names an
     // application and which application a peer process is (PeerApplication, with the one
@@ -218,16 +220,29 @@ let package = Package(
     // `tokenctl docker-credential` under the name they look for (`tokenctl setup-docker`).
     .executableTarget(name: "docker-credential-tokenctl", dependencies: ["TokenCtlCLI", "AgentFrontEnd"]),
     // The front end (AgentFrontEnd's `FrontEnd`), linked as a static executable: no dynamic
-    // loader, no libstdc++, libm or libgcc_s to bind, no relocations, so that a client of
-    // the agent starts as fast as a small C program (issue 26: the full program's start was
-    // three quarters of a `token` through the agent; a static Swift program starts in
-    // 0.5 ms of CPU against its 4.2 ms). It never loads a library with dlopen, which a
-    // static glibc program cannot do safely: anything that would is the full program's.
-    // The full program, which must load libraries, links libstdc++ and libgcc's unwinder
-    // statically in release builds instead (Makefile, STATIC_CXX): it binds only libc and
-    // libm at start.
+    // loader, no libstdc++, libm or libgcc_s to bind, so that a client of the agent starts
+    // as fast as a small C program (issue 26: the full program's start was three quarters
+    // of a `token` through the agent). It never loads a library with dlopen, which a static
+    // glibc program cannot do safely: anything that would is the full program's. The full
+    // program, which must load libraries, links libstdc++ and libgcc's unwinder statically
+    // in release builds instead (Makefile, STATIC_CXX): it binds only libc and libm at start.
+    //
+    // Built as Embedded Swift, from AgentFrontEnd's, AgentWire's and SocketIO's own sources
+    // (symbolic links in Sources/tokenctl-front-end), so that the rules stay written once.
+    // Why: a static program of full Swift carries the runtime, whose start was most of the
+    // front end's: 1.3 MB of metadata to relocate (70 of its 98 page faults), the
+    // backtracer's search for swift-backtrace, and CommandLine reading /proc/self/maps.
+    // Embedded Swift has no runtime metadata and no runtime to start: the front end is a
+    // 0.8 MB program with 29 page faults, as a C program has, and a `token` through the
+    // agent took 1.1 ms against 1.5 ms (perf stat, 1,000 runs). The price is Embedded
+    // Swift's subset in those three modules (no existentials, key paths or untyped throws),
+    // which their normal builds, in every other program and the tests, compile as well.
+    // `-wmo`: Embedded Swift compiles a module whole. `-no-static-stdlib`: the release
+    // build's --static-swift-stdlib would look for the standard library among the static
+    // runtime's, which has no Embedded one.
     .executableTarget(
-      name: "tokenctl-front-end", dependencies: ["AgentFrontEnd"],
+      name: "tokenctl-front-end", dependencies: ["CLinux"],
+      swiftSettings: [.enableExperimentalFeature("Embedded"), .unsafeFlags(["-wmo", "-no-static-stdlib"])],
       linkerSettings: [.unsafeFlags(frontEndLinkFlags)]),
 
     // The walkthrough's app written against the library, as an app outside this package

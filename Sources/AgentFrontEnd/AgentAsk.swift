@@ -1,4 +1,7 @@
-import AgentWire
+#if !hasFeature(Embedded)
+  // Embedded, the front end is one module of these sources (Sources/tokenctl-front-end).
+  import AgentWire
+#endif
 
 /// One question to the agent, as every client asks it (tokenctl-agent(1)): the request
 /// with the client's group and context variables, and the answer if one came.

@@ -1,5 +1,9 @@
-import AgentWire
 import CLinux
+
+#if !hasFeature(Embedded)
+  // Embedded, the front end is one module of these sources (Sources/tokenctl-front-end).
+  import AgentWire
+#endif
 
 #if canImport(Glibc)
   import Glibc
@@ -15,7 +19,8 @@ import CLinux
 /// Why: a client of the agent spends its time starting, not asking. The full program is a
 /// 50 MB executable that binds libstdc++, libm and libgcc_s at start (three quarters of
 /// the instructions of a `token` through the agent, issue 26); this one has no dynamic
-/// loader, libraries or relocations to speak of, and starts in about half a millisecond.
+/// loader, libraries or Swift runtime to start (it is built as Embedded Swift: Package.swift),
+/// and starts as a small C program does.
 ///
 /// The front end prints only a full answer with nothing to warn of. Whatever else the
 /// agent said, it hands over (``HandOver``), so that every message, error and remedy is the
@@ -68,8 +73,11 @@ public enum FrontEnd {
   public static func run() -> Never {
     // Before anything reads a token, as the full program does (ProcessProtection).
     _ = tokenctl_set_undumpable()
-    let arguments = Array(CommandLine.arguments.dropFirst())
-    let name = CommandLine.arguments.first.map(fileName) ?? "tokenctl"
+    // Not CommandLine's, which reads /proc/self/maps to find them (and which Embedded
+    // Swift has not): CLinux saved them before main.
+    let all = (0..<Int(tokenctl_argument_count())).compactMap { tokenctl_arguments()[$0].map { String(cString: $0) } }
+    let arguments = Array(all.dropFirst())
+    let name = all.first.map(fileName) ?? "tokenctl"
     let full = prefix(forProgram: name) + arguments
     if full == ["--version"] { exit(write("tokenctl \(version)\n") ? 0 : 1) }
     // Looked up as needed: no `[String: String]` (see AgentSocketLocation).
@@ -190,7 +198,7 @@ public enum FrontEnd {
     var chunk = [UInt8](repeating: 0, count: 4096)
     _ = lseek(fd, 0, SEEK_SET)
     while bytes.count <= AgentMessage.maximumResponseSize + 4 {
-      let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+      let count = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
       if count < 0 && errno == EINTR { continue }
       guard count > 0 else { break }
       bytes += chunk[..<count]
@@ -276,7 +284,7 @@ public enum FrontEnd {
     guard fd >= 0 else { return -1 }
     var written = 0
     while written < bytes.count {
-      let result = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+      let result = bytes.withUnsafeBytes { systemWrite(fd, $0.baseAddress! + written, $0.count - written) }
       if result < 0 && errno == EINTR { continue }
       guard result > 0 else {
         close(fd)
@@ -294,7 +302,7 @@ public enum FrontEnd {
   private static func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
     var written = 0
     while written < bytes.count {
-      let result = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+      let result = bytes.withUnsafeBytes { systemWrite(fd, $0.baseAddress! + written, $0.count - written) }
       if result < 0 && errno == EINTR { continue }
       guard result > 0 else { return false }
       written += result

@@ -1,5 +1,7 @@
 #if canImport(Glibc)
   import Glibc
+#else
+  import CLinux  // Embedded Swift (the front end) has no Glibc module.
 #endif
 
 /// Reads what a parent process pipes to standard input, with a bound.
@@ -13,7 +15,7 @@ public enum StandardInput {
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 4096)
     while bytes.count <= limit {
-      let count = chunk.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+      let count = chunk.withUnsafeMutableBytes { systemRead(0, $0.baseAddress, $0.count) }
       if count < 0 && errno == EINTR { continue }
       guard count > 0 else { break }
       bytes += chunk[..<count]

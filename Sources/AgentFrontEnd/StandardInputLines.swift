@@ -1,5 +1,7 @@
 #if canImport(Glibc)
   import Glibc
+#else
+  import CLinux  // Embedded Swift (the front end) has no Glibc module.
 #endif
 
 /// Standard input read a line at a time, for a protocol of one message per line whose
@@ -40,7 +42,7 @@ public struct StandardInputLines {
         defer { buffered = [] }
         return buffered
       }
-      let count = chunk.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+      let count = chunk.withUnsafeMutableBytes { systemRead(0, $0.baseAddress, $0.count) }
       if count < 0 && errno == EINTR { continue }
       if count <= 0 { ended = true } else { buffered += chunk[..<count] }
     }

@@ -45,7 +45,7 @@ public struct AgentMessage: Sendable, Hashable {
 
   /// Every value of `key`, in order.
   public func values(_ key: String) -> [String] {
-    fields.filter { $0.key == key }.map(\.value)
+    fields.filter { $0.key == key }.map { $0.value }
   }
 
   public mutating func append(_ key: String, _ value: String) {
@@ -92,7 +92,7 @@ public struct AgentMessage: Sendable, Hashable {
       throw .malformed("the header is not 'tokenctl-agent/VERSION KIND'")
     }
     let versionText = headerText[headerText.index(headerText.startIndex, offsetBy: prefix.count)..<space]
-    guard let version = Int(versionText), versionText.allSatisfy(\.isASCII) else {
+    guard let version = Int(versionText), versionText.allSatisfy({ $0.isASCII }) else {
       throw .malformed("the header's version is not a number")
     }
     guard version == Self.version else { throw .unsupportedVersion(version) }

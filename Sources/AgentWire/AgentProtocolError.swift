@@ -1,4 +1,7 @@
-import SocketIO
+#if !hasFeature(Embedded)
+  // Embedded, the front end is one module of these sources (Sources/tokenctl-front-end).
+  import SocketIO
+#endif
 
 /// Why a message could not be read or exchanged. None ever quotes a value: values may be
 /// tokens.

@@ -1,5 +1,8 @@
 import CLinux
-import SocketIO
+#if !hasFeature(Embedded)
+  // Embedded, the front end is one module of these sources (Sources/tokenctl-front-end).
+  import SocketIO
+#endif
 
 #if canImport(Glibc)
   import Glibc

@@ -1,5 +1,7 @@
 #if canImport(Glibc)
   import Glibc
+#else
+  import CLinux  // Embedded Swift (the front end) has no Glibc module.
 #endif
 
 /// A point in CLOCK_MONOTONIC time, by which a blocking exchange on a socket must end.

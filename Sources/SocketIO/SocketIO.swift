@@ -1,5 +1,7 @@
 #if canImport(Glibc)
   import Glibc
+#else
+  import CLinux  // Embedded Swift (the front end) has no Glibc module.
 #endif
 
 /// Waiting on and writing to a connected socket within a ``Deadline``, with `poll`: a

@@ -1,11 +1,21 @@
+#include <errno.h>
+#include <limits.h>
 #include <malloc.h>
+#include <poll.h>
 #include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+// The headers above are all the front end has of the C library: it is built as Embedded
+// Swift (Package.swift), which has no Glibc module, and reaches libc through this one.
 
 // Linux calls Swift cannot reach through its Glibc module: those glibc declares only
 // under _GNU_SOURCE, which that module is built without, and variadic ones. All exist in
@@ -101,3 +111,10 @@ static inline int tokenctl_wall_clock_rearm(int fd) {
 static inline int tokenctl_memfd(const char *name) {
   return (int)syscall(SYS_memfd_create, name, 0);
 }
+
+// The process's arguments as main received them, saved before main by the function below
+// (glibc calls each .init_array entry with argc, argv and envp). Swift's CommandLine finds
+// them by reading /proc/self/maps, a sixth of the front end's start, and Embedded Swift,
+// which the front end is built as, has no CommandLine at all.
+int tokenctl_argument_count(void);
+char *const *tokenctl_arguments(void);
