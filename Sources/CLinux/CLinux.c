@@ -11,7 +11,7 @@ static void tokenctl_save_arguments(int count, char **arguments, char **environm
   saved_arguments = arguments;
 }
 
-// Run by glibc's start code, static or dynamic, before any other constructor of ours.
+// Run by glibc's start code, in a static program as in a dynamic one, before main.
 __attribute__((section(".init_array"), used))
 static void (*const tokenctl_save_arguments_entry)(int, char **, char **) = tokenctl_save_arguments;
 

@@ -1,4 +1,5 @@
 import AgentFrontEnd
+import CLinux
 import GitCredentialHelper
 import Testing
 import TokenKit
@@ -15,6 +16,14 @@ import TokenKit
     #expect(FrontEnd.kubeExecInfoVariable == ExecCredential.variable)
     #expect(FrontEnd.cargoHello == CargoCredentialResponse.hello)
     #expect(FrontEnd.cargoLineLimit == TokenCtl.CargoCredential.maximumLineLength)
+  }
+
+  /// The front end reads its arguments where CLinux saved them before main, not from
+  /// CommandLine (which Embedded Swift has not): the same words, in order.
+  @Test func theArgumentsSavedBeforeMainAreTheProcesses() {
+    let saved = (0..<Int(tokenctl_argument_count())).map { tokenctl_arguments()[$0].map { String(cString: $0) } }
+    #expect(saved == CommandLine.arguments.map { Optional($0) })
+    #expect(saved.count >= 1)
   }
 
   /// cargo runs a provider with `--cargo-plugin` alone; anything more is the parser's.
