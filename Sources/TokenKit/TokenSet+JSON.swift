@@ -61,29 +61,23 @@ extension TokenSet {
         "the stored tokens of \(item) use format \(version), which this tokenctl cannot read (it reads format \(Self.storageFormatVersion))",
         recovery: "Use the tokenctl that wrote them, or a newer one.")
     }
-    // Each member as `Stored` declares it: a missing optional one and null are nil.
+    // Each member as `Stored` declares it: a missing optional one and null are nil, one of
+    // another kind is malformed.
     var malformed = false
-    func text(_ member: Member) -> String? {
+    func read<Read>(_ member: Member, _ reading: (StoredJSONObject.Value) -> Read?) -> Read? {
       switch members[member.rawValue] {
       case nil, .null?: return nil
       case let value?:
-        guard let text = value.text else {
+        guard let read = reading(value) else {
           malformed = true
           return nil
         }
-        return text
+        return read
       }
     }
+    func text(_ member: Member) -> String? { read(member) { $0.text } }
     func time(_ member: Member) -> Date? {
-      switch members[member.rawValue] {
-      case nil, .null?: return nil
-      case let value?:
-        guard let seconds = value.integer else {
-          malformed = true
-          return nil
-        }
-        return Date(timeIntervalSince1970: TimeInterval(seconds))
-      }
+      read(member) { $0.integer }.map { Date(timeIntervalSince1970: TimeInterval($0)) }
     }
     let accessToken = text(.access_token)
     let tokenType = text(.token_type)
