@@ -54,8 +54,13 @@ public struct AgentAsk: Sendable {
     case answer(AgentMessage)
     /// Nobody listens on the socket, or there is none: no agent runs.
     case noAgent
-    /// An agent took the question but gave no answer in time, or the connection broke.
+    /// An agent took the question but gave no answer in time, or the connection broke, or
+    /// its listen queue is full (it takes no connection).
     case noAnswer
+    /// The agent (`pid`, when known) said `working`, then nothing more in time: it stopped
+    /// or hangs in the middle of a refresh, and may hold the account's refresh lock, which
+    /// the direct path would wait for.
+    case silentWhileWorking(pid: Int32?)
 
     public var answer: AgentMessage? {
       if case .answer(let message) = self { message } else { nil }
@@ -64,11 +69,19 @@ public struct AgentAsk: Sendable {
 
   /// Asks `kind` with `fields`, in `group`.
   public func ask(_ kind: String, group: String, _ fields: [AgentMessage.Field]) -> Reply {
-    guard let connection = AgentConnection(path: socket) else { return .noAgent }
+    let connection: AgentConnection
+    switch AgentConnection.open(path: socket) {
+    case .connected(let opened): connection = opened
+    case .noAgent: return .noAgent
+    case .queueFull: return .noAnswer
+    }
     let request = AgentMessage(kind, [.init("group", group)] + fields + contextFields)
-    guard let answer = try? connection.exchange(request, timeoutMilliseconds: Self.answerTimeoutMilliseconds) else {
+    do {
+      return .answer(try connection.exchange(request, timeoutMilliseconds: Self.answerTimeoutMilliseconds))
+    } catch .silentWhileWorking {
+      return .silentWhileWorking(pid: connection.peerPID)
+    } catch {
       return .noAnswer
     }
-    return .answer(answer)
   }
 }

@@ -38,6 +38,9 @@ public enum FrontEnd {
     /// The agent did not answer: do the work without asking it again (a wedged agent
     /// cost the front end its first frame's wait already).
     case agentSilent
+    /// The agent (`pid`, when known) said `working` and then went silent: say so, rather
+    /// than wait for the refresh lock it may hold.
+    case agentSilentWhileWorking(pid: Int32?)
     /// The agent's answer, for the full program to report as if it had asked.
     case answer(AgentMessage)
     /// cargo's conversation (`--cargo-plugin`), hello written and earlier requests
@@ -181,6 +184,9 @@ public enum FrontEnd {
     exit(0)
   }
 
+  /// ``HandOver/agentSilentWhileWorking(pid:)``'s value of ``handOverVariable``, before the pid.
+  private static let silentWhileWorkingPrefix = "agent-silent-while-working:"
+
   /// Reads and removes what the front end handed over; nil when the full program was run
   /// directly. Call before anything else reads standard input or starts a child.
   public static func takeHandOver() -> HandOver? {
@@ -188,6 +194,9 @@ public enum FrontEnd {
     let value = String(cString: raw)
     unsetenv(handOverVariable)
     if value == "agent-silent" { return .agentSilent }
+    if value.hasPrefix(silentWhileWorkingPrefix) {
+      return .agentSilentWhileWorking(pid: Int32(value.dropFirst(silentWhileWorkingPrefix.utf8.count)))
+    }
     if value == "no-agent" { return .noAgent }
     let isCargo = value.hasPrefix("cargo:")
     guard value.hasPrefix("answer:") || isCargo, let fd = Int32(value.dropFirst(isCargo ? 6 : 7)), fd > 2 else {
@@ -230,6 +239,8 @@ public enum FrontEnd {
     }
     switch handOver {
     case .agentSilent: setenv(handOverVariable, "agent-silent", 1)
+    case .agentSilentWhileWorking(let pid):
+      setenv(handOverVariable, silentWhileWorkingPrefix + (pid.map { "\($0)" } ?? ""), 1)
     case .noAgent: setenv(handOverVariable, "no-agent", 1)
     case .answer(let message):
       // The answer may hold a token (one with warnings to print): in memory, never in
@@ -317,6 +328,7 @@ extension FrontEnd.HandOver {
     case .answer(let message): self = .answer(message)
     case .noAgent: self = .noAgent
     case .noAnswer: self = .agentSilent
+    case .silentWhileWorking(let pid): self = .agentSilentWhileWorking(pid: pid)
     }
   }
 }

@@ -14,6 +14,9 @@ public enum AgentProtocolError: Error, Sendable, Hashable, CustomStringConvertib
   case tooLarge(Int)
   /// The peer did not send or take the message in time.
   case timedOut
+  /// The agent said `working`, then nothing more in time: it stopped, or hangs, in the
+  /// middle of its work, where it may hold an account's refresh lock.
+  case silentWhileWorking
   /// The connection failed or closed early (errno, or 0 for an early end).
   case connection(Int32)
 
@@ -24,6 +27,7 @@ public enum AgentProtocolError: Error, Sendable, Hashable, CustomStringConvertib
       "the peer speaks agent protocol version \(version), not \(AgentMessage.version)"
     case .tooLarge(let size): "an agent message of \(size) bytes is over the limit"
     case .timedOut: "the agent connection timed out"
+    case .silentWhileWorking: "the agent said it was working, then went silent"
     case .connection(0): "the agent connection closed early"
     case .connection(let code): "the agent connection failed (errno \(code))"
     }

@@ -18,7 +18,15 @@ public enum AgentSocketIO {
   ) throws(AgentProtocolError)
     -> AgentMessage
   {
-    let deadline = Deadline(milliseconds: timeoutMilliseconds)
+    try readMessage(from: fd, limit: limit, until: Deadline(milliseconds: timeoutMilliseconds))
+  }
+
+  /// Reads one frame of at most `limit` payload bytes, whole, by `deadline`.
+  public static func readMessage(
+    from fd: Int32, limit: Int, until deadline: Deadline
+  ) throws(AgentProtocolError)
+    -> AgentMessage
+  {
     let header = try read(fd, count: 4, deadline: deadline)
     let length = AgentMessage.payloadLength(header)
     guard length <= limit else { throw .tooLarge(length) }
@@ -31,8 +39,17 @@ public enum AgentSocketIO {
   )
     throws(AgentProtocolError)
   {
+    try writeMessage(message, to: fd, until: Deadline(milliseconds: timeoutMilliseconds))
+  }
+
+  /// Writes `message` whole by `deadline`.
+  public static func writeMessage(
+    _ message: AgentMessage, to fd: Int32, until deadline: Deadline
+  )
+    throws(AgentProtocolError)
+  {
     do {
-      try SocketIO.write(message.framed(), to: fd, until: Deadline(milliseconds: timeoutMilliseconds))
+      try SocketIO.write(message.framed(), to: fd, until: deadline)
     } catch {
       throw AgentProtocolError(error)
     }
@@ -56,9 +73,9 @@ public enum AgentSocketIO {
     return bytes
   }
 
-  /// Returns once `fd` has something to read, or throws at the timeout.
-  public static func waitReadable(_ fd: Int32, timeoutMilliseconds: Int32) throws(AgentProtocolError) {
-    try wait(fd, for: Int16(POLLIN), deadline: Deadline(milliseconds: timeoutMilliseconds))
+  /// Returns once `fd` has something to read, or throws at `deadline`.
+  public static func waitReadable(_ fd: Int32, until deadline: Deadline) throws(AgentProtocolError) {
+    try wait(fd, for: Int16(POLLIN), deadline: deadline)
   }
 
   private static func wait(_ fd: Int32, for events: Int16, deadline: Deadline) throws(AgentProtocolError) {

@@ -7,8 +7,10 @@ import Synchronization
 final class AccountTurnstile: Sendable {
   private let waiting = Mutex<[String: [CheckedContinuation<Void, Never>]]>([:])
 
-  /// Runs `body` once no other body runs for `key`.
+  /// Runs `body` once no other body runs for `key`. A client waiting for this is told the
+  /// agent is at work (``AnswerProgress``): a refresh, its own or another's, is on the way.
   func run<Result: Sendable>(_ key: String, _ body: () async throws -> Result) async throws -> Result {
+    AnswerProgress.current?.markAtWork()
     await enter(key)
     defer { leave(key) }
     return try await body()

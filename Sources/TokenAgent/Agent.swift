@@ -56,6 +56,11 @@ public final class Agent: Sendable {
   /// answer from memory takes about a millisecond, one that refreshes tens or hundreds;
   /// well below the client's wait for its first frame (`AgentConnection`).
   static let workingAfterMilliseconds = 250
+  /// How often an agent at work says `working` again: well within the client's wait for
+  /// the next frame (`AgentConnection.silenceMilliseconds`), so that a client can tell an
+  /// agent that went silent in the middle of a refresh in seconds, not at the refresh's
+  /// own limits.
+  static let workingEveryMilliseconds = 1000
   /// Connections of one process that may wait at once for their request to be read (each
   /// holds a thread meanwhile): a client needs one, a program that asks from several
   /// threads a few; a process holding thousands of idle ones would otherwise take every
@@ -236,7 +241,7 @@ public final class Agent: Sendable {
           await service.answer(request, handedOut: handedOut)
         }
     } else {
-      answer = onThePool(request, connection: connection) { [desktop] in
+      answer = onThePool(request, connection: connection, atWork: true) { [desktop] in
         await desktop.answer(request, caller: caller)
       }
     }
@@ -264,15 +269,20 @@ public final class Agent: Sendable {
 
   /// The answer to `request` from the pool, waited for on this thread, which then writes
   /// it: no thread of the pool waits on a slow reader. A client that asked is told
-  /// `working` meanwhile.
+  /// `working` meanwhile, every second, while the answer is at work (``AnswerProgress``;
+  /// `atWork`: from the start).
   private func onThePool(
-    _ request: AgentMessage, connection: Int32, answering: @escaping @Sendable () async -> AgentMessage
+    _ request: AgentMessage, connection: Int32, atWork: Bool = false,
+    answering: @escaping @Sendable () async -> AgentMessage
   ) -> AgentMessage {
     let pending = PendingAnswer()
+    let progress = AnswerProgress(atWork: atWork)
     // Unstructured tasks do not inherit an executor preference: name the pool.
-    Task(executorPreference: ThreadPoolExecutor.shared) { pending.deliver(await answering()) }
-    return pending.wait(slowAfter: Self.workingAfterMilliseconds) {
-      guard request[AgentMessage.progressField] == "1" else { return }
+    Task(executorPreference: ThreadPoolExecutor.shared) {
+      pending.deliver(await AnswerProgress.$current.withValue(progress) { await answering() })
+    }
+    return pending.wait(slowAfter: Self.workingAfterMilliseconds, every: Self.workingEveryMilliseconds) {
+      guard request[AgentMessage.progressField] == "1", progress.isAtWork else { return }
       let working = AgentMessage(AgentMessage.Answer.working)
       try? AgentSocketIO.writeMessage(working, to: connection, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
     }

@@ -45,7 +45,11 @@ struct AgentClient: Sendable {
 
   /// Asks `kind` with `fields`, in `group`; nil: do it yourself.
   func ask(_ kind: String, group: String, _ fields: [AgentMessage.Field]) -> Outcome? {
-    guard let answer = handedOver ?? asker.ask(kind, group: group, fields).answer else { return nil }
+    let reply = handedOver.map { AgentAsk.Reply.answer($0) } ?? asker.ask(kind, group: group, fields)
+    if case .silentWhileWorking(let pid) = reply {
+      return .failed(Self.silentWhileWorking(pid: pid), typeWarnings: [])
+    }
+    guard let answer = reply.answer else { return nil }
     let typeWarnings = answer.values("type-warning")
     if answer.kind == AgentMessage.Answer.error {
       // The agent's own way to the keyring is broken (its session bus restarted under it,
@@ -55,6 +59,26 @@ struct AgentClient: Sendable {
     }
     guard answer.kind != AgentMessage.Answer.direct, answer.kind != "refused" else { return nil }
     return .answered(answer, typeWarnings: typeWarnings, warnings: answer.values("warning"))
+  }
+
+  /// The error of an agent (`pid`, when known) that said `working` and then went silent.
+  ///
+  /// The direct path is no way out: the agent may hold the account's refresh lock, which
+  /// the direct path would wait for, a minute or more, in vain while the agent is stopped.
+  /// What the user can do is resume the agent, or end it, which frees the lock.
+  static func silentWhileWorking(pid: Int32?) -> TokenKitError {
+    let agent = pid.map { "the agent (pid \($0))" } ?? "the agent"
+    let seconds = AgentConnection.silenceMilliseconds / 1000
+    let recovery =
+      pid.map {
+        "If it is stopped, resume it with `kill -CONT \($0)`; if it hangs, end it with `kill -KILL \($0)`; "
+          + "then run this command again."
+      } ?? "Resume the agent if it is stopped, or end it, then run this command again."
+    return TokenKitError(
+      .agentFailure,
+      "\(agent) said it was refreshing, then nothing for \(seconds) seconds: it is stopped or hangs, "
+        + "and may hold the account's refresh lock",
+      recovery: recovery)
   }
 
   /// The access token `account` names, as `tokenctl token` prints it; with `scopes`, the

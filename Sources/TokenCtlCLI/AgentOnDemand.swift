@@ -39,7 +39,9 @@ enum AgentOnDemand {
     else { return nil }
     guard access(runtime + "/systemd/private", F_OK) != 0 else { return nil }
     guard let service = installedService(environment: environment) else { return nil }
-    guard AgentConnection(path: socket) == nil else { return nil }
+    // A full listen queue is an agent that takes no connection: starting another would
+    // only find its lock taken.
+    guard case .noAgent = AgentConnection.open(path: socket) else { return nil }
     return "no agent on \(socket), no systemd user manager, \(service) installed"
   }
 

@@ -1,4 +1,5 @@
 import AgentFrontEnd
+import AgentProtocol
 import ProcessRuntime
 import TokenCtlRuntime
 
@@ -31,6 +32,10 @@ extension TokenCtl {
     switch FrontEnd.takeHandOver() {
     case .agentSilent, .noAgent: fastPath = .direct(input: nil)
     case .answer(let answer): fastPath = AgentFastPath.run(full, handedOver: answer)
+    case .agentSilentWhileWorking(let pid):
+      // Said as the agent's errors are, and answered instead of the direct path's wait for
+      // the refresh lock the silent agent may hold.
+      fastPath = AgentFastPath.run(full, handedOver: AgentMessage(error: AgentClient.silentWhileWorking(pid: pid)))
     case .cargo(let unread):
       cargoUnread = unread
       fastPath = .direct(input: nil)

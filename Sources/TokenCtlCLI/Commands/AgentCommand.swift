@@ -215,7 +215,7 @@ extension TokenCtl {
 /// Asking the agent for its status: whether one answers at a socket, and what it says.
 enum AgentStatusQuery {
   static func ask(_ path: String) -> AgentMessage? {
-    guard let connection = AgentConnection(path: path),
+    guard case .connected(let connection) = AgentConnection.open(path: path),
       let answer = try? connection.exchange(AgentMessage(AgentMessage.Request.status), timeoutMilliseconds: 5000),
       answer.kind == AgentMessage.Answer.status
     else { return nil }

@@ -1,0 +1,217 @@
+import AgentFrontEnd
+import AgentProtocol
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+import TokenCtlRuntime
+import TokenKit
+
+/// No client waits without bound for an agent that does not answer: one stopped with more
+/// clients than its listen queue holds, one that sends half a frame, or says `working` and
+/// then nothing, one stopped in the middle of a refresh. Each client is done in seconds,
+/// where it used to wait 75 s, or in `connect` until the agent ran again; the bounds below
+/// are generous, for a busy machine, and still far below those waits.
+extension AgentIntegrationTests {
+  /// More clients than the agent's listen queue holds (128): once it is full, a blocking
+  /// `connect` waited until the agent ran again. Clients in this process, and then the
+  /// front end as users run it, while the queue is full.
+  @Test func aStoppedAgentsFullListenQueueCostsNoClientMoreThanSeconds() async throws {
+    let setup = try await Setup()
+    defer { setup.cleanUp() }
+    let (ada, agent) = try await setup.adaAndAgent("agent-test-queue", expiresIn: 3600)
+    kill(agent.process.pid, SIGSTOP)
+    let asker = try #require(AgentAsk(environment: setup.viaAgent(), socket: setup.socket))
+    let clients = 160
+    let replies = Mutex<[(seconds: Double, answered: Bool)]>([])
+    let done = DispatchGroup()
+    for _ in 0..<clients {
+      done.enter()
+      Thread.detachNewThread { [group = setup.group] in
+        let started = Date()
+        let reply = asker.ask(AgentMessage.Request.token, group: group, [.init("account", "ada")])
+        replies.withLock { $0.append((Date().timeIntervalSince(started), reply.answer != nil)) }
+        done.leave()
+      }
+    }
+    // Let the threads fill the queue, then ask as a user would.
+    try await Task.sleep(for: .milliseconds(500))
+    let links = try TemporaryDirectory()
+    let (frontEnd, _) = try AgentIntegrationTests.Clients.frontEnd.executables(in: links)
+    let user = try await BoundedRun.run(frontEnd, ["token", "ada"], environment: setup.viaAgent(), seconds: 20)
+    let allDone = try await onOwnThread { done.wait(timeout: .now() + 20) == .success }
+    kill(agent.process.pid, SIGCONT)
+    if !allDone { _ = try await onOwnThread { done.wait(timeout: .now() + 60) } }
+
+    let finished = replies.withLock { $0 }
+    let slowest = finished.map(\.seconds).max() ?? 0
+    #expect(allDone, "\(clients - finished.count) of \(clients) clients still waited after 20 s")
+    #expect(slowest < 10, "the slowest client took \(slowest) s")
+    #expect(finished.allSatisfy { !$0.answered }, "a stopped agent answered")
+    #expect(user.result?.status == 0, "\(user.result?.stderr ?? "still waiting after 20 s")")
+    #expect(user.result?.stdout == ada.tokens.accessToken + "\n", "the direct path answered")
+    #expect(user.seconds < 10, "the front end took \(user.seconds) s")
+    Self.figure("queue", "slowest of \(clients) clients", String(format: "%.2f s", slowest))
+    Self.figure("queue", "the front end with the queue full", String(format: "%.2f s", user.seconds))
+    await Self.finish(agent, keeping: ada)
+  }
+
+  /// What a fake agent sends before it goes silent, keeping the connection open.
+  enum SilentAgent: String, CaseIterable, Sendable {
+    case halfAFrame = "half a frame"
+    case workingThenNothing = "working, then nothing"
+
+    var bytes: [UInt8] {
+      switch self {
+      case .halfAFrame:
+        let frame = RawAgentSocket.frame(Array("tokenctl-agent/1 token\naccess-token=not-a-real-token\n".utf8))
+        return Array(frame.prefix(frame.count / 2))
+      case .workingThenNothing: return RawAgentSocket.frame(Array("tokenctl-agent/1 working\n".utf8))
+      }
+    }
+  }
+
+  struct SilentCase: Sendable, CustomStringConvertible {
+    var agent: SilentAgent
+    var clients: Clients
+    var description: String { "\(agent.rawValue), \(clients.rawValue)" }
+  }
+
+  static let silentCases = SilentAgent.allCases.flatMap { agent in
+    Clients.allCases.map { SilentCase(agent: agent, clients: $0) }
+  }
+
+  /// Half a frame is a first frame that did not come: the direct path answers. `working`
+  /// and then nothing is an agent that went silent at work, where it may hold the
+  /// account's refresh lock: the client says so rather than wait for the lock.
+  @Test(arguments: silentCases)
+  func anAgentThatGoesSilentMidFrameOrAfterWorkingCostsSeconds(_ test: SilentCase) async throws {
+    let setup = try await Setup()
+    defer { setup.cleanUp() }
+    let ada = try await setup.seed(name: "ada", access: "agent-test-silent-\(UUID().uuidString)", expiresIn: 3600)
+    let fake = try FakeAgent(path: setup.directory.path("fake.sock"), reply: test.agent.bytes)
+    defer { fake.stop() }
+    let links = try TemporaryDirectory()
+    let (tokenctl, _) = try test.clients.executables(in: links)
+    var environment = setup.viaAgent()
+    environment["TOKENCTL_AGENT_SOCKET"] = fake.path
+    // Before: 75 s, the whole answer's wait.
+    let outcome = try await BoundedRun.run(tokenctl, ["token", "ada"], environment: environment, seconds: 40)
+    let result = try #require(outcome.result, "still waiting after 40 s")
+    #expect(outcome.seconds < 15, "took \(outcome.seconds) s")
+    #expect(fake.connections == 1, "the silent agent was asked \(fake.connections) times")
+    switch test.agent {
+    case .halfAFrame:
+      #expect(result.status == 0, "\(result.stderr)")
+      #expect(result.stdout == ada.tokens.accessToken + "\n")
+    case .workingThenNothing:
+      #expect(result.status == 19, "\(result.stderr)")
+      #expect(result.stdout.isEmpty)
+      #expect(result.stderr.contains("said it was refreshing, then nothing"), "\(result.stderr)")
+      #expect(result.stderr.contains("kill -CONT \(getpid())"), "\(result.stderr)")
+    }
+  }
+
+  /// A real agent stopped while its refresh is held between the server's answer and the
+  /// keyring (`TOKENCTL_TEST_PAUSE`): before, its client waited 75 s for the answer, then
+  /// 65 s for the account's refresh lock, and failed. Now the agent's `working`, said
+  /// every second, stops, and the client says what happened within seconds.
+  @Test(arguments: Clients.allCases)
+  func anAgentStoppedInTheMiddleOfARefreshIsReportedInSeconds(_ clients: Clients) async throws {
+    let setup = try await Setup()
+    defer { setup.cleanUp() }
+    let ada = try await setup.seed(name: "ada", expiresIn: -10)
+    let pause = try TemporaryDirectory()
+    var environment = setup.environment()
+    environment[RefreshTestPause.variable] = pause.url.path
+    let agent = try await TestAgent.start(environment: environment, socket: setup.socket, log: setup.log)
+    let links = try TemporaryDirectory()
+    let (tokenctl, _) = try clients.executables(in: links)
+    let client = setup.viaAgent()
+    let asking = Task { try await BoundedRun.run(tokenctl, ["token", "ada"], environment: client, seconds: 60) }
+    _ = try await GrantJournalTests.awaitFile(pause.path("paused"), seconds: 60)
+    // Past the agent's first `working`, and a few more.
+    try await Task.sleep(for: .seconds(2))
+    kill(agent.process.pid, SIGSTOP)
+    let stopped = Date()
+    let outcome = try await asking.value
+    let waited = Date().timeIntervalSince(stopped)
+    _ = FileManager.default.createFile(atPath: pause.path("resume"), contents: nil)
+    kill(agent.process.pid, SIGCONT)
+
+    let result = try #require(outcome.result, "still waiting after 60 s")
+    #expect(waited < 15, "the client waited \(waited) s after the agent stopped")
+    #expect(result.status == 19, "\(result.stderr)")
+    #expect(result.stdout.isEmpty)
+    #expect(result.stderr.contains("kill -CONT \(agent.process.pid)"), "\(result.stderr)")
+    Self.figure("stopped-mid-refresh", clients.rawValue, String(format: "%.2f s after the stop", waited))
+    try await setup.waitForLock(ada.account.key)
+    let stored = try #require(try setup.store().load(ada.account.key))
+    await Self.finish(agent, secrets: [stored.tokens.accessToken, stored.tokens.refreshToken ?? ""])
+  }
+}
+
+/// A socket that takes connections as the agent would, reads what the client sends, writes
+/// `reply`, and then says nothing more, keeping each connection open until `stop()`.
+final class FakeAgent: Sendable {
+  let path: String
+  private let listener: Int32
+  private let held = Mutex<[Int32]>([])
+
+  init(path: String, reply: [UInt8]) throws {
+    self.path = path
+    listener = try RawAgentSocket.listen(path)
+    Thread.detachNewThread { [self] in
+      while true {
+        let fd = accept(listener, nil, nil)
+        guard fd >= 0 else {
+          if errno == EINTR { continue }
+          return
+        }
+        // The request, as far as it came within a second: its content does not matter.
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        _ = poll(&entry, 1, 1000)
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        _ = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+        _ = reply.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        held.withLock { $0.append(fd) }
+      }
+    }
+  }
+
+  /// How many connections it took.
+  var connections: Int { held.withLock { $0.count } }
+
+  func stop() {
+    shutdown(listener, Int32(SHUT_RDWR))
+    close(listener)
+    held.withLock { fds in
+      for fd in fds { close(fd) }
+      fds = []
+    }
+    unlink(path)
+  }
+}
+
+extension RawAgentSocket {
+  /// A listening socket at `path`, as the agent's.
+  static func listen(_ path: String) throws -> Int32 {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { throw TestFailure("socket: \(String(cString: strerror(errno)))") }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+      let bytes = Array(path.utf8)
+      buffer.copyBytes(from: bytes)
+      buffer[bytes.count] = 0
+    }
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard bound == 0, Glibc.listen(fd, 16) == 0 else {
+      close(fd)
+      throw TestFailure("bind or listen \(path): \(String(cString: strerror(errno)))")
+    }
+    return fd
+  }
+}
