@@ -31,6 +31,9 @@ TIMEOUT_SECONDS = 120
 # PasswordStore._format_http_key); `USER@@HOST:PORT` ones are for SMTP, not ours.
 MERCURIAL_SERVICE = "Mercurial"
 MERCURIAL_SEPARATOR = "@@"
+# What a Mercurial user name may not hold: the parts of a URL (userinfo, scheme, path),
+# and the backslash some URL readers take for a slash.
+NOT_IN_USER_NAMES = "@/:\\"
 
 
 def _helper():
@@ -41,17 +44,44 @@ def _url_and_user(service, username):
     """The URL (or host) and the username a keyring request names, or None.
 
     Mercurial names the URL in the username: `oauth2@@https://hg.corp.example/repo` is the
-    user `oauth2` at that URL. The first `@@` that an http(s) URL follows splits it.
+    user `oauth2` at that URL. Only a key that splits one way is read.
     """
     if service != MERCURIAL_SERVICE:
         return service, username
     if not username:
         return None
-    for scheme in ("http://", "https://"):
-        user, separator, url = username.partition(MERCURIAL_SEPARATOR + scheme)
-        if separator:
-            return scheme + url, user
-    return None
+    # The user part comes from the repository's URL, which whoever wrote the URL chose (a
+    # link, a `.hgsub`): `http://oauth2%40%40http%3A%2F%2FTRUSTED%2F@EVIL/repo` gives the key
+    # `oauth2@@http://TRUSTED/@@http://EVIL/repo`, and Mercurial sends what we answer to
+    # EVIL. So a key with a second `@@`, or whose user is not a plain user name (one
+    # holding `@`, `/`, `:` or `\`, which only a URL needs), names no URL: no answer.
+    if username.count(MERCURIAL_SEPARATOR) != 1:
+        return None
+    user, _, url = username.partition(MERCURIAL_SEPARATOR)
+    if not user or any(c in user for c in NOT_IN_USER_NAMES):
+        return None
+    if not url.startswith(("http://", "https://")):
+        return None
+    return url, user
+
+
+def _helper_request(service, username):
+    """What the backend writes to `git-credential-tokenctl get` for a keyring request, or
+    None when it asks nothing.
+
+    The helper chooses the account by the host it reads in `url`, so this is all of what
+    decides where a token may go: the tests compare it with where each tool sends.
+    """
+    named = _url_and_user(service, username)
+    if named is None:
+        return None
+    url, user = named
+    # A line break would let the service add attributes of its own to the request.
+    if not url or any(c in url for c in "\n\r\0"):
+        return None
+    if user is not None and any(c in user for c in "\n\r\0"):
+        return None
+    return "url=" + url + "\n" + ("username=" + user + "\n" if user else "") + "\n"
 
 
 def register():
@@ -75,17 +105,11 @@ class TokenctlKeyring(backend.KeyringBackend):
         return 9
 
     def get_credential(self, service, username):
-        named = _url_and_user(service, username)
-        if named is None:
-            return None
-        service, username = named
+        request = _helper_request(service, username)
         helper = _helper()
-        # A line break would let the service add attributes of its own to the request.
-        if helper is None or not service or any(c in service for c in "\n\r\0"):
+        if request is None or helper is None:
             return None
-        if username is not None and any(c in username for c in "\n\r\0"):
-            return None
-        request = "url=" + service + "\n" + ("username=" + username + "\n" if username else "") + "\n"
+        _, username = _url_and_user(service, username)
         environment = dict(os.environ)
         # No offer to sign in on the terminal: pip's own output owns it. The helper says
         # on standard error which login to run instead.

@@ -76,7 +76,7 @@ public struct CredentialMessage: Sendable, Hashable {
         // Read as the attributes it stands for (git-credential(1), "url"), replacing any
         // read before it, as git reads it: what lets a tool that has only a URL ask
         // (tokenctl's Python keyring backend), with the one URL rule of every helper.
-        guard let parts = CredentialMessage(requestFor: value) else { throw .invalidURL(line: lineNumber) }
+        let parts = try CredentialMessage.reading(value, line: lineNumber)
         attributes.removeAll { ["protocol", "host", "path", "username", "password"].contains($0.key) }
         attributes += parts.attributes
       } else {

@@ -8,6 +8,18 @@ public struct CredentialMessageError: Error, Sendable, Hashable, CustomStringCon
     case missingAttribute(String)
     case unsafeValue
     case invalidURL
+    case ambiguousURL(Ambiguity)
+  }
+
+  /// What in a URL the tools that send a token read as another host than tokenctl does
+  /// (``CredentialMessage/ambiguity(in:host:)`` says why each is refused).
+  public enum Ambiguity: Sendable, Hashable {
+    /// A `\`.
+    case backslash
+    /// A `://` after the scheme's own.
+    case nestedURL
+    /// A `%` in the host.
+    case percentInHost
   }
 
   private let code: Code
@@ -32,6 +44,9 @@ public struct CredentialMessageError: Error, Sendable, Hashable, CustomStringCon
   public static func missingAttribute(_ name: String) -> Self { Self(.missingAttribute(name), key: name) }
   public static func unsafeValue(key: String? = nil) -> Self { Self(.unsafeValue, key: key) }
   public static func invalidURL(line: Int? = nil) -> Self { Self(.invalidURL, line: line, key: "url") }
+  public static func ambiguousURL(_ ambiguity: Ambiguity, line: Int? = nil) -> Self {
+    Self(.ambiguousURL(ambiguity), line: line, key: "url")
+  }
 
   public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
   public func hash(into hasher: inout Hasher) { hasher.combine(code) }
@@ -49,6 +64,16 @@ public struct CredentialMessageError: Error, Sendable, Hashable, CustomStringCon
     case .missingAttribute(let name): return "no '\(name)' attribute"
     case .unsafeValue: return "attribute '\(key ?? "")' holds a line break or a NUL and cannot be sent"
     case .invalidURL: return at + "a 'url' that is not scheme://host[:port][/path] or host[:port][/path]"
+    case .ambiguousURL(let ambiguity):
+      let what =
+        switch ambiguity {
+        case .backslash: "a backslash"
+        case .nestedURL: "'://' after its scheme, a URL inside the URL"
+        case .percentInHost: "a percent-encoded host"
+        }
+      return at
+        + "a 'url' with \(what), whose host tools read otherwise than tokenctl does: no token is given for it."
+        + " Check where the URL came from, and use the server's URL as the server gives it"
     }
   }
 }

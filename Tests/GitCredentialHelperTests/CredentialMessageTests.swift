@@ -53,6 +53,21 @@ import Testing
     }
   }
 
+  /// A URL whose host tools read otherwise than tokenctl is refused, saying why, so that
+  /// the helper answers nothing and the tool sends no token.
+  @Test func aURLWhoseHostToolsReadOtherwiseIsRefusedWithTheReason() throws {
+    let nested = #expect(throws: CredentialMessageError.ambiguousURL(.nestedURL)) {
+      try Self.parse("protocol=http\nurl=http://trusted.example/@@http://evil.example/repo\nusername=oauth2\n")
+    }
+    #expect(nested?.line == 2)
+    #expect(nested?.description.contains("line 2: a 'url' with '://' after its scheme") == true)
+    let backslash = #expect(throws: CredentialMessageError.ambiguousURL(.backslash)) {
+      try Self.parse("url=http://evil.example\\@trusted.example/simple/\n")
+    }
+    #expect(backslash?.description.contains("a backslash") == true)
+    #expect(backslash?.description.contains("no token is given for it") == true)
+  }
+
   @Test func theLastOfARepeatedKeyWins() throws {
     #expect(try Self.parse("host=a\nhost=b\n")["host"] == "b")
   }

@@ -43,6 +43,19 @@ import Testing
       ("registry.example.org\nhost=evil.example", nil),
       ("registry .example.org", nil),
       ("ht tp://registry.example.org", nil),
+      // Hosts that tools read otherwise: a URL inside the URL, a backslash, where urllib3
+      // ends the host as at a slash, and a percent-encoded host, which some decode.
+      ("http://trusted.example/@@http://evil.example/repo", nil),
+      ("trusted.example/x://evil.example", nil),
+      ("https://trusted.example/a/b://c", nil),
+      ("http://evil.example\\@trusted.example/simple/", nil),
+      ("https://trusted.example/a\\b", nil),
+      ("https://%74rusted.example/", nil),
+      ("http://[fe80::1%25eth0]:8080/", nil),
+      (
+        "https://ada%40corp@git.example.org/a%20b",
+        CredentialRequest(scheme: "https", host: "git.example.org", path: "a%20b", username: "ada%40corp")
+      ),
     ] as [(String, CredentialRequest?)])
   func aToolsServerURLMakesTheRequestGitWouldSend(url: String, expected: CredentialRequest?) {
     #expect(CredentialMessage(requestFor: url).flatMap(CredentialRequest.init) == expected)

@@ -171,6 +171,10 @@ import TokenStoreTesting
       ("protocol=http\nhost=127.0.0.1\0\n\n", "NUL"),
       ("protocol=http\r\nhost=127.0.0.1\n\n", "carriage return"),
       ("protocol=http\n\n", "no 'host'"),
+      // URLs whose host tools read otherwise than tokenctl: a Mercurial key whose user
+      // name held a URL, and urllib3's end of the host at a backslash.
+      ("url=http://127.0.0.1/@@http://evil.example/repo\nusername=oauth2\n\n", "a URL inside the URL"),
+      ("url=http://evil.example\\@127.0.0.1/simple/\n\n", "a backslash"),
     ])
   func hostileInputIsRefused(input: String, reason: String) async throws {
     let setup = try await Setup()

@@ -91,6 +91,31 @@ import TokenKit
     #expect(!clone.stdout.contains(token) && !clone.stderr.contains(token))
   }
 
+  /// A repository URL whose user name holds the URL of a served host
+  /// (`http://oauth2%40%40http%3A%2F%2FTRUSTED%2F@OTHER/repo`, as a link or a `.hgsub`
+  /// may name it): Mercurial decodes the user name, and mercurial_keyring asks for the key
+  /// `oauth2@@http://TRUSTED/@@http://OTHER/repo`, which names both hosts. Whatever
+  /// answered for TRUSTED, hg would send to OTHER, the server that asked; so the backend
+  /// answers nothing, and no token reaches OTHER (a second repository server, which logs
+  /// every credential it is sent).
+  @Test(
+    .enabled(if: hasMercurial, "mercurial or mercurial-keyring is not installed (make deps installs Debian's)"),
+    .enabled(if: hasBackend, "no .build-python/keyring/system-site: run make keyring-backend-deps"))
+  func hgSendsNoTokenToAHostWhoseURLNamesAServedHostInItsUserName() async throws {
+    defer { fixture.cleanUp() }
+    try await fixture.signIn(user: "ada")
+    let other = try await ToolHelperFixture.started(registry: "Tests/Support/hg-http-server")
+    let trusted = "oauth2@@http://\(fixture.host)/"
+    let user = try #require(trusted.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+    let clone = try await hg(
+      ["clone", "http://\(user)@\(other.host)/repo", fixture.directory.path("clone")], hgrc: "",
+      environment: ["PYTHON_KEYRING_BACKEND": "keyring_tokenctl.TokenctlKeyring"])
+    #expect(clone.status != 0, "\(clone.stdout)\n\(clone.stderr)")
+    #expect(other.tokensSent().isEmpty, "hg sent a token to the host its URL named after the user name")
+    #expect(!other.requests().isEmpty, "hg never reached the other server")
+    #expect(fixture.tokensSent().isEmpty)
+  }
+
   /// A repository on a host no type serves (`localhost` is not the type's `127.0.0.1`): the
   /// backend answers nothing, so mercurial_keyring falls back to its prompt, which hg
   /// refuses without a terminal; no token reaches the server and tokenctl says nothing.
