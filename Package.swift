@@ -194,7 +194,7 @@ let package = Package(
       name: "TokenAgent",
       dependencies: [
         "TokenKit", "AgentProtocol", "NativeAppSupport", "AccountTypeFiles", "GitCredentialHelper", "CLinux",
-        "AgentBus", "ApplicationConsent", "TokenCtlRuntime", "ProcessRuntime",
+        "AgentBus", "ApplicationConsent", "TokenCtlRuntime", "ProcessRuntime", "SocketIO",
       ]),
 
     .target(

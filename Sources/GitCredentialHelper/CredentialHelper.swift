@@ -66,17 +66,16 @@ public struct CredentialHelper: Sendable {
       explain(reason)
       return nil
     }
-    try ServiceConfiguration.requireRecordedIssuer(
-      of: choice.account, in: try registry.descriptor(choice.account.type),
-      behavior: registry.behavior(choice.account.type))
     // A token valid long enough is answered as the refresher's own first step would answer
-    // it, without a second keyring search or reading the configuration again; anything
-    // else goes through the refresher (lock, re-read, refresh).
+    // it, by the one hand-out rule (the account's issuer included), without a second
+    // keyring search or reading the configuration again; anything else goes through the
+    // refresher (issuer check, lock, re-read, refresh).
     let tokens: TokenSet
     if handsOutStoredTokens, let stored = choice.stored,
-      stored.isServable(forAtLeast: Self.minimumValidity, clock: clock, locks: locks)
+      let servable = try stored.servableTokens(
+        forAtLeast: Self.minimumValidity, clock: clock, locks: locks, registry: { [registry] in registry })
     {
-      tokens = stored.tokens
+      tokens = servable
     } else {
       tokens = try await freshTokens(choice.account.key, choice.stored)
     }

@@ -216,18 +216,21 @@ public final class Agent: Sendable {
 
   private func serve(_ connection: Int32) {
     let request: AgentMessage
+    let sender: pid_t?
     do {
-      request = try AgentSocketIO.readMessage(
+      let sent = try SentRequest.read(
         from: connection, limit: AgentMessage.maximumRequestSize, timeoutMilliseconds: Self.requestTimeoutMilliseconds)
+      (request, sender) = (sent.message, sent.sender)
     } catch {
       let refusal = AgentMessage("refused", [.init("reason", "\(error)")])
       try? AgentSocketIO.writeMessage(refusal, to: connection, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
       close(connection)
       return
     }
-    // While the client waits, its /proc entry is open to us (AgentConnection).
+    // The process that wrote the request, not the one that connected (SentRequest). While
+    // the client waits, its /proc entry is open to us (AgentConnection).
     let caller =
-      AgentSocketIO.peerPID(connection).map { pid in
+      (sender ?? AgentSocketIO.peerPID(connection)).map { pid in
         PeerApplication.identify(pid: pid, stillConnected: { Self.isConnected(connection) })
       } ?? .failure(.unreadable)
     let answer: AgentMessage

@@ -42,6 +42,7 @@ public final class AgentListener: Sendable {
     }
     let lock = try takeLock(AgentSocketLocation.lockPath(socket: path))
     if let passed = systemdSocket(environment: environment) {
+      _ = tokenctl_pass_credentials(passed)
       return AgentListener(descriptor: passed, path: path, ownsPath: false, lockDescriptor: lock)
     }
     // Whoever had this path before us is gone: we hold the lock.
@@ -61,6 +62,9 @@ public final class AgentListener: Sendable {
     }
     let bindErrno = errno
     umask(mask)
+    // Each request's writer, not only the connection's opener, is known (SentRequest);
+    // set before listen, so that no connection is accepted without it.
+    _ = tokenctl_pass_credentials(descriptor)
     guard bound == 0, listen(descriptor, 128) == 0 else {
       Glibc.close(descriptor)
       Glibc.close(lock)

@@ -267,17 +267,20 @@ public final class AgentService: Sendable {
     let store = self.store(group)
     let warnings = Warnings()
     let tokens: TokenSet
+    let registry = { try world.configured().registry }
     let held = try store.loadToken(for: stored.account.key, scopes: scopes)
-    if !stored.account.needsSignIn, let held,
-      held.isValid(forAtLeast: minimumValidity ?? held.defaultRefreshMargin, clock: self.clock)
+    if let held = try stored.servable(
+      held, forAtLeast: minimumValidity ?? held?.defaultRefreshMargin ?? 0, clock: self.clock, locks: locks(world),
+      registry: registry)
     {
-      try checkRecordedIssuer(stored, world: world)
       tokens = held
     } else {
       tokens = try await turnstile.run("\(group)\n\(stored.account.key)") {
         let current = (try? store.load(stored.account.key)) ?? stored
-        if !current.account.needsSignIn, let held = try store.loadToken(for: current.account.key, scopes: scopes),
-          held.isValid(forAtLeast: minimumValidity ?? held.defaultRefreshMargin, clock: self.clock)
+        let held = try store.loadToken(for: current.account.key, scopes: scopes)
+        if let held = try current.servable(
+          held, forAtLeast: minimumValidity ?? held?.defaultRefreshMargin ?? 0, clock: self.clock,
+          locks: locks(world), registry: registry)
         {
           return held
         }
@@ -300,16 +303,6 @@ public final class AgentService: Sendable {
   /// The refresh locks of `world`'s user, which every tokenctl process takes.
   func locks(_ world: AgentWorld) -> FileAccountLocks {
     FileAccountLocks(directories: XDGDirectories(environment: world.environment))
-  }
-
-  /// As the direct path does before it hands out a token from the keyring: only a type
-  /// whose issuer the user chooses needs config.toml here, to check the account's issuer.
-  func checkRecordedIssuer(_ stored: StoredAccount, world: AgentWorld) throws {
-    if stored.account.issuer != nil,
-      case .discoveredFromUserIssuer = try world.registry.descriptor(stored.account.type).endpoints
-    {
-      try world.configured().registry.requireRecordedIssuer(of: stored.account)
-    }
   }
 
   /// git's `get`: as ``TokenCtl/Credential`` does it, from memory.
@@ -514,11 +507,11 @@ public final class AgentService: Sendable {
     } catch let error as TokenKitError where error.code == .networkFailure || error.code == .serverError {
       // A refresh before the token's margin that found no server replaced nothing: the
       // token is still good for what the caller asked.
-      guard validity > margin, stored.isServable(forAtLeast: margin, clock: self.clock, locks: locks(world)) else {
-        throw error
-      }
-      try checkRecordedIssuer(stored, world: world)
-      return stored.tokens
+      guard validity > margin,
+        let tokens = try stored.servableTokens(
+          forAtLeast: margin, clock: self.clock, locks: locks(world), registry: { try world.configured().registry })
+      else { throw error }
+      return tokens
     }
   }
 
@@ -527,10 +520,9 @@ public final class AgentService: Sendable {
   /// ``StoredAccount/isServable(forAtLeast:clock:locks:)``, and the account's issuer still
   /// the configured one; nil when they must be refreshed first.
   func servableTokens(world: AgentWorld, group: String, stored: StoredAccount, asked: Double?) throws -> TokenSet? {
-    let validity = handOutValidity(stored, world: world, group: group, asked: asked)
-    guard stored.isServable(forAtLeast: validity, clock: self.clock, locks: locks(world)) else { return nil }
-    try checkRecordedIssuer(stored, world: world)
-    return stored.tokens
+    try stored.servableTokens(
+      forAtLeast: handOutValidity(stored, world: world, group: group, asked: asked), clock: self.clock,
+      locks: locks(world), registry: { try world.configured().registry })
   }
 
   /// Fresh tokens for `stored`, one refresh of an account at a time in this process: a
@@ -565,15 +557,32 @@ public final class AgentService: Sendable {
 
   private func manager(world: AgentWorld, store: any TokenStore, warnings: Warnings) throws -> AccountManager {
     let (configuration, registry) = try world.configured()
+    let warn: @Sendable (String) -> Void = { [self] line in
+      logJournalFault(line)
+      warnings.add(line)
+    }
     var isolation: ProcessRefreshIsolation?
     if settings.isolatesRefreshes {
       isolation = ProcessRefreshIsolation(environment: world.environment)
-      isolation?.warn = { warnings.add($0) }
+      isolation?.warn = warn
     }
     return AccountManager.configured(
       registry: registry, store: store, transport: transport, clock: clock,
       directories: XDGDirectories(environment: world.environment), isolation: isolation, hook: configuration.hook,
-      environment: world.environment, warn: { warnings.add($0) })
+      environment: world.environment, warn: warn)
+  }
+
+  /// Logs `warning` when it says that the grant journal cannot be written
+  /// (``GrantJournalFault``), once in the agent's life: from then on every refresh runs
+  /// without that protection, whether a client asked for it (its answer carries the
+  /// warning too) or the agent refreshed ahead, which nobody else hears of.
+  func logJournalFault(_ warning: String) {
+    guard GrantJournalFault.isReport(warning) else { return }
+    let first = state.withLock { state in
+      defer { state.journalFaultLogged = true }
+      return !state.journalFaultLogged
+    }
+    if first { log(warning) }
   }
 
   /// Failures that did not stop a request, for its answer.

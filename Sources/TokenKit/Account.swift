@@ -105,6 +105,45 @@ public struct StoredAccount: Sendable, Hashable {
   /// this token when it rotated the refresh token, and the refresher writes the newer one
   /// into the store first.
   public func isServable(forAtLeast seconds: Double, clock: some WallClock, locks: some AccountLocking) -> Bool {
+    isServable(tokens, forAtLeast: seconds, clock: clock, locks: locks)
+  }
+
+  /// The stored access token when it may be handed out as it is, nil when it must go
+  /// through the refresher first: ``isServable(forAtLeast:clock:locks:)``, and the server
+  /// the account signed in at still the one its type names
+  /// (``AccountTypeRegistry/requireRecordedIssuer(of:)``), else an error. Every path that
+  /// hands out a stored token calls this (the command line, the git helper, the agent from
+  /// memory), so none can skip a condition.
+  ///
+  /// The issuer check throws rather than answering nil: the token is valid, but whoever
+  /// holds it sends it to the server the type names now, which would learn it; a refresh
+  /// would refuse for the same reason. `registry` is the registry with config.toml's
+  /// settings applied, asked for only when the account recorded where it signed in, so a
+  /// valid token of any other account reads no settings file.
+  public func servableTokens(
+    forAtLeast seconds: Double, clock: some WallClock, locks: some AccountLocking,
+    registry: () throws -> AccountTypeRegistry
+  ) throws -> TokenSet? {
+    try servable(tokens, forAtLeast: seconds, clock: clock, locks: locks, registry: registry)
+  }
+
+  /// A token kept for other scopes than the account's own (`held`, from
+  /// ``TokenStore/loadToken(for:scopes:)``) when it may be handed out, by the same
+  /// conditions as the account's own token: it came from the same grant, so a server that
+  /// declared the grant dead, a refresh in flight (whose rotation may revoke what the old
+  /// refresh token issued), a newer grant in the journal and a moved issuer count for it too.
+  public func servable(
+    _ held: TokenSet?, forAtLeast seconds: Double, clock: some WallClock, locks: some AccountLocking,
+    registry: () throws -> AccountTypeRegistry
+  ) throws -> TokenSet? {
+    guard let held, isServable(held, forAtLeast: seconds, clock: clock, locks: locks) else { return nil }
+    if account.issuer != nil || account.authority != nil { try registry().requireRecordedIssuer(of: account) }
+    return held
+  }
+
+  private func isServable(
+    _ tokens: TokenSet, forAtLeast seconds: Double, clock: some WallClock, locks: some AccountLocking
+  ) -> Bool {
     !account.needsSignIn && tokens.isValid(forAtLeast: seconds, clock: clock)
       && !locks.isHeld(account.key, group: account.group)
       && locks.journal?.contains(account.key, group: account.group) != true

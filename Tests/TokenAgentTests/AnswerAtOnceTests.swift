@@ -33,10 +33,10 @@ import TokenStoreTesting
       sleep: { _ in try await Task.sleep(for: .seconds(3600)) })
   }
 
-  func seed(expiresIn lifetime: Double, needsSignIn: Bool = false) throws {
+  func seed(expiresIn lifetime: Double, needsSignIn: Bool = false, issuer: String = OAuthFixtures.issuer) throws {
     let account = Account(
       type: "corp", id: "sub-1", name: "ada", group: Account.defaultGroup, createdAt: clock.now,
-      updatedAt: clock.now, issuer: OAuthFixtures.issuer, clientID: OAuthFixtures.clientID,
+      updatedAt: clock.now, issuer: issuer, clientID: OAuthFixtures.clientID,
       needsSignIn: needsSignIn)
     let tokens = TokenSet(
       accessToken: "stored-access", refreshToken: "refresh-0", expiresAt: clock.now.addingTimeInterval(lifetime),
@@ -64,6 +64,22 @@ import TokenStoreTesting
     #expect(handed.withLock { $0 } == ["default ada"], "the audit is told, as on the pool")
     let pooled = await service.answer(request())
     #expect(atOnce.framed() == pooled.framed(), "byte for byte the pool's answer")
+    #expect(transport.requestCount == 0)
+  }
+
+  /// An account signed in at another issuer than the one its type names now: its valid
+  /// token is not handed out from memory, and the pool's answer refuses it without a
+  /// request, as the command line does (the one hand-out rule checks every type's issuer).
+  @Test func aValidTokenOfAnAccountWhoseIssuerMovedIsNotHandedOut() async throws {
+    let transport = ScriptedTransport { _ in HTTPResponse(status: 500) }
+    let service = try service(transport)
+    defer { service.stop() }
+    try seed(expiresIn: 3600, issuer: "https://elsewhere.example/")
+    #expect(service.answerAtOnce(request()) { _, _ in } == nil)
+    let pooled = await service.answer(request())
+    #expect(pooled["access-token"] == nil)
+    #expect(pooled.framed().count > 0 && !String(decoding: pooled.framed(), as: UTF8.self).contains("stored-access"))
+    #expect(String(decoding: pooled.framed(), as: UTF8.self).contains("elsewhere.example"), "\(pooled)")
     #expect(transport.requestCount == 0)
   }
 

@@ -91,6 +91,33 @@ import TokenKit
     try expectRefused(result, kept: seeded)
   }
 
+  /// A type file's issuer edited after an account signed in: the same refusal for every
+  /// command that would hand the account's tokens on, a valid token's `token` included.
+  static let userTypeCommands: [(arguments: [String], expiresIn: Double)] = [
+    (["token", "corp:ada"], 3600), (["token", "corp:ada"], -10), (["token", "--json", "corp:ada"], 3600),
+    (["token", "--scope", "other", "corp:ada"], 3600), (["refresh", "corp:ada"], 3600),
+  ]
+
+  @Test(arguments: userTypeCommands)
+  func noCommandSendsAUserTypesTokensToItsNewIssuer(arguments: [String], expiresIn: Double) async throws {
+    try sandbox.writeConfig(Self.typeFile(issuer: Self.signedInAt), to: "types/corp.toml")
+    let seeded = try seed("corp", expiresIn: expiresIn)
+    try sandbox.writeConfig(Self.typeFile(issuer: Self.configured), to: "types/corp.toml")
+    try expectRefused(try await run(arguments), kept: seeded)
+  }
+
+  @Test func gitGetsNoTokenForAUserTypeWhoseIssuerMoved() async throws {
+    try sandbox.writeConfig(Self.typeFile(issuer: Self.configured, host: "a.example"), to: "types/corp.toml")
+    let seeded = try seed("corp", expiresIn: 3600)
+    let result = try await run(["credential", "get"], input: "protocol=https\nhost=a.example\n\n")
+    try expectRefused(result, kept: seeded)
+  }
+
+  static func typeFile(issuer: String, host: String? = nil) -> String {
+    "id = \"corp\"\ndisplay_name = \"Corp\"\nissuer = \"\(issuer)\"\nclient_id = \"tokenctl\"\n"
+      + (host.map { "\n[credentials]\nhosts = [\"\($0)\"]\nusername = \"oauth2\"\n" } ?? "")
+  }
+
   @Test func loginAtAnotherIssuerThanTheConfiguredOneIsRefused() async throws {
     let result = try await run(["login", "oidc", "--issuer", Self.signedInAt, "--device"])
     #expect(result.status == 14)

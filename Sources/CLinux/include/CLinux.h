@@ -50,6 +50,45 @@ static inline int tokenctl_peer_credentials(int fd, unsigned int *uid, int *pid)
   return 0;
 }
 
+// SO_PASSCRED on a listening UNIX socket, inherited by the connections it accepts: from
+// then on the kernel attaches the credentials of the process that wrote each piece of
+// data (SCM_CREDENTIALS), which tokenctl_recv_with_sender reads. SO_PEERCRED names the
+// process that connected, which may have handed the connection to another since.
+static inline int tokenctl_pass_credentials(int fd) {
+  int on = 1;
+  return setsockopt(fd, SOL_SOCKET, 16 /* SO_PASSCRED */, &on, sizeof on);
+}
+
+// recv(2) that also tells which process wrote the bytes received: *pid is the pid of the
+// SCM_CREDENTIALS the kernel attached (it never merges the writes of two processes into
+// one read), or 0 when none came. Descriptors a peer sends along are not taken: the
+// control buffer has room for credentials only, and the kernel closes what does not fit.
+static inline ssize_t tokenctl_recv_with_sender(int fd, void *buffer, size_t length, int *pid) {
+  struct iovec vector = { buffer, length };
+  union {
+    struct cmsghdr header;
+    char space[CMSG_SPACE(sizeof(struct tokenctl_ucred_mirror))];
+  } control;
+  struct msghdr message;
+  memset(&message, 0, sizeof message);
+  message.msg_iov = &vector;
+  message.msg_iovlen = 1;
+  message.msg_control = control.space;
+  message.msg_controllen = sizeof control.space;
+  *pid = 0;
+  ssize_t received = recvmsg(fd, &message, 0x40000000 /* MSG_CMSG_CLOEXEC */);
+  if (received <= 0) return received;
+  for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header != NULL; header = CMSG_NXTHDR(&message, header)) {
+    if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == 2 /* SCM_CREDENTIALS */
+        && header->cmsg_len == CMSG_LEN(sizeof(struct tokenctl_ucred_mirror))) {
+      struct tokenctl_ucred_mirror credentials;
+      memcpy(&credentials, CMSG_DATA(header), sizeof credentials);
+      *pid = credentials.pid;
+    }
+  }
+  return received;
+}
+
 // pipe(2) with close-on-exec set atomically, for the same reason as accept4.
 static inline int tokenctl_pipe2(int fds[2], int flags) {
   return pipe2(fds, flags);

@@ -105,16 +105,11 @@ extension TokenCtl {
       // The fast path: a valid token needs no configuration or network, and of the lock
       // only a look at whether a refresh holds it (then the token may be about to die).
       let margin = minValid.map(Double.init) ?? stored.tokens.defaultRefreshMargin
-      if stored.isServable(forAtLeast: margin, clock: context.clock, locks: context.accountLocks) {
-        // Only a type whose issuer the user chooses can have it changed by config.toml, so
-        // only its accounts pay for reading the file here (see the refresher's check).
-        if stored.account.issuer != nil,
-          case .discoveredFromUserIssuer = try context.registry.descriptor(stored.account.type).endpoints
-        {
-          try session.configured().registry.requireRecordedIssuer(of: stored.account)
-        }
-        context.output.write(
-          Self.text(stored.tokens, scopes: stored.tokens.scope ?? stored.account.scopes, json: json))
+      if let tokens = try stored.servableTokens(
+        forAtLeast: margin, clock: context.clock, locks: context.accountLocks,
+        registry: { try session.configured().registry })
+      {
+        context.output.write(Self.text(tokens, scopes: tokens.scope ?? stored.account.scopes, json: json))
         return
       }
       let manager = try session.configured().manager

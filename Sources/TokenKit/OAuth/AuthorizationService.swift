@@ -34,7 +34,31 @@ public struct AuthorizationService: Sendable {
     let request = TokenRequest(
       endpoint: endpoints.token, grant: grant, client: client, additionalParameters: additionalParameters)
     let body = try await exchange(request.httpRequest, document: "token response")
-    return try TokenResponse(json: body)
+    let response = try TokenResponse(json: body)
+    if let problem = response.syntaxProblem { throw await refuse(response, problem: problem) }
+    return response
+  }
+
+  /// The error for a token response whose `problem` (``TokenResponse/syntaxProblem``) makes
+  /// it unusable, once what it issued is revoked where the server offers revocation (RFC
+  /// 7009): the grant exists at the server though nobody will ever hold it, as when the
+  /// keyring refuses a sign-in's tokens. The refresh token first, which ends the access
+  /// tokens of its grant at most servers; failures to revoke change nothing said.
+  private func refuse(_ response: TokenResponse, problem: String) async -> AuthorizationServiceError {
+    var revoked = false
+    if endpoints.revocation != nil {
+      if let refreshToken = response.refreshToken {
+        revoked = (try? await revoke(refreshToken, hint: "refresh_token")) != nil
+      }
+      revoked = (try? await revoke(response.accessToken, hint: "access_token")) != nil || revoked
+    }
+    return .unusableTokens(
+      "the token response was refused: \(problem) holds characters a token cannot have (RFC 6749 allows printable "
+        + "ASCII only), such as a terminal escape or a line break, so it would reach your terminal or a request's "
+        + "header lines as the server wrote it; nothing was stored, and "
+        + (revoked
+          ? "what it issued was revoked at the server"
+          : "what it issued could not be revoked (the server offers no revocation), so it lives until it expires"))
   }
 
   /// Starts a device authorization (RFC 8628 §3.1). Nil endpoint is the caller's error to

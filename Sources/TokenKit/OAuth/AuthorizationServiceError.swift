@@ -13,6 +13,10 @@ public enum AuthorizationServiceError: Error, Sendable, Hashable {
   case httpStatus(Int, retryAfter: Int?, mediaType: String?)
   /// A success status with a body that is not the expected JSON: what was wrong.
   case malformedResponse(String)
+  /// A token response that parsed, with tokens that must not be used as they came
+  /// (``TokenResponse/syntaxProblem``): what was wrong and what became of them. Not a
+  /// passing fault: the same server will answer the same way, so nothing is retried.
+  case unusableTokens(String)
   /// The discovery document names another issuer than the one asked for (RFC 8414 §3.3,
   /// OpenID Connect Discovery §4.3): `named` is the document's, `asked` the URL it was
   /// fetched for. Often the same server spelt another way (a trailing slash).

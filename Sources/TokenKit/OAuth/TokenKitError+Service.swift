@@ -81,6 +81,10 @@ extension TokenKitError {
           "could not \(action): the discovery document is for issuer \(shown), not \(asked)",
           recovery: "The server misbehaved, or is not the one meant; nothing was sent to it. \(unchanged)")
       }
+    case .unusableTokens(let problem):
+      self.init(
+        .serverError, "could not \(action): \(problem)",
+        recovery: "The server misbehaved, or is not the one meant: tell its administrator. \(unchanged)")
     case .malformedResponse(let problem):
       self.init(
         .serverError, "could not \(action): \(problem)",

@@ -43,6 +43,22 @@ public struct TokenResponse: Sendable, Hashable, CustomStringConvertible {
       scope: object.string("scope").map { $0.split(separator: " ").map(String.init) })
   }
 
+  /// What makes this response unusable although it parsed: a token or token type with
+  /// characters RFC 6749 does not allow in it (Appendix A.12, A.13 and A.17: an access or
+  /// refresh token is printable ASCII, space included; a token type is printable ASCII
+  /// without space, a name or a URI). nil for a usable response.
+  ///
+  /// Why it matters: a token is printed on a terminal and pasted into header lines (`curl -H
+  /// "Authorization: Bearer $(tokenctl token …)"`), so an escape sequence in it would drive
+  /// the terminal and a line break would add a header of the server's choosing. The check
+  /// names the member, never its content.
+  public var syntaxProblem: String? {
+    if !OAuthSyntax.isVisibleASCII(accessToken) { return "its access_token" }
+    if let refreshToken, !OAuthSyntax.isVisibleASCII(refreshToken) { return "its refresh_token" }
+    if tokenType.isEmpty || !tokenType.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) { return "its token_type" }
+    return nil
+  }
+
   /// The token set to store, received at `now`.
   ///
   /// A refresh response may omit the refresh token, meaning the old one stays valid

@@ -32,7 +32,7 @@ enum OAuthResponseFuzzing {
         _ = oauth.description
         return "oauth-error"
       case .httpStatus: return "http-error"
-      case .malformedResponse, .transport, .issuerMismatch: return "refused"
+      case .malformedResponse, .unusableTokens, .transport, .issuerMismatch: return "refused"
       }
     }
     var labels: [String] = []
@@ -46,6 +46,7 @@ enum OAuthResponseFuzzing {
   private static func token(_ body: [UInt8]) -> Bool {
     guard let response = try? TokenResponse(json: body) else { return false }
     _ = response.description
+    _ = response.syntaxProblem
     let tokens = response.tokenSet(receivedAt: receivedAt, requestedScope: ["openid"])
     _ = tokens.description
     _ = tokens.isValid(forAtLeast: tokens.defaultRefreshMargin, clock: FixedClock(receivedAt))

@@ -155,6 +155,29 @@ import Testing
     #expect(desk.auditLog.contains("refused app=\(AuditEvent.escape(other))"), "\(desk.auditLog)")
   }
 
+  /// The same on the agent's socket, where a connection is a descriptor that a child can
+  /// keep: a program allowed nothing connects, forks a child that keeps the connection, and
+  /// execs an allowed program. The child, which writes the request, is the one judged
+  /// (Tests/Support/socket-fork-exec-client.py), and the audit log names it.
+  @Test func aConnectionKeptByAChildIsJudgedAsTheChildNotTheProgramItsOpenerExeced() async throws {
+    let desk = try await Desk()
+    defer { desk.stop() }
+    let ada = try await desk.seed(name: "ada")
+    #expect(try await desk.session.tokenctl("allow", "/usr/bin/python3", "gitlocal:ada").status == 0)
+    // The first call starts the agent (D-Bus activation), and shows the grant works.
+    await #expect(try desk.python("token", "", "ada", "60")["token"] as? String == ada.access)
+    let scratch = try TemporaryDirectory()
+    let other = scratch.path("allowed-nothing")
+    #expect(try await TestProcess.run("/usr/bin/cp", [Self.python, other]).status == 0)
+    let socket = try #require(desk.session.environment["XDG_RUNTIME_DIR"]) + "/tokenctl/agent.sock"
+    let run = try await TestProcess.run(
+      other, ["Tests/Support/socket-fork-exec-client.py", socket, "ada", "/usr/bin/python3"],
+      environment: desk.session.environment)
+    #expect(!run.stdout.contains(ada.access), "the child got the allowed program's token: \(run.stdout)")
+    #expect(run.stdout.hasPrefix("tokenctl-agent/1 error"), "\(run.stdout) \(run.stderr)")
+    #expect(desk.auditLog.contains("refused app=\(AuditEvent.escape(other))"), "\(desk.auditLog)")
+  }
+
   @Test func aProgramIsRefusedThenAllowedThenDeniedAndGdbusIsRefused() async throws {
     let desk = try await Desk()
     defer { desk.stop() }
