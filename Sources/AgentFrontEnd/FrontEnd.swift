@@ -108,7 +108,8 @@ public enum FrontEnd {
       case .credential("get", _) where !group.isEmpty:
         let read = StandardInput.readMessage(limit: credentialInputLimit)
         input = read
-        guard let text = String(validating: read, as: UTF8.self) else { break }
+        // Only what the agent reads: nothing to send, nothing asked (CredentialInput).
+        guard let text = CredentialInput.forAgent(read) else { break }
         var fields = [AgentMessage.Field("input", text)]
         if let account = environment("TOKENCTL_ACCOUNT") { fields.append(.init("account", account)) }
         reply = asker.ask(AgentMessage.Request.credentialGet, group: group, fields)

@@ -7,7 +7,8 @@ extension AgentMessage {
     /// these scopes instead of the account's own, as `scope` is written: RFC 6749 §3.3);
     /// answered `token` or `error`.
     public static let token = "token"
-    /// `group`, `input` (git's request, as git sent it), optional `account`
+    /// `group`, `input` (the lines of git's request the agent reads: AgentFrontEnd's
+    /// `CredentialInput`), optional `account`
     /// (`TOKENCTL_ACCOUNT`); answered `credential` or `error`.
     public static let credentialGet = "credential-get"
     /// `group`, `server` (the registry Docker's `get` names, as the tool wrote it),

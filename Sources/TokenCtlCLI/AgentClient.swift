@@ -97,10 +97,10 @@ struct AgentClient: Sendable {
     return outcome
   }
 
-  /// git's `get` for `input`, the request as git wrote it; nil as well for input that is
-  /// not text, which the direct path judges.
+  /// git's `get` for `input`, the request as git wrote it, of which the agent is sent only
+  /// what it reads (``CredentialInput``); nil as well for input the direct path judges.
   func credential(input: [UInt8], account: String?, group: String) -> Outcome? {
-    guard let text = String(validating: input, as: UTF8.self) else { return nil }
+    guard let text = CredentialInput.forAgent(input) else { return nil }
     var fields = [AgentMessage.Field("input", text)]
     if let account { fields.append(.init("account", account)) }
     guard let outcome = ask(AgentMessage.Request.credentialGet, group: group, fields) else { return nil }

@@ -40,12 +40,13 @@ extension AgentIntegrationTests {
     let (frontEnd, _) = try AgentIntegrationTests.Clients.frontEnd.executables(in: links)
     let user = try await BoundedRun.run(frontEnd, ["token", "ada"], environment: setup.viaAgent(), seconds: 20)
     let allDone = try await onOwnThread { done.wait(timeout: .now() + 20) == .success }
+    let waiting = clients - replies.withLock { $0.count }
     kill(agent.process.pid, SIGCONT)
     if !allDone { _ = try await onOwnThread { done.wait(timeout: .now() + 60) } }
 
     let finished = replies.withLock { $0 }
     let slowest = finished.map(\.seconds).max() ?? 0
-    #expect(allDone, "\(clients - finished.count) of \(clients) clients still waited after 20 s")
+    #expect(allDone, "\(waiting) of \(clients) clients still waited after 20 s")
     #expect(slowest < 10, "the slowest client took \(slowest) s")
     #expect(finished.allSatisfy { !$0.answered }, "a stopped agent answered")
     #expect(user.result?.status == 0, "\(user.result?.stderr ?? "still waiting after 20 s")")
@@ -157,6 +158,7 @@ final class FakeAgent: Sendable {
   let path: String
   private let listener: Int32
   private let held = Mutex<[Int32]>([])
+  private let requests = Mutex<[[UInt8]]>([])
 
   init(path: String, reply: [UInt8]) throws {
     self.path = path
@@ -168,11 +170,7 @@ final class FakeAgent: Sendable {
           if errno == EINTR { continue }
           return
         }
-        // The request, as far as it came within a second: its content does not matter.
-        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        _ = poll(&entry, 1, 1000)
-        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
-        _ = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+        requests.withLock { $0.append(Self.request(fd)) }
         _ = reply.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         held.withLock { $0.append(fd) }
       }
@@ -181,6 +179,24 @@ final class FakeAgent: Sendable {
 
   /// How many connections it took.
   var connections: Int { held.withLock { $0.count } }
+
+  /// The bytes of each request it read, in order.
+  var received: [[UInt8]] { requests.withLock { $0 } }
+
+  /// One request's frame, as far as it came within a second.
+  private static func request(_ fd: Int32) -> [UInt8] {
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    let deadline = Date().addingTimeInterval(1)
+    while Date() < deadline {
+      if bytes.count >= 4, bytes.count >= 4 + bytes.prefix(4).reduce(0, { $0 << 8 | Int($1) }) { break }
+      var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+      guard poll(&entry, 1, 100) >= 0 else { break }
+      let count = recv(fd, &chunk, chunk.count, Int32(MSG_DONTWAIT))
+      if count > 0 { bytes += chunk[..<count] } else if count == 0 { break }
+    }
+    return bytes
+  }
 
   func stop() {
     shutdown(listener, Int32(SHUT_RDWR))
@@ -213,5 +229,35 @@ extension RawAgentSocket {
       throw TestFailure("bind or listen \(path): \(String(cString: strerror(errno)))")
     }
     return fd
+  }
+}
+
+/// What a client tells the agent of git's request: only what the agent reads to answer
+/// (AgentFrontEnd's `CredentialInput`). Whatever listens on `TOKENCTL_AGENT_SOCKET` is only
+/// known to run as this user.
+extension AgentIntegrationTests {
+  @Test(arguments: Clients.allCases)
+  func gitsPasswordAndChallengesNeverReachTheAgent(_ clients: Clients) async throws {
+    let setup = try await Setup()
+    defer { setup.cleanUp() }
+    let direct = RawAgentSocket.frame(Array("tokenctl-agent/1 direct\nreason=test\n".utf8))
+    let fake = try FakeAgent(path: setup.directory.path("fake.sock"), reply: direct)
+    defer { fake.stop() }
+    let links = try TemporaryDirectory()
+    let (_, helper) = try clients.executables(in: links)
+    var environment = setup.viaAgent()
+    environment["TOKENCTL_AGENT_SOCKET"] = fake.path
+    let secrets = ["git-password-\(UUID().uuidString)", "challenge-\(UUID().uuidString)", "state-\(UUID().uuidString)"]
+    let request =
+      "capability[]=authtype\nprotocol=http\nhost=127.0.0.1\nusername=ada\npassword=\(secrets[0])\n"
+      + "wwwauth[]=Bearer realm=\"\(secrets[1])\"\nstate[]=other:\(secrets[2])\n\n"
+    let outcome = try await BoundedRun.run(helper, ["get"], environment: environment, stdin: request, seconds: 60)
+    #expect(outcome.result != nil, "still running after 60 s")
+    let received = fake.received.map { String(decoding: $0, as: UTF8.self) }
+    #expect(received.count == 1, "\(received.count) requests")
+    let sent = received.first ?? ""
+    #expect(sent.contains("host=127.0.0.1") && sent.contains("capability[]=authtype"), "\(sent.debugDescription)")
+    let leaked = secrets.filter { sent.contains($0) }
+    #expect(leaked.isEmpty, "the agent was sent \(leaked.count) of git's secrets: \(sent.debugDescription)")
   }
 }
