@@ -67,7 +67,8 @@ enum GLibBridge {
 
   /// Runs a libsecret/GIO call that reports failure through a `GError**`, turning a
   /// failure into a `TokenKitError` that says what to do, or into `StaleSecretService`
-  /// when the Secret Service that libsecret remembers has gone away.
+  /// when the Secret Service that libsecret remembers has gone away, or refuses its
+  /// session (``SessionRefusal``).
   static func call<R>(
     _ what: String, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<GError>?>) -> R?
   ) throws -> R? {
@@ -82,7 +83,11 @@ enum GLibBridge {
       let remote = GLibError.remoteErrorName(of: error)
       _ = tokenctl_g_dbus_error_strip_remote_error(error)
       let failure = SecretServiceError.classify(error, remoteName: remote, during: what)
-      if SecretServiceError.serviceWentAway(remoteName: remote) { throw StaleSecretService(error: failure) }
+      if SecretServiceError.serviceWentAway(remoteName: remote)
+        || SessionRefusal.refuses(remoteName: remote, message: GLib.message(error))
+      {
+        throw StaleSecretService(error: failure)
+      }
       throw failure
     }
     return result

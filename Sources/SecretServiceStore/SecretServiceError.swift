@@ -130,6 +130,16 @@ enum SecretServiceError {
     }
   }
 
+  /// The provider did not finish a new item (it dismissed the prompt it gave for it, or
+  /// left the item without its attributes): nothing was stored.
+  static func notCreated(_ what: String) -> TokenKitError {
+    TokenKitError(
+      .storeFailure, "the Secret Service did not store \(what): it did not finish the new item",
+      recovery:
+        "Run the command again, and allow it if the Secret Service provider (KeePassXC, kwalletd5, gnome-keyring-daemon) asks; restart the provider if it fails again."
+    )
+  }
+
   static func didNotAnswer(_ what: String) -> TokenKitError {
     TokenKitError(
       .keyringUnavailable, "the Secret Service did not answer while \(what)",

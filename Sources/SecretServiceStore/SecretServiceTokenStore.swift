@@ -213,7 +213,18 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
         let created = try GLibBridge.call("storing \(what)") {
           tokenctl_secret_item_create_sync(collection, nil, table, label, value, SECRET_ITEM_CREATE_NONE, nil, $0)
         }
-        created.map(GLib.unref)
+        // KeePassXC creates an item in a prompt, which, when the secret came in a session
+        // it no longer has, leaves an empty entry (no attributes of ours, no secret) and is
+        // dismissed; libsecret reports no error for that, and the write would seem done
+        // with nothing stored. An item without the attributes written is removed, and the
+        // write tried once more in a new session (then an error).
+        guard let created else { throw StaleSecretService(error: SecretServiceError.notCreated(what)) }
+        defer { GLib.unref(created) }
+        let written = self.attributes(of: created)
+        guard key.allSatisfy({ written[$0.key] == $0.value }) else {
+          _ = try? GLibBridge.call("removing an unfinished item") { tokenctl_secret_item_delete_sync(created, nil, $0) }
+          throw StaleSecretService(error: SecretServiceError.notCreated(what))
+        }
       }
     }
   }
@@ -287,9 +298,12 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
 
   /// Runs `body` with libsecret's Secret Service, for the write paths (and reads where a
   /// plain session is not taken), and once more with a fresh connection to it when the
-  /// daemon libsecret knew has left the bus meanwhile (a restart of gnome-keyring-daemon):
-  /// libsecret would otherwise keep calling the old one for the rest of the process, which
-  /// matters to a process that lives longer than one command.
+  /// daemon libsecret knew has left the bus meanwhile (a restart of gnome-keyring-daemon),
+  /// or refuses the session libsecret opened with it (``SessionRefusal``): libsecret would
+  /// otherwise keep calling the old daemon, or sending secrets in the refused session, for
+  /// the rest of the process, which matters to a process that lives longer than one
+  /// command. The second try repeats all of `body`, which each caller makes safe to repeat:
+  /// a write finds the item the first try created, if it did, and replaces its secret.
   private func withService<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
     try GLibBridge.requireLibsecret()
     do {
