@@ -86,8 +86,17 @@ extension CredentialMessage {
     }
     // A percent-encoded host: Mercurial and requests decode it, urllib3 and this reader do
     // not, and Mercurial's own keys encode the brackets and colons of what it read as a
-    // host (`%5B%3A%3A1%5D`). No host a type lists holds one.
+    // host (`%5B%3A%3A1%5D`). DNS names and IP literals hold none.
     if host.contains(UInt8(ascii: "%")) { return .percentInHost }
+    // Brackets other than around an IPv6 literal (`[::1]`, `[::1]:8080`): urllib3 refuses
+    // them, http.client and Mercurial take them into the name or the port.
+    let open = host.filter { $0 == UInt8(ascii: "[") }.count
+    let close = host.filter { $0 == UInt8(ascii: "]") }.count
+    if open + close > 0 {
+      guard open == 1, close == 1, host.first == UInt8(ascii: "["), let end = host.firstIndex(of: UInt8(ascii: "]")),
+        end + 1 == host.endIndex || host[end + 1] == UInt8(ascii: ":")
+      else { return .strayBracket }
+    }
     return nil
   }
 

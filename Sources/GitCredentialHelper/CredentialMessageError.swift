@@ -20,6 +20,8 @@ public struct CredentialMessageError: Error, Sendable, Hashable, CustomStringCon
     case nestedURL
     /// A `%` in the host.
     case percentInHost
+    /// A `[` or `]` in the host other than around an IPv6 literal.
+    case strayBracket
   }
 
   private let code: Code
@@ -70,6 +72,7 @@ public struct CredentialMessageError: Error, Sendable, Hashable, CustomStringCon
         case .backslash: "a backslash"
         case .nestedURL: "'://' after its scheme, a URL inside the URL"
         case .percentInHost: "a percent-encoded host"
+        case .strayBracket: "a bracket in its host other than around an IPv6 address"
         }
       return at
         + "a 'url' with \(what), whose host tools read otherwise than tokenctl does: no token is given for it."

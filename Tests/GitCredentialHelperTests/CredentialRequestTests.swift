@@ -44,7 +44,8 @@ import Testing
       ("registry .example.org", nil),
       ("ht tp://registry.example.org", nil),
       // Hosts that tools read otherwise: a URL inside the URL, a backslash, where urllib3
-      // ends the host as at a slash, and a percent-encoded host, which some decode.
+      // ends the host as at a slash, a percent-encoded host, which some decode, and
+      // brackets not around an IPv6 address.
       ("http://trusted.example/@@http://evil.example/repo", nil),
       ("trusted.example/x://evil.example", nil),
       ("https://trusted.example/a/b://c", nil),
@@ -52,6 +53,10 @@ import Testing
       ("https://trusted.example/a\\b", nil),
       ("https://%74rusted.example/", nil),
       ("http://[fe80::1%25eth0]:8080/", nil),
+      ("http://[::1]:8080]/", nil),
+      ("http://[::1]x/", nil),
+      ("http://trusted.example]/", nil),
+      ("http://[::1]]/", nil),
       (
         "https://ada%40corp@git.example.org/a%20b",
         CredentialRequest(scheme: "https", host: "git.example.org", path: "a%20b", username: "ada%40corp")
