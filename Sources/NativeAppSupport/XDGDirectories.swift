@@ -30,14 +30,18 @@ public struct XDGDirectories: Sendable, Hashable {
   /// with everything below it: `runtime` itself, or `cache` when `runtime` falls back
   /// under it.
   public var runtimeRoot: String
-  /// Where a refresh keeps a rotated grant until the keyring has it (``FileGrantJournal``):
-  /// `$XDG_RUNTIME_DIR/tokenctl/journal`. nil when `XDG_RUNTIME_DIR` is unset: the journal
-  /// holds refresh tokens, and the runtime folder is the one place that is the user's
-  /// alone, in memory (a tmpfs), and gone at logout; the cache folder that stands in for
-  /// it is on disk.
-  public var journal: String?
+  /// Whether a refresh keeps a rotated grant until the keyring has it, where, and why not
+  /// (``JournalPlacement``: only in a runtime folder in memory).
+  public var journalPlacement: JournalPlacement
+  /// The folder of the grant journal (``FileGrantJournal``), `$XDG_RUNTIME_DIR/tokenctl/journal`,
+  /// when ``journalPlacement`` keeps one; nil when it does not.
+  public var journal: String? { journalPlacement.folder }
 
-  public init(environment: [String: String]) {
+  /// The directories `environment` names. `filesystem` reads the file system of the
+  /// runtime folder (``JournalPlacement/filesystemType(of:)``): one `statfs`.
+  public init(
+    environment: [String: String], filesystem: (String) -> UInt32? = JournalPlacement.filesystemType(of:)
+  ) {
     let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.passwdHome()
     func base(_ variable: String, _ fallback: String) -> String {
       // The spec says a relative path must be ignored.
@@ -47,15 +51,15 @@ public struct XDGDirectories: Sendable, Hashable {
     config = base("XDG_CONFIG_HOME", ".config") + "/tokenctl"
     cache = base("XDG_CACHE_HOME", ".cache") + "/tokenctl"
     state = base("XDG_STATE_HOME", ".local/state") + "/tokenctl"
-    if let runtime = AgentSocketLocation.runtimeFolder(environment: environment) {
+    let runtime = AgentSocketLocation.runtimeFolder(environment: environment)
+    if let runtime {
       self.runtime = runtime
-      runtimeRoot = self.runtime
-      journal = self.runtime + "/journal"
+      runtimeRoot = runtime
     } else {
       self.runtime = cache + "/run"
       runtimeRoot = cache
-      journal = nil
     }
+    journalPlacement = JournalPlacement.decide(runtime: runtime, filesystem: filesystem)
   }
 
   /// Creates `path` and its missing parents, 0700 whatever the umask, and checks that

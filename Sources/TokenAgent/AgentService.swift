@@ -91,6 +91,9 @@ public final class AgentService: Sendable {
     var observers: Observers?
     /// The wall clock less the boot clock when last looked at (``noticeWallClockStep()``).
     var wallMinusBoot: Double?
+    /// Whether the log has said that the grant journal cannot be written
+    /// (``logJournalFault(_:)``).
+    var journalFaultLogged = false
 
     /// Cuts the wait of `key`'s refresh ahead short, or the wait it is about to begin.
     mutating func wake(_ key: TrackKey) {
@@ -531,17 +534,22 @@ public final class AgentService: Sendable {
     world: AgentWorld, group: String, stored: StoredAccount, minimumValidity: Double?, warnings: Warnings
   ) async throws -> TokenSet {
     let store = self.store(group)
-    return try await turnstile.run("\(group)\n\(stored.account.key)") {
+    let account = "\(group)\n\(stored.account.key)"
+    // While the server's pause lasts and no probe is due, at once: not in the queue behind
+    // a probe that may take as long as the network lets it.
+    if let error = serverBackoff.current(account, now: self.clock.now) { throw error }
+    return try await turnstile.run(account) {
       let current = (try? store.load(stored.account.key)) ?? stored
       let margin = minimumValidity ?? current.tokens.defaultRefreshMargin
-      if current.isServable(forAtLeast: margin, clock: self.clock, locks: locks(world)) {
-        return current.tokens
+      if let tokens = try current.servableTokens(
+        forAtLeast: margin, clock: self.clock, locks: locks(world), registry: { try world.configured().registry })
+      {
+        return tokens
       }
-      let account = "\(group)\n\(stored.account.key)"
-      if let error = serverBackoff.current(account, now: self.clock.now) { throw error }
-      let manager = try self.manager(world: world, store: store.backing, warnings: warnings)
-      defer { store.forget() }
+      if let error = serverBackoff.admit(account, now: self.clock.now) { throw error }
       do {
+        let manager = try self.manager(world: world, store: store.backing, warnings: warnings)
+        defer { store.forget() }
         let tokens = try await refreshSlots.run {
           try await manager.freshTokens(for: current, minimumValidity: minimumValidity)
         }
@@ -550,6 +558,13 @@ public final class AgentService: Sendable {
         return tokens
       } catch let error as TokenKitError where ServerBackoff.pauses(for: error) {
         serverBackoff.failed(account, error: error, now: self.clock.now)
+        throw error
+      } catch let error as TokenKitError where error.oauthError != nil {
+        // The server answered (a refused grant, say): it is back.
+        serverBackoff.succeeded(account)
+        throw error
+      } catch {
+        serverBackoff.settled(account)
         throw error
       }
     }

@@ -11,11 +11,14 @@
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
 // The headers above are all the front end has of the C library: it is built as Embedded
 // Swift (Package.swift), which has no Glibc module, and reaches libc through this one.
+// sys/vfs.h is for the full program: statfs(2), which Glibc's module lacks, tells whether
+// a folder is in memory (JournalPlacement).
 
 // Linux calls Swift cannot reach through its Glibc module: those glibc declares only
 // under _GNU_SOURCE, which that module is built without, and variadic ones. All exist in

@@ -28,6 +28,9 @@ import Crypto
 ///   one whole. Entries are written and removed only under the account's lock.
 /// - `contains` is asked on every token handed out from a store, and must cost no more
 ///   than a failed `stat`.
+/// - An entry that exists proves that the refresh token in the store is spent: it is
+///   written only once the server has answered. One that cannot be read (torn, emptied,
+///   overwritten, of an unknown version, or open to others) is set aside, never removed.
 public protocol GrantJournal: Sendable {
   /// Records `entry`, replacing the account's previous one; throws when it could not.
   func write(_ entry: JournaledGrant) throws
@@ -37,6 +40,12 @@ public protocol GrantJournal: Sendable {
 
   /// Removes the account's entry, if any.
   func remove(_ key: AccountKey, group: String)
+
+  /// Moves the account's entry out of the journal without reading or deleting it, for an
+  /// entry that exists but cannot be read: what is left of it is kept for whoever looks
+  /// into what happened, and only a new sign-in writes the account's tokens again. Returns
+  /// where it is kept, or nil when it could not be moved (it then stays where it is).
+  func setAside(_ key: AccountKey, group: String) -> String?
 
   /// Whether the account has an entry, without reading it: its stored tokens are then not
   /// its newest.

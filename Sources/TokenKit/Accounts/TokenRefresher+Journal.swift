@@ -7,8 +7,9 @@ extension TokenRefresher {
   /// one. When the store fails, the entry stays for the next holder of the lock, and the
   /// store's error is thrown as it would be without a journal.
   ///
-  /// A journal that cannot be written costs nothing but its protection: the store is
-  /// written all the same.
+  /// A journal that cannot be written (its folder full) costs its protection, not the
+  /// refresh: the store is written all the same, and the loss of that protection is said
+  /// (``GrantJournalFault``), since a fault of the store at that moment now costs the grant.
   func saveRefreshed(_ account: Account, tokens: TokenSet, replacing replaced: TokenSet) throws {
     guard tokens.refreshToken != nil, tokens.refreshToken != replaced.refreshToken else {
       return try store.save(account, tokens: tokens)
@@ -16,7 +17,13 @@ extension TokenRefresher {
     let entry = JournaledGrant(
       key: account.key, group: account.group, tokens: tokens, grantedScopes: account.scopes,
       updatedAt: account.updatedAt, replaces: JournaledGrant.fingerprint(of: replaced.refreshToken))
-    let journal = locks.journal.flatMap { journal in (try? journal.write(entry)).map { journal } }
+    var journal = locks.journal
+    do {
+      try journal?.write(entry)
+    } catch {
+      journal = nil
+      events.publish(AccountEvent(.failed, account, message: GrantJournalFault.report(error)))
+    }
     pauseForTests?(account.key)
     try store.save(account, tokens: tokens)
     journal?.remove(account.key, group: account.group)
@@ -28,11 +35,23 @@ extension TokenRefresher {
   /// steps may have kept the new secret beside the old attributes. An entry that a sign-in
   /// or a removal overtook is dropped unwritten. Throws the store's error, keeping the
   /// entry, when the store cannot be read or written (a locked keyring).
+  ///
+  /// An entry that cannot be read is set aside, and the account marked as needing a
+  /// sign-in (``settleUnreadableEntry(_:group:in:)``): throws that error then.
   func replayJournal(_ key: AccountKey, group: String) throws {
-    guard let journal = locks.journal, journal.contains(key, group: group) else { return }
-    guard let entry = journal.read(key, group: group), let current = try store.load(key) else {
+    if let unreadable = try settleJournal(key, group: group) { throw unreadable }
+  }
+
+  /// ``replayJournal(_:group:)``, returning the error of an unreadable entry rather than
+  /// throwing it: for a sign-out, which goes on to revoke what the store holds.
+  func settleJournal(_ key: AccountKey, group: String) throws -> TokenKitError? {
+    guard let journal = locks.journal, journal.contains(key, group: group) else { return nil }
+    guard let entry = journal.read(key, group: group) else {
+      return try settleUnreadableEntry(key, group: group, in: journal)
+    }
+    guard let current = try store.load(key) else {
       journal.remove(key, group: group)
-      return
+      return nil
     }
     if current.tokens.refreshToken == entry.tokens.refreshToken
       || JournaledGrant.fingerprint(of: current.tokens.refreshToken) == entry.replaces
@@ -46,6 +65,38 @@ extension TokenRefresher {
       events.publish(AccountEvent(.refreshed, account))
     }
     journal.remove(key, group: group)
+    return nil
+  }
+
+  /// For an entry that exists but cannot be read (torn, emptied, overwritten, of another
+  /// version, or open to others): a refresh's answer was written there, so the server has
+  /// spent the stored refresh token and revoked the access token issued beside it, and
+  /// the answer that replaced them is lost. Handing out the stored access token would give
+  /// a dead one; dropping the entry would let the next caller do just that. So the account
+  /// is marked as needing a sign-in first, then the entry set aside, never removed, and
+  /// the error saying so is returned. A store that cannot be read or written throws,
+  /// keeping the entry where it is, so that nothing is handed out meanwhile.
+  func settleUnreadableEntry(_ key: AccountKey, group: String, in journal: any GrantJournal) throws -> TokenKitError? {
+    guard let current = try store.load(key) else {
+      // The account is gone; nothing is handed out from it.
+      _ = journal.setAside(key, group: group)
+      return nil
+    }
+    var marked = current.account
+    if !marked.needsSignIn {
+      marked.needsSignIn = true
+      marked.updatedAt = clock.now
+      try store.save(marked, tokens: current.tokens)
+    }
+    let kept = journal.setAside(key, group: group)
+    let failure = TokenKitError(
+      .needsSignIn,
+      "\(marked.qualifiedName) needs a new sign-in: a refresh was cut short after the server had answered, and its "
+        + "answer, kept in the grant journal, cannot be read (\(kept.map { "set aside as \($0)" } ?? "left in place")); "
+        + "the refresh token in the keyring was spent by that refresh",
+      remedy: signInAgain(marked))
+    events.publish(AccountEvent(.needsSignIn, marked, message: failure.message))
+    return failure
   }
 
   /// Takes the account's lock only to replay a journal entry it has (``replayJournal``):
@@ -54,6 +105,30 @@ extension TokenRefresher {
     guard locks.journal?.contains(account.key, group: account.group) == true else { return }
     let lock = try await self.lock(account)
     defer { lock.release() }
-    try replayJournal(account.key, group: account.group)
+    // An unreadable entry leaves the spent grant in the store: the sign-out revokes that.
+    _ = try settleJournal(account.key, group: account.group)
   }
+}
+
+/// What a refresh says when the grant journal cannot be written: the one wording, so that
+/// a front end that hears it from many refreshes (the agent, from its refresh children)
+/// can tell it apart and say it once.
+public enum GrantJournalFault {
+  /// How every such report begins.
+  public static let lead = "the grant journal cannot be written"
+
+  /// The report for the journal's `error`: what failed, what it now risks, and, in the
+  /// journal's own recovery, what makes room.
+  public static func report(_ error: any Error) -> String {
+    let failure = error as? TokenKitError
+    var text =
+      "\(lead) (\(failure?.message ?? "\(error)")), so refreshes go on without it: should the keyring refuse a "
+      + "refresh's new tokens (locked, or its daemon restarting at that moment), the server will have spent the old "
+      + "refresh token, the account's grant is lost, and it needs a new sign-in"
+    if let recovery = failure?.recovery { text += ". " + recovery }
+    return text
+  }
+
+  /// Whether `warning` is such a report.
+  public static func isReport(_ warning: String) -> Bool { warning.hasPrefix(lead) }
 }

@@ -57,6 +57,13 @@ struct AuthServer: Sendable {
   static var asShipped: AuthServer { get async throws { try await onOwnThread { startedAsShipped }.get() } }
   private static let startedAsShipped = start(name: "auth-shipped", accessTokenSeconds: 4, asShipped: true)
 
+  /// django-oauth-toolkit as it ships, with hour-long access tokens: a rotation deletes an
+  /// access token that its expiry would still let tokenctl hand out (GrantJournalFaultTests).
+  static var asShippedLongLived: AuthServer {
+    get async throws { try await onOwnThread { startedAsShippedLongLived }.get() }
+  }
+  private static let startedAsShippedLongLived = start(name: "auth-shipped-hour", asShipped: true)
+
   /// A server of one test's own (GrantLossOnLoginTests): `live()` counts every token it
   /// holds, which only a server no other test signs in to keeps exact.
   static var ownCount: AuthServer { get async throws { try await onOwnThread { startedOwnCount }.get() } }

@@ -49,6 +49,10 @@ import TokenCtlRuntime
     let pause = session.directory.appendingPathComponent("pause")
     try FileManager.default.createDirectory(at: pause, withIntermediateDirectories: true)
     var environment = session.environment
+    // tokenctl keeps a journal only in a runtime folder in memory (JournalPlacement), and
+    // the temporary directory may be on a disk.
+    let runtime = try MemoryFolder()
+    environment["XDG_RUNTIME_DIR"] = runtime.path
     environment["XDG_CONFIG_HOME"] = home.appendingPathComponent("config").path
     environment["TOKENCTL_CONFIG"] = nil
     environment["TOKENCTL_LOG"] = nil
