@@ -53,7 +53,8 @@ PATHS = ["", "/", "/repo", "/simple/", "/@@http://trusted.example/", "/x/http://
          "\\@trusted.example/", "/%2F%2Ftrusted.example/", "/a\\b", ";x", "/?q=http://t/", "#f",
          "/@@https://trusted.example/repo", "/%40%40http://trusted.example/"]
 INSERTS = ["@", "@@", ":", "/", "//", "://", "\\", "%40", "%2F", "%3A", "%5C", "%25", "[", "]", ".", "#", "?",
-           "\u00e9", "\u3002", "\uff0f", "\uff20", " ", "@@http://trusted.example/"]
+           "\u00e9", "\u3002", "\uff0f", "\uff20", "\u212a", " ", "\t", "+", "-", "0", "%2e", "..",
+           "@@http://trusted.example/"]
 
 # Where the review found the host confusion, first, whatever the seed.
 KNOWN = ["http://oauth2%40%40http%3A%2F%2Ftrusted.example%2F@evil.example/repo",
