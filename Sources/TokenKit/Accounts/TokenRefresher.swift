@@ -298,7 +298,7 @@ public struct TokenRefresher: Sendable {
 
   func needsSignIn(_ account: Account) -> TokenKitError {
     TokenKitError(
-      .needsSignIn, "\(account.qualifiedName) needs a new sign-in: its refresh token was rejected",
+      .needsSignIn, "\(account.qualifiedName) needs a new sign-in: its refresh token no longer works",
       remedy: signInAgain(account))
   }
 
