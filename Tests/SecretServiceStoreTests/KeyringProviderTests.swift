@@ -210,8 +210,14 @@ import TokenStoreTesting
       print(item.get_secret_content_type())
       print(json.loads(item.get_secret())["access_token"])
       """
-    // Debian's python3-secretstorage (make deps), not a venv's.
-    let result = try await TestProcess.run("/usr/bin/python3", ["-c", script, group], mergingStandardError: true)
+    // Debian's python3-secretstorage (make deps), not a venv's. kwalletd5 refuses 1 public
+    // key in 256 (one that starts with a zero byte, which secretstorage sends 127 bytes
+    // long: "Client public key size is invalid"), a fault of the pair and not of our items:
+    // once more, then, in a new session with a new key.
+    var result = try await TestProcess.run("/usr/bin/python3", ["-c", script, group], mergingStandardError: true)
+    if result.stdout.contains("Client public key size is invalid") {
+      result = try await TestProcess.run("/usr/bin/python3", ["-c", script, group], mergingStandardError: true)
+    }
     #expect(result.status == 0, "\(result.stdout)")
     #expect(result.stdout == "text/plain\n\(saved.tokens.accessToken)\n", "\(result.stdout)")
   }
