@@ -21,7 +21,8 @@ public struct XDGDirectories: Sendable, Hashable {
   /// cache clean-up but is no configuration, such as the applications' grants and the
   /// audit log.
   public var state: String
-  /// Where lock files go: `$XDG_RUNTIME_DIR/tokenctl`, a per-user tmpfs cleared at logout.
+  /// Where lock files go: `$XDG_RUNTIME_DIR/tokenctl`, whatever its file system (a lock
+  /// file holds no secret); systemd-logind's is a per-user tmpfs cleared at logout.
   /// When it is unset (SSH sessions without systemd-logind, containers, CI), the cache
   /// directory's `run/`: private to the user, and on the same machine as every process
   /// that shares the keyring.
