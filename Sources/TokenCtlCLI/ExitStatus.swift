@@ -51,7 +51,9 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case .scopeRefused: return "The server refused a scope asked for, or wants consent to it; nothing changed."
     case .unusableFile:
       return "A local file or directory is unsafe (a link, another user's, open to others) or cannot be used."
-    case .agentFailure: return "The agent could not be started or stopped, or another one holds its socket."
+    case .agentFailure:
+      return
+        "The agent could not be started or stopped, another one holds its socket, or it went silent in the middle of a refresh."
     case .usage: return "The command line is wrong, or an argument names no program or app."
     }
   }

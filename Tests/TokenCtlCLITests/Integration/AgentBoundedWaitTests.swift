@@ -261,3 +261,124 @@ extension AgentIntegrationTests {
     #expect(leaked.isEmpty, "the agent was sent \(leaked.count) of git's secrets: \(sent.debugDescription)")
   }
 }
+
+/// A keyring that does not answer (gnome-keyring-daemon stopped with SIGSTOP), on a session
+/// bus of the test's own, as tokenctl-agent(1) says it costs a client of the agent.
+extension AgentIntegrationTests {
+  /// An agent that waits for the keyring is at no work and says nothing: its client takes
+  /// the direct path once its first frame's 3 s are up, and meets the keyring there as it
+  /// would without an agent.
+  @Test func aStoppedKeyringCostsAClientOfTheAgentTheDirectPathsWaitAndSeconds() async throws {
+    let setup = try await Setup()
+    defer { setup.cleanUp() }
+    let keyring = try await StoppableKeyring(setup)
+    defer { keyring.session.stop() }
+    let agent = try await keyring.startAgent()
+    kill(keyring.pid, SIGSTOP)
+    async let withoutAgent = BoundedRun.run(
+      TestProcess.tokenctl, ["token", "ada"], environment: keyring.direct, seconds: 200)
+    async let throughAgent = BoundedRun.run(
+      TestProcess.tokenctl, ["token", "ada"], environment: agent.environment, seconds: 200)
+    let (plain, asked) = try await (withoutAgent, throughAgent)
+    kill(keyring.pid, SIGCONT)
+    #expect(asked.result != nil, "still waiting after 200 s")
+    #expect(asked.result?.status == 8, "\(asked.result?.stderr ?? "")")
+    #expect(asked.result?.status == plain.result?.status)
+    #expect(
+      asked.seconds < plain.seconds + 10,
+      "through the agent \(asked.seconds) s, the direct path alone \(plain.seconds) s")
+    Self.figure("stopped-keyring", "through the agent", String(format: "%.1f s", asked.seconds))
+    Self.figure("stopped-keyring", "the direct path", String(format: "%.1f s", plain.seconds))
+    await agent.stop()
+  }
+
+  /// A refresh that meets the stopped keyring waits for it (its limit, D-Bus's 25 s), and
+  /// the client then tries the keyring itself: twice that limit, and no more.
+  @Test func aKeyringStoppedUnderARefreshCostsAClientTwiceTheKeyringsLimit() async throws {
+    let setup = try await Setup()
+    defer { setup.cleanUp() }
+    let keyring = try await StoppableKeyring(setup)
+    defer { keyring.session.stop() }
+    try await keyring.seedExpiredAda()
+    let agent = try await keyring.startAgent()
+    let first = try await BoundedRun.run(TestProcess.tokenctl, ["token", "ada"], environment: agent.environment)
+    try #require(first.result?.status == 0, "\(first.result?.stderr ?? "still waiting")")
+    kill(keyring.pid, SIGSTOP)
+    // More validity than the token has: the agent refreshes, in a child that meets the keyring.
+    let asked = try await BoundedRun.run(
+      TestProcess.tokenctl, ["token", "ada", "--min-valid", "86400"], environment: agent.environment, seconds: 200)
+    kill(keyring.pid, SIGCONT)
+    #expect(asked.result?.status == 8, "\(asked.result?.stderr ?? "still waiting after 200 s")")
+    #expect(asked.seconds < 75, "took \(asked.seconds) s")
+    Self.figure("stopped-keyring-refresh", "through the agent", String(format: "%.1f s", asked.seconds))
+    await agent.stop()
+  }
+
+  /// A private session with its own gnome-keyring-daemon, and `setup`'s account type.
+  struct StoppableKeyring {
+    let setup: Setup
+    let session: PrivateSession
+    /// The clients' environment (with the agent's socket once one runs).
+    let environment: [String: String]
+    /// gnome-keyring-daemon's pid.
+    let pid: pid_t
+
+    init(_ setup: Setup) async throws {
+      self.setup = setup
+      session = try await PrivateSession.started(.unlockedKeyring, ownAgent: false)
+      var environment = session.environment
+      for name in ["TOKENCTL_LOG", "TOKENCTL_ACCOUNT", "TOKENCTL_AGENT_SOCKET", "TOKENCTL_AGENT"] {
+        environment[name] = nil
+      }
+      environment["XDG_CONFIG_HOME"] = setup.home.appendingPathComponent("config").path
+      environment["TOKENCTL_GROUP"] = setup.group
+      self.environment = environment
+      let session = session
+      let owner = try #require(try await onOwnThread { try session.secretServiceOwner() })
+      let answer = try await session.run(
+        "gdbus",
+        [
+          "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+          "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", owner,
+        ])
+      // `(uint32 1234,)`
+      pid = try #require(pid_t(answer.stdout.split(separator: " ").last?.prefix(while: \.isNumber) ?? ""))
+    }
+
+    var direct: [String: String] {
+      var direct = environment
+      direct["TOKENCTL_AGENT"] = "0"
+      return direct
+    }
+
+    func startAgent() async throws -> TestAgent {
+      let folder = session.directory.appendingPathComponent("agent")
+      try FileManager.default.createDirectory(
+        at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+      return try await TestAgent.start(
+        environment: environment, socket: folder.appendingPathComponent("agent.sock").path,
+        log: session.directory.appendingPathComponent("agent.log").path)
+    }
+
+    /// ada of the loopback type, with an expired access token and a refresh token the stub
+    /// issued, stored as tokenctl stores it (tokenctl-keyring(5)).
+    func seedExpiredAda() async throws {
+      let family = try await setup.stub.admin("/_admin/issue", method: "POST")
+      let refresh = try #require(family["refresh_token"] as? String)
+      let now = Int(Date().timeIntervalSince1970)
+      let secret: [String: Any] = [
+        "version": 1, "access_token": "expired-\(UUID().uuidString)", "refresh_token": refresh,
+        "token_type": "Bearer", "expires_at": now - 10, "issued_at": now - 3600,
+      ]
+      let text = String(decoding: try JSONSerialization.data(withJSONObject: secret), as: UTF8.self)
+      let attributes = [
+        "xdg:schema", "org.tokenctl.Account", "type", "gitlocal", "account", "id-ada", "group", setup.group, "name",
+        "ada", "scopes", "", "created", "\(now)", "updated", "\(now)", "expires", "\(now - 10)", "refreshable",
+        "true", "client-id", "git", "state", "ok", "issuer", setup.stub.baseURL,
+      ]
+      let stored = try await session.run(
+        "secret-tool", ["store", "--label", "tokenctl: gitlocal — ada"] + attributes, stdin: text)
+      try #require(stored.status == 0, "\(stored.stderr)")
+    }
+  }
+}
