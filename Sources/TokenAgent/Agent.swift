@@ -64,7 +64,9 @@ public final class Agent: Sendable {
   /// Connections of one process that may wait at once for their request to be read (each
   /// holds a thread meanwhile): a client needs one, a program that asks from several
   /// threads a few; a process holding thousands of idle ones would otherwise take every
-  /// thread and descriptor the agent has from everybody else.
+  /// thread and descriptor the agent has from everybody else. Only idle ones count: a
+  /// connection counts from its accept until its request is read, and one whose request is
+  /// already waiting is never turned away.
   static let connectionsPerProcess = 16
 
   let listener: AgentListener
@@ -179,25 +181,23 @@ public final class Agent: Sendable {
         close(connection)
         continue
       }
-      // Too many at once from one process: closed at once, before it costs a thread.
+      // Too many idle ones at once from one process: closed at once, before it costs a
+      // thread. A connection whose request is already there is not idle, however many of
+      // its process's are open: a program that asks from many threads gets every answer.
       let pid = AgentSocketIO.peerPID(connection) ?? 0
-      let admitted = open.withLock { open -> Bool in
-        guard open[pid, default: 0] < Self.connectionsPerProcess else { return false }
-        open[pid, default: 0] += 1
-        return true
-      }
-      guard admitted else {
+      let full = open.withLock { $0[pid, default: 0] >= Self.connectionsPerProcess }
+      guard !full || Self.hasBytesWaiting(connection) else {
         close(connection)
         continue
       }
+      open.withLock { $0[pid, default: 0] += 1 }
       let handedOn = threads.run({ [self] in acceptOne() })
-      serve(connection)
-      closed(pid)
+      serve(connection, requestRead: { [self] in closed(pid) })
       if handedOn { return }
     }
   }
 
-  /// One connection of `pid` fewer.
+  /// One connection of `pid` fewer waiting for its request to be read.
   private func closed(_ pid: Int32) {
     open.withLock { open in
       let left = open[pid, default: 1] - 1
@@ -214,10 +214,13 @@ public final class Agent: Sendable {
     _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
   }
 
-  private func serve(_ connection: Int32) {
+  /// Serves one connection; `requestRead` is called once its request is read or refused,
+  /// when it stops counting against its process's bound of idle connections.
+  private func serve(_ connection: Int32, requestRead: () -> Void) {
     let request: AgentMessage
     let sender: pid_t?
     do {
+      defer { requestRead() }
       let sent = try SentRequest.read(
         from: connection, limit: AgentMessage.maximumRequestSize, timeoutMilliseconds: Self.requestTimeoutMilliseconds)
       (request, sender) = (sent.message, sent.sender)
@@ -293,6 +296,12 @@ public final class Agent: Sendable {
 }
 
 extension Agent {
+  /// Whether bytes from the peer of `connection` are waiting to be read.
+  static func hasBytesWaiting(_ connection: Int32) -> Bool {
+    var entry = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
+    return poll(&entry, 1, 0) > 0 && entry.revents & Int16(POLLIN) != 0
+  }
+
   /// Whether the peer of `connection` is still there: it has not closed its end. (A peer
   /// that only shut down its writing half, as some clients do after their request, is.)
   static func isConnected(_ connection: Int32) -> Bool {

@@ -178,6 +178,27 @@ import Testing
     #expect(desk.auditLog.contains("refused app=\(AuditEvent.escape(other))"), "\(desk.auditLog)")
   }
 
+  /// A program that asks from many threads at once, each request waiting for the user's
+  /// answer, gets an answer on every connection: the agent's bound of connections per
+  /// process counts the idle ones, not those whose request came
+  /// (Tests/Support/socket-threads-client.py).
+  @Test func aProgramAskingFromManyThreadsGetsAnAnswerOnEveryConnection() async throws {
+    let desk = try await Desk(consentTimeout: 3)
+    defer { desk.stop() }
+    try await desk.seed(name: "ada")
+    // Starts the agent (D-Bus activation); gdbus is refused at once, with nobody to ask.
+    _ = try await desk.gdbus("GetAccessToken", "", "ada", "60")
+    let (server, _) = try await desk.notificationServer()
+    defer { kill(server.pid, SIGTERM) }
+    let socket = try #require(desk.session.environment["XDG_RUNTIME_DIR"]) + "/tokenctl/agent.sock"
+    let run = try await TestProcess.run(
+      "/usr/bin/python3", ["Tests/Support/socket-threads-client.py", socket, "ada", "40"],
+      environment: desk.session.environment)
+    let counts = try #require(
+      try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Int], "\(run.stdout) \(run.stderr)")
+    #expect(counts["frames"] == 40 && counts["closed"] == 0, "\(counts)")
+  }
+
   @Test func aProgramIsRefusedThenAllowedThenDeniedAndGdbusIsRefused() async throws {
     let desk = try await Desk()
     defer { desk.stop() }
