@@ -17,17 +17,17 @@ import Testing
   }
 
   static let table: [Row] = [
-    Row(runtime: nil, filesystem: nil, expected: .none(.noRuntimeFolder)),
+    Row(runtime: nil, filesystem: nil, expected: .notKept(.noRuntimeFolder)),
     Row(
       runtime: "/run/user/1000/tokenctl", filesystem: 0x0102_1994,
       expected: .kept(folder: "/run/user/1000/tokenctl/journal", filesystem: .tmpfs)),
     Row(
       runtime: "/run/user/1000/tokenctl", filesystem: 0x8584_58F6,
       expected: .kept(folder: "/run/user/1000/tokenctl/journal", filesystem: .ramfs)),
-    Row(runtime: "/tmp/run/tokenctl", filesystem: ext4, expected: .none(.notInMemory(filesystem: ext4))),
-    Row(runtime: "/tmp/run/tokenctl", filesystem: overlayfs, expected: .none(.notInMemory(filesystem: overlayfs))),
+    Row(runtime: "/tmp/run/tokenctl", filesystem: ext4, expected: .notKept(.notInMemory(filesystem: ext4))),
+    Row(runtime: "/tmp/run/tokenctl", filesystem: overlayfs, expected: .notKept(.notInMemory(filesystem: overlayfs))),
     // statfs failed: nothing says it is in memory.
-    Row(runtime: "/gone/tokenctl", filesystem: nil, expected: .none(.notInMemory(filesystem: nil))),
+    Row(runtime: "/gone/tokenctl", filesystem: nil, expected: .notKept(.notInMemory(filesystem: nil))),
   ]
 
   @Test(arguments: table)
@@ -51,7 +51,7 @@ import Testing
     #expect(inMemory.journal == "/run/user/1000/tokenctl/journal")
     let unset = XDGDirectories(environment: ["HOME": "/home/ada"]) { _ in 0x0102_1994 }
     #expect(unset.journal == nil)
-    #expect(unset.journalPlacement == .none(.noRuntimeFolder))
+    #expect(unset.journalPlacement == .notKept(.noRuntimeFolder))
   }
 
   /// The real file systems: /dev/shm is a tmpfs, and a folder not made yet is on its

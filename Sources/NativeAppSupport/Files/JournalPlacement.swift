@@ -27,7 +27,7 @@ public enum JournalPlacement: Sendable, Hashable {
   /// A journal in `folder`, on a file system in memory.
   case kept(folder: String, filesystem: MemoryFilesystem)
   /// No journal, for `reason`.
-  case none(Reason)
+  case notKept(Reason)
 
   /// The file systems that hold their files in memory only, by `statfs`'s `f_type`
   /// (linux/magic.h).
@@ -60,10 +60,10 @@ public enum JournalPlacement: Sendable, Hashable {
   /// `XDG_RUNTIME_DIR`, nil without one) is on a file system in memory, whose `f_type`
   /// `filesystem` reads (``filesystemType(of:)``, nil when it cannot say).
   public static func decide(runtime: String?, filesystem: (String) -> UInt32?) -> JournalPlacement {
-    guard let runtime else { return .none(.noRuntimeFolder) }
+    guard let runtime else { return .notKept(.noRuntimeFolder) }
     let type = filesystem(runtime)
     guard let memory = type.flatMap(MemoryFilesystem.init(rawValue:)) else {
-      return .none(.notInMemory(filesystem: type))
+      return .notKept(.notInMemory(filesystem: type))
     }
     return .kept(folder: runtime + "/journal", filesystem: memory)
   }
