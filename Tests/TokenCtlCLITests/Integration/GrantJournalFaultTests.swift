@@ -251,4 +251,24 @@ import TokenKit
     HardeningSummary.record("journal-unwritable", path.rawValue, problems.isEmpty ? "pass" : "fail")
     #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
   }
+
+  /// tokenctl-keyring(5) says what the code does: the file systems a journal is kept on,
+  /// the name an unreadable entry is set aside under, and the warning's first words.
+  @Test func theManualSaysWhatTheCodeDoes() throws {
+    let page = try String(contentsOfFile: AuthServer.path("man/tokenctl-keyring.5"), encoding: .utf8)
+    let text = page.split(separator: "\n").joined(separator: " ")
+    let names = JournalPlacement.MemoryFilesystem.allCases.map { "a \($0.name)" }
+    #expect(text.contains("is " + names.joined(separator: " or ")), "\(names)")
+    let scratch = try TemporaryDirectory()
+    let journal = FileGrantJournal(directory: scratch.path("run/journal"), root: scratch.path("run"))
+    let key = AccountKey(type: "corp", id: "ada")
+    try journal.write(
+      JournaledGrant(
+        key: key, group: "default", tokens: TokenSet(accessToken: "AT", refreshToken: "RT"), grantedScopes: nil,
+        updatedAt: Date(), replaces: ""))
+    let kept = try #require(journal.setAside(key, group: "default"))
+    let suffix = String(kept[try #require(kept.lastIndex(of: "."))...])
+    #expect(page.contains(".Ar HASH Ns Pa \(suffix)\n"), "\(suffix)")
+    #expect(text.contains(".Dq \(GrantJournalFault.lead) ,"))
+  }
 }
