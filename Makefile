@@ -97,7 +97,7 @@ build: deps
 
 # The hardening checks leave their figures here; Tests/Hardening/report makes the table.
 HARDENING := $(CURDIR)/.build/hardening.tsv
-HARDENING_TESTS := FaultMatrixTests|GrantJournalTests|GrantJournalFaultTests|KeyringFaultTests|KeyringCommandTests|SecretHygieneTests|SignInIntegrationTests|FreshnessTests|ServerRecoveryTests|AgentLifecycleTests
+HARDENING_TESTS := FaultMatrixTests|GrantJournalTests|GrantJournalFaultTests|KeyringFaultTests|KeyringCommandTests|SecretHygieneTests|SignInIntegrationTests|FreshnessTests|ServerRecoveryTests|AgentLifecycleTests|AgentIntegrationTests/(aStoppedAgentsFullListenQueue|anAgentThatGoesSilent|anAgentStoppedInTheMiddle)
 CRASH_HARNESS := Tests/Hardening/crash-harness .build/debug/tokenctl .build/debug/git-credential-tokenctl
 
 # The whole suite runs inside a private session bus with a throw-away, unlocked keyring,

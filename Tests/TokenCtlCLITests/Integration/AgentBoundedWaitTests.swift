@@ -1,5 +1,6 @@
 import AgentFrontEnd
 import AgentProtocol
+import AgentWire
 import Foundation
 import Synchronization
 import TestSupport
@@ -54,6 +55,8 @@ extension AgentIntegrationTests {
     #expect(user.seconds < 10, "the front end took \(user.seconds) s")
     Self.figure("queue", "slowest of \(clients) clients", String(format: "%.2f s", slowest))
     Self.figure("queue", "the front end with the queue full", String(format: "%.2f s", user.seconds))
+    Self.recordWait(.stopped, "\(clients) clients, its listen queue full", seconds: slowest, inProcess: true)
+    Self.recordWait(.stopped, "the front end, the queue full", seconds: user.seconds, inProcess: false)
     await Self.finish(agent, keeping: ada)
   }
 
@@ -101,6 +104,9 @@ extension AgentIntegrationTests {
     let result = try #require(outcome.result, "still waiting after 40 s")
     #expect(outcome.seconds < 15, "took \(outcome.seconds) s")
     #expect(fake.connections == 1, "the silent agent was asked \(fake.connections) times")
+    Self.recordWait(
+      test.agent == .halfAFrame ? .stopped : .silentMidRefresh, test.description, seconds: outcome.seconds,
+      inProcess: false)
     switch test.agent {
     case .halfAFrame:
       #expect(result.status == 0, "\(result.stderr)")
@@ -146,9 +152,33 @@ extension AgentIntegrationTests {
     #expect(result.stdout.isEmpty)
     #expect(result.stderr.contains("kill -CONT \(agent.process.pid)"), "\(result.stderr)")
     Self.figure("stopped-mid-refresh", clients.rawValue, String(format: "%.2f s after the stop", waited))
+    Self.recordWait(.silentMidRefresh, "SIGSTOP mid-refresh, \(clients.rawValue)", seconds: waited, inProcess: true)
     try await setup.waitForLock(ada.account.key)
     let stored = try #require(try setup.store().load(ada.account.key))
     await Self.finish(agent, secrets: [stored.tokens.accessToken, stored.tokens.refreshToken ?? ""])
+  }
+}
+
+extension AgentIntegrationTests {
+  /// The rows of `make hardening`'s table these waits fill (Tests/Hardening/report).
+  enum AgentWait: String {
+    /// No client waits past its first frame's 3 s for a stopped agent.
+    case stopped = "agent-stopped"
+    /// A client of an agent silent mid-refresh says so after 5 s without a word.
+    case silentMidRefresh = "agent-silent"
+
+    /// The bound a client keeps to: the first frame's, or the silence's after `working`.
+    var seconds: Double {
+      Double(self == .stopped ? AgentConnection.firstFrameMilliseconds : AgentConnection.silenceMilliseconds) / 1000
+    }
+  }
+
+  /// Records how long a client waited (`inProcess`: measured inside the client, else around
+  /// a process, whose start and direct path count too: up to two seconds more on a loaded
+  /// machine), and whether that kept to the row's bound.
+  static func recordWait(_ row: AgentWait, _ what: String, seconds: Double, inProcess: Bool) {
+    let limit = row.seconds + (inProcess ? 0.5 : 2)
+    HardeningSummary.record(row.rawValue, what, String(format: "%.2f", seconds), seconds <= limit ? "pass" : "fail")
   }
 }
 
