@@ -31,16 +31,29 @@ public struct BrowserLauncher: Sendable {
     self.output = output
   }
 
-  /// Starts the first command that can be started with `url`.
+  /// How long a started command has to fail before it counts as opened: `xdg-open`, and a
+  /// browser that hands the URL to a running one, exit within this; a command that fails
+  /// (a misspelt `BROWSER`, a browser that cannot open a display) exits non-zero within it
+  /// too; a browser that starts a new window keeps running, and is not waited for longer.
+  static let failureWindowMilliseconds = 1000
+
+  /// Starts the first command that can be started with `url` and does not fail at once.
   ///
   /// - Returns: the program started (`firefox`, `xdg-open`), for a message such as
-  ///   "Opened your browser with xdg-open"; nil when none could be started.
+  ///   "Opened your browser with xdg-open"; nil when none could be started, or each that
+  ///   started exited with a failure within ``failureWindowMilliseconds``.
   @discardableResult
   public func open(_ url: String) -> String? {
     for command in commands(for: url) {
       guard let program = command.first else { continue }
-      // Not reaped by the Reaper: the thread below waits for it, however long it lives.
-      if let pid = ChildProcess.spawn(command, environment: childEnvironment, output: output, reap: false) {
+      // Not reaped by the Reaper: this function or the thread below waits for it.
+      guard let pid = ChildProcess.spawn(command, environment: childEnvironment, output: output, reap: false) else {
+        continue
+      }
+      switch Self.exitWithin(pid, milliseconds: Self.failureWindowMilliseconds) {
+      case .some(0): return program
+      case .some: continue
+      case nil:
         _ = DetachedThread.start {
           var status: Int32 = 0
           while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
@@ -49,6 +62,24 @@ public struct BrowserLauncher: Sendable {
       }
     }
     return nil
+  }
+
+  /// The exit status of `pid` (a signal counts as a failure, 128 + its number) if it
+  /// exits within `milliseconds`, reaping it; nil while it runs.
+  private static func exitWithin(_ pid: pid_t, milliseconds: Int) -> Int32? {
+    var waited = 0
+    while true {
+      var status: Int32 = 0
+      let reaped = waitpid(pid, &status, WNOHANG)
+      if reaped == pid {
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+      }
+      if reaped < 0 && errno != EINTR { return 0 }
+      guard waited < milliseconds else { return nil }
+      usleep(20_000)
+      waited += 20
+    }
   }
 
   /// The commands to try, as argument vectors: `$BROWSER`'s, then `xdg-open`.

@@ -116,12 +116,29 @@ import Testing
     }
   }
 
-  @Test func aBrowserThatStartsCountsEvenIfItFails() async throws {
-    // Starting is all the launcher can know: it does not wait for the browser.
+  /// A `BROWSER` that fails at once (a misspelt program behind a wrapper, a browser with
+  /// no display) does not count as opened: the next command is tried, and with none left
+  /// the caller is told that no browser started.
+  @Test func aBrowserThatFailsAtOnceIsNotCountedAsOpened() async throws {
     let bench = try await Bench()
     var environment = bench.environment
     environment["BROWSER"] = "failing-browser"
-    #expect(BrowserLauncher(environment: environment).open(Self.url) == "failing-browser")
+    #expect(BrowserLauncher(environment: environment).open(Self.url) == "xdg-open")
+    environment["PATH"] = bench.directory.path("nothing-else") + ":" + bench.directory.url.path
+    try FileManager.default.removeItem(atPath: bench.directory.path("xdg-open"))
+    #expect(BrowserLauncher(environment: environment).open(Self.url) == nil)
+  }
+
+  /// A browser still running after the failure window counts as opened, and is not
+  /// waited for.
+  @Test func aBrowserThatKeepsRunningCountsAsOpened() async throws {
+    let bench = try await Bench()
+    try await bench.directory.script("lasting-browser", "/usr/bin/sleep 5\n")
+    var environment = bench.environment
+    environment["BROWSER"] = "lasting-browser"
+    let started = Date()
+    #expect(BrowserLauncher(environment: environment).open(Self.url) == "lasting-browser")
+    #expect(Date().timeIntervalSince(started) < 4)
   }
 
   @Test func nothingToStart() throws {
