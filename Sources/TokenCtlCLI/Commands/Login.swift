@@ -260,7 +260,13 @@ extension TokenCtl {
             if let used = open(url.absoluteString, environment) {
               output.writeError(TerminalSafe.text("Opened your browser with \(used).") + " ")
             } else {
-              output.writeError("Could not start a browser (set BROWSER, or install xdg-utils). ")
+              // Nothing will come to the listener unless the user opens the address: say so
+              // before the wait, with the two sign-ins that need no browser here.
+              output.writeError(
+                "No browser started: BROWSER and xdg-open each failed or are missing. Open the address above in "
+                  + "a browser yourself, or stop with Ctrl-C and sign in without one: "
+                  + TerminalSafe.text("tokenctl login \(type) --paste") + " (a browser on any machine) or "
+                  + TerminalSafe.text("tokenctl login \(type) --device") + " (where the server offers it). ")
             }
           }
           output.writeError("Waiting up to \(DurationText.format(seconds: timeout)) for the sign-in to finish…\n")
