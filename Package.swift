@@ -78,7 +78,7 @@ let package = Package(
     // DeadlineTimer), and child processes (ChildProcess, its reaper, the environment a child
     // gets). Below NativeAppSupport, whose transport, redirect receivers, lock waits and
     // browser launcher run on it, so it cannot live in TokenCtlRuntime above it; and out of
-    // NativeAppSupport, which holds only what an app asks for (issue 27). Not a product: an
+    // NativeAppSupport, which holds only what an app asks for. Not a product: an
     // app reaches it only through NativeAppSupport.
     .target(name: "ProcessRuntime", dependencies: ["CLinux"]),
     // AgentWire for the one rule of tokenctl's runtime folder, which the front end needs too.
@@ -95,7 +95,7 @@ let package = Package(
     // the terminal, the wall-clock watch and the protection of a process holding tokens.
     // Apart from NativeAppSupport, which is a product for apps and speaks no tokenctl words,
     // and from ProcessRuntime, the machinery under both, so that an app linking
-    // NativeAppSupport links none of tokenctl's protocols (issue 27).
+    // NativeAppSupport links none of tokenctl's protocols.
     .target(name: "TokenCtlRuntime", dependencies: ["TokenKit", "NativeAppSupport", "CLinux", "ProcessRuntime"]),
 
     // git's credential helper (git-credential(1)): the message format, the `[git.accounts]`
@@ -137,8 +137,8 @@ let package = Package(
     // The Secret Service's reads without GIO: a D-Bus client of our own that connects,
     // authenticates and makes method calls, and nothing more (no signals, no objects, no
     // main loop), and the store's reads on it. A process that only reads the keyring
-    // (`tokenctl token`, git's `get`) spent more on loading GIO and its ten libraries
-    // (2.8 M instructions, 3 MiB resident) and GDBus's threads than on the calls (issue 26).
+    // (`tokenctl token`, git's `get`) spent more on loading GIO, its ten libraries and
+    // GDBus's threads than on the calls (the figures: docs/performance.md).
     // Only the ordinary read is made here; anything else (locked items, prompts, errors,
     // writes, signals) stays GDBus's and libsecret's, which a hand-written client would get
     // wrong, so its wording stays in one place. Nothing but Glibc and SocketIO.
@@ -182,7 +182,7 @@ let package = Package(
     // Foundation: it is most of the front end, which builds its sources again as Embedded
     // Swift (tokenctl-front-end below), so they keep to that subset.
     .target(name: "AgentFrontEnd", dependencies: ["AgentWire", "CLinux"]),
-    // Per-application consent (issue 14): the grants file, the audit log, what names an
+    // Per-application consent: the grants file, the audit log, what names an
     // application and which application a peer process is (PeerApplication, with the one
     // rule for tokenctl's own programs, OwnExecutables), shared by the agent, which checks
     // them, the D-Bus front end, which tells its callers, and the commands, which change them.
@@ -221,8 +221,8 @@ let package = Package(
     .executableTarget(name: "docker-credential-tokenctl", dependencies: ["TokenCtlCLI", "AgentFrontEnd"]),
     // The front end (AgentFrontEnd's `FrontEnd`), linked as a static executable: no dynamic
     // loader, no libstdc++, libm or libgcc_s to bind, so that a client of the agent starts
-    // as fast as a small C program (issue 26: the full program's start was three quarters
-    // of a `token` through the agent). It never loads a library with dlopen, which a static
+    // as fast as a small C program (the full program's start was most of a `token` through
+    // the agent: docs/performance.md). It never loads a library with dlopen, which a static
     // glibc program cannot do safely: anything that would is the full program's. The full
     // program, which must load libraries, links libstdc++ and libgcc's unwinder statically
     // in release builds instead (Makefile, STATIC_CXX): it binds only libc and libm at start.
@@ -230,11 +230,10 @@ let package = Package(
     // Built as Embedded Swift, from AgentFrontEnd's, AgentWire's and SocketIO's own sources
     // (symbolic links in Sources/tokenctl-front-end), so that the rules stay written once.
     // Why: a static program of full Swift carries the runtime, whose start was most of the
-    // front end's: 1.3 MB of metadata to relocate (70 of its 98 page faults), the
-    // backtracer's search for swift-backtrace, and CommandLine reading /proc/self/maps.
-    // Embedded Swift has no runtime metadata and no runtime to start: the front end is a
-    // 0.8 MB program with 29 page faults, as a C program has, and a `token` through the
-    // agent took 1.1 ms against 1.5 ms (perf stat, 1,000 runs). The price is Embedded
+    // front end's: its metadata to relocate, the backtracer's search for swift-backtrace,
+    // and CommandLine reading /proc/self/maps. Embedded Swift has no runtime metadata and
+    // no runtime to start, so the front end starts as a C program does (the figures:
+    // docs/performance.md, "The front end"). The price is Embedded
     // Swift's subset in those three modules (no existentials, key paths or untyped throws),
     // which their normal builds, in every other program and the tests, compile as well.
     // `-wmo`: Embedded Swift compiles a module whole. `-no-static-stdlib`: the release

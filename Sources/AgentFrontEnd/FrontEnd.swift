@@ -18,7 +18,7 @@ import CLinux
 ///
 /// Why: a client of the agent spends its time starting, not asking. The full program is a
 /// 50 MB executable that binds libstdc++, libm and libgcc_s at start (three quarters of
-/// the instructions of a `token` through the agent, issue 26); this one has no dynamic
+/// the instructions of a `token` through the agent); this one has no dynamic
 /// loader, libraries or Swift runtime to start (it is built as Embedded Swift: Package.swift),
 /// and starts as a small C program does.
 ///
@@ -61,7 +61,7 @@ public enum FrontEnd {
   }
 
   /// tokenctl's version, in one place: `tokenctl --version` is answered here, as fast as
-  /// the front end starts (issue 26: `--version` no slower than before the front end).
+  /// the front end starts, so that `--version` is no slower than before the front end.
   public static let version = "0.1.0"
 
   /// The largest git request read: the core's `CredentialMessage.maximumInputLength`,

@@ -2,8 +2,8 @@
 ///
 /// Each rule reads the environment through a lookup (`variable`): the front end's is
 /// `getenv`, so that it builds no `[String: String]`, whose first instance in a process
-/// costs a search of every protocol conformance the program has (issue 26: a fifth of the
-/// front end's instructions). The full program passes its context's dictionary.
+/// costs a search of every protocol conformance the program has (a fifth
+/// of the front end's instructions). The full program passes its context's dictionary.
 public enum AgentSocketLocation {
   /// `TOKENCTL_AGENT_SOCKET`, else `agent.sock` in tokenctl's runtime directory:
   /// `runtime`, which is ``runtimeFolder(environment:)`` when the session has one and the

@@ -57,7 +57,7 @@ public struct PeerApplication: Sendable, Hashable {
   /// processes: they turn that off while they wait for the agent's answer (AgentConnection).
   public static func identify(pid: Int32, stillConnected: () -> Bool) -> PeerIdentification {
     // Everything is read relative to the process's folder, opened once: each path from
-    // /proc cost a lookup of the pid (a fifth of the agent's time a request, issue 26),
+    // /proc cost a lookup of the pid (a fifth of the agent's time a request),
     // and a folder whose process has gone answers nothing more, even should its pid be
     // used again (the start time is compared all the same).
     guard pid > 0 else { return .failure(.unreadable) }
@@ -105,7 +105,7 @@ public struct PeerApplication: Sendable, Hashable {
   /// until it is restarted: it cannot be told from a file swapped in on purpose.
   ///
   /// `atPath` is looked at only for a program that is not tokenctl's own: the agent's own
-  /// clients, most of its requests, are spared the walk of the path (issue 26).
+  /// clients, most of its requests, are spared the walk of the path, which they would pay on every answer.
   public static func hostApplication(
     path: String, running: FileID, atPath: @autoclosure () -> FileID?, isOwn: (FileID) -> Bool
   ) -> PeerIdentification {

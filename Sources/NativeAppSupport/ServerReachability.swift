@@ -5,7 +5,7 @@
 /// Whether a server answers at all, before a browser is sent to it: a TCP connection to
 /// the host and port of a URL, opened and closed, with no request sent, so that a server
 /// down or a host that does not resolve ends a sign-in at once rather than after its
-/// five-minute wait for a browser that cannot get there (issue 25, first use, item 7).
+/// five-minute wait for a browser that cannot get there.
 ///
 /// Nothing is said to the server, so no server, real or a test's, sees a request it did
 /// not expect. A proxy the environment names is where connections go instead: the check

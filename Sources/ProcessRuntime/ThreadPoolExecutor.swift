@@ -9,8 +9,8 @@
 /// Why not Swift's global executor: on Linux it is libdispatch's root queues, and the first
 /// worker thread libdispatch starts also starts its pool monitor, a timer that wakes the
 /// process every second for as long as it lives. For a command that exits in 20 ms that
-/// costs nothing; for the resident agent it is the 10 ms of CPU a minute that issue 13's
-/// "idle means idle" forbids (`make bench`, row 9).
+/// costs nothing; for the resident agent it is 10 ms of CPU a minute, where an idle
+/// agent must use none (`make bench`, row 9).
 ///
 /// Threads are started as work arrives and none is idle, up to `maximumThreads`, and then
 /// stay: the agent's jobs block on the keyring and on locks, so a pool as narrow as the

@@ -10,7 +10,7 @@ import SocketIO
 ///
 /// What it is for: a process that only reads the keyring (`tokenctl token`, git's `get`)
 /// spent more time loading GIO, its ten libraries and GDBus's worker thread than on the
-/// calls (issue 26). Several calls go out in one write (``calls(_:)``), so that reads that
+/// calls (docs/performance.md). Several calls go out in one write (``calls(_:)``), so that reads that
 /// do not depend on each other cost one round trip; the first write carries the
 /// authentication and `Hello` too, as sd-bus sends them (the specification's `BEGIN`:
 /// a client may send it, and messages, before the server's `OK`).

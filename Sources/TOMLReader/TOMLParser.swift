@@ -748,7 +748,7 @@ public struct TOMLParser {
 
   /// Blanks, an optional comment, then a newline or the end of the document.
   // `what` is built only for the message: a document's every line ends here, and the key
-  // paths made for it were a third of a parse (issue 26).
+  // paths made for it were a third of a parse.
   private mutating func endOfLine(after what: @autoclosure () -> String) throws(TOMLError) {
     skipBlanks()
     if peek() == UInt8(ascii: "#") { try comment() }

@@ -33,7 +33,7 @@ import TokenKit
 ///   (``AgentService/answerAtOnce(_:handedOut:)``), else the wait for the pool's, and the
 ///   write. Then it parks. A client's answer waits for one thread to wake, not two (an
 ///   accepting thread that handed each connection on cost a context switch more on every
-///   answer, issue 26), and no connection, however slow, holds up the next.
+///   answer), and no connection, however slow, holds up the next.
 /// - **Signals** (``SignalPipe``): waits for SIGTERM, SIGINT and SIGHUP.
 /// - **Socket watch** (``watchSocket()``): inotify on the socket's folder.
 /// - **Timers** (`DeadlineTimer.shared`): the service's sleeps, refreshes ahead included.
@@ -254,7 +254,7 @@ public final class Agent: Sendable {
     try? AgentSocketIO.writeMessage(answer, to: connection, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
     // The audit line of a token handed to our own client is written once the client has
     // its answer: it costs a lock, an open, a write and a close of the log (a tenth of
-    // the agent's time a request, issue 26), and another process holding the log's lock
+    // the agent's time a request), and another process holding the log's lock
     // (rotating it) must not hold up a token. The connection's thread writes it before
     // it takes another connection; a consent decision's lines are written as before.
     if case .success(let application) = caller {

@@ -210,7 +210,7 @@ public final class AgentService: Sendable {
   ///
   /// Why: a connection's thread that answers itself saves the hop to the pool and back,
   /// two thread wake-ups of a request that otherwise takes a few hundred microseconds
-  /// (issue 26, row 12).
+  /// (`make bench`, row 12).
   public func answerAtOnce(_ request: AgentMessage, handedOut: HandedOut) -> AgentMessage? {
     guard request.kind == AgentMessage.Request.token, let ask = try? tokenAsk(request), ask.ownScopes,
       let tokens = try? servableTokens(

@@ -48,7 +48,7 @@ struct AgentWorld: Sendable {
   /// What one file or directory the world depends on was, as `stat` (links followed, as
   /// the files are read) says: `FileIdentity` is `lstat`'s, of a file and its folder.
   /// Compared on every request, so numbers, not text: formatting them cost a tenth of
-  /// the agent's time per answer (issue 26). Owner, mode and change time too, since a
+  /// the agent's time per answer. Owner, mode and change time too, since a
   /// `chown` or `chmod` may make a file break the settings files' policy.
   struct FileStamp: Equatable, Sendable {
     var path: String

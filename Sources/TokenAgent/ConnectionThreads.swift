@@ -9,7 +9,7 @@ import ProcessRuntime
 /// connection instead of a new thread being started for it.
 ///
 /// Why: a thread started and ended for each connection (clone, a stack mapped, the
-/// thread's exit) was a tenth of the agent's CPU per answer (issue 26). Parked threads
+/// thread's exit) was a tenth of the agent's CPU per answer. Parked threads
 /// wait with no timeout, so an idle agent still makes no system call; beyond `kept`, a
 /// thread ends when its connection is done, so a burst leaves no crowd behind.
 final class ConnectionThreads: @unchecked Sendable {

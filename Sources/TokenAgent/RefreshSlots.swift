@@ -1,6 +1,6 @@
 import Synchronization
 
-/// How many refreshes the agent runs at once, across all its accounts (issue 28, item 3):
+/// How many refreshes the agent runs at once, across all its accounts:
 /// a hundred accounts due together ran ninety-seven refresh children at once, 2 GiB,
 /// against one server. The others wait their turn, in the order they came.
 final class RefreshSlots: Sendable {

@@ -7,8 +7,8 @@ import TokenAgent
   import Glibc
 #endif
 
-/// Starting the agent when a client finds none, in a session without systemd (issue 26,
-/// "fast by default"), as gpg's tools start gpg-agent: the client does its own work as
+/// Starting the agent when a client finds none, in a session without systemd, so
+/// that tokenctl is fast by default there too, as gpg's tools start gpg-agent: the client does its own work as
 /// always, and the agent it starts answers the next one.
 ///
 /// Only where nothing else is the session's way to start it, and tokenctl is installed:

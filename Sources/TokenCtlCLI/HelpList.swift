@@ -12,7 +12,7 @@
 /// no combining marks and no wide characters): the root command's discussion is built on
 /// every start that shows help, and laid out with `String` and `Substring` (grapheme
 /// breaking, generic appends) these two lists were a tenth of `tokenctl --help`'s CPU
-/// time (issue 26: `--help` no slower than before the front end).
+/// time, and `--help` must be no slower than before the front end.
 enum HelpList {
   /// The widest line: 78 columns less man(1)'s indent.
   static let width = 73

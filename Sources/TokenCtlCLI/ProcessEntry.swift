@@ -15,8 +15,8 @@ extension TokenCtl {
   ///
   /// Synchronous, and called from a `main.swift` without `await`, so that a client the agent
   /// answers never starts Swift's concurrency runtime: no libdispatch set-up, no worker
-  /// thread. That is a third of the memory such a client would otherwise touch (issue 13,
-  /// row 6a). Everything else runs in a task on ``ThreadPoolExecutor``, the main thread
+  /// thread. That is a third of the memory such a client would otherwise touch
+  /// (`make bench`, row 6a). Everything else runs in a task on ``ThreadPoolExecutor``, the main thread
   /// being one of its threads: libdispatch's pool, which wakes every second once started,
   /// must not run in the resident agent, which is this call too.
   public static func runAsProcess(prefix: [String] = [], name: String) -> Never {

@@ -20,8 +20,8 @@ extension TokenCtl {
     /// The root command's help (`--help`, `-h`, `help`), as the parser would print it.
     /// Through the parser it cost 22 M instructions, the help rendered twice (once to
     /// choose the exit status) and the whole command tree reflected to look for
-    /// `--generate-completion-script` first; here, the one rendering (issue 26: `--help`
-    /// through the front end no slower than the full program's was before it).
+    /// `--generate-completion-script` first; here, the one rendering, so that `--help`
+    /// through the front end is no slower than the full program's was before it.
     case help
 
     init?(_ arguments: [String]) {

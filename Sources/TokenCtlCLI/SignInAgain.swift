@@ -6,7 +6,7 @@ import TokenKit
 /// vouched for it, the client its tokens were issued to, and the scopes it was granted.
 /// An account signed in with `--issuer` and `--client-id` has no client of its type's,
 /// so `tokenctl login TYPE` cannot sign it in again; this can, and it is what every hint
-/// to sign in again names (issue 25, first use, item 1).
+/// to sign in again names.
 struct SignInAgain {
   /// The account to sign in to again.
   let account: Account

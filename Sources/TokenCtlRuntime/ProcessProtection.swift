@@ -41,7 +41,7 @@ public enum ProcessProtection {
   /// Two malloc arenas at most: the agent answers each connection on a thread of its own,
   /// and glibc gives threads arenas of their own, up to eight per core, each keeping what
   /// was freed in it; with 1,000 accounts and clients all along, its memory grew by a fifth
-  /// in a minute (issue 28, bench row 13). The same exec sets it.
+  /// in a minute (`make bench`, row 13). The same exec sets it.
   static let fewArenas = "glibc.malloc.arena_max=2"
 
   /// glibc's tunable that turns its per-thread cache of freed blocks off.

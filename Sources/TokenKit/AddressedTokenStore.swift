@@ -1,6 +1,6 @@
 /// A store whose items have addresses that its change notices name (the Secret Service's
 /// object paths): a reader that keeps what it read (the agent's memory of a group) reads
-/// again only the item a notice names, not the whole group (issue 28: with 1,000 accounts,
+/// again only the item a notice names, not the whole group (with 1,000 accounts,
 /// one refresh a few seconds emptied the agent's memory, and answers took seconds).
 public protocol AddressedTokenStore: TokenStore {
   /// The accounts of this group that match `query`, with their tokens, each with the

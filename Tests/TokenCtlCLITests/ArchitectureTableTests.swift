@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-/// The README's architecture table is true (issue 27): a row for every target of
-/// Package.swift, and each row's imports are the target's dependencies, no more and no
-/// fewer (other packages' products included; what is not a target or product, such as
-/// "glibc", is free text).
+/// The architecture table of docs/architecture.md is true, so that a newcomer can trust
+/// it to say where a change belongs: a row for every target of Package.swift, and each
+/// row's imports are the target's dependencies, no more and no fewer (other packages'
+/// products included; what is not a target or product, such as "glibc", is free text).
 @Suite struct ArchitectureTableTests {
   static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .appendingPathComponent("../..").standardizedFileURL
@@ -34,10 +34,11 @@ import Testing
 
   /// The table's rows: the targets each names (first cell) and the imports (last cell).
   static func rows() throws -> [(targets: [String], imports: String)] {
-    let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-    let section = try #require(readme.range(of: "## Architecture")).upperBound
+    let document = try String(
+      contentsOf: root.appendingPathComponent("docs/architecture.md"), encoding: .utf8)
+    let section = try #require(document.range(of: "## Targets")).upperBound
     var rows: [(targets: [String], imports: String)] = []
-    for line in readme[section...].split(separator: "\n").drop(while: { !$0.hasPrefix("| target") }).dropFirst(2) {
+    for line in document[section...].split(separator: "\n").drop(while: { !$0.hasPrefix("| target") }).dropFirst(2) {
       guard line.hasPrefix("|") else { break }
       let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
         $0.trimmingCharacters(in: .whitespaces)

@@ -157,7 +157,7 @@ static inline int tokenctl_memfd(const char *name) {
 // The process's arguments as main received them, saved before main by the function below
 // (glibc calls each .init_array entry with argc, argv and envp). Swift's CommandLine finds
 // them by reading /proc/self/maps (51 K of the 352 K instructions the front end ran before
-// it asked the agent, issue 26), and Embedded Swift, which the front end is built as, has
+// it asked the agent), and Embedded Swift, which the front end is built as, has
 // no CommandLine at all.
 int tokenctl_argument_count(void);
 char *const *tokenctl_arguments(void);

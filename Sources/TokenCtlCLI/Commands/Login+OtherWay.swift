@@ -3,8 +3,7 @@ import TokenKit
 extension TokenCtl.Login {
   /// `error` with its way out as this very command line, the options the user gave (an
   /// issuer, a client id, scopes, a group) kept, so that the hint runs as shown: `tokenctl
-  /// login TYPE` alone fails for a sign-in that needed `--issuer` and `--client-id`
-  /// (issue 25, first use, item 1).
+  /// login TYPE` alone fails for a sign-in that needed `--issuer` and `--client-id`.
   ///
   /// With another method when the way just tried is one the type or its client does not
   /// support (item 3: after `unauthorized_client` for the device grant, no word of

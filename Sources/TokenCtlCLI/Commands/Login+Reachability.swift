@@ -5,7 +5,7 @@ extension TokenCtl.Login {
   /// Fails at once when the authorization endpoint the browser is to be sent to cannot be
   /// reached (a server down, a host that does not resolve): without this, the browser
   /// shows its error page and tokenctl waits out the whole timeout, five minutes by
-  /// default (issue 25, first use, item 7). Nothing has been opened or stored then.
+  /// default. Nothing has been opened or stored then.
   func checkReachable(
     _ type: String, options: SignInOptions, manager: AccountManager, context: CLIContext
   ) async throws {

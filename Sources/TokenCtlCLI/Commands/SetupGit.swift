@@ -53,7 +53,7 @@ extension TokenCtl {
         ? (hosts.isEmpty ? helper.servedHosts() : hosts).flatMap(GitServedURL.everyURL(of:))
         : helper.servedURLs(hosts: hosts.isEmpty ? nil : hosts)
       // A host no type serves gets no answer from the helper: say so now, not at the first
-      // failed clone (issue 25, first use, item 7).
+      // failed clone.
       if !unset {
         let served = Set(helper.servedHosts())
         for host in hosts.map({ $0.lowercased() }) where !served.contains(host) {

@@ -105,7 +105,7 @@ enum SettingsChecks {
               + "`tokenctl unregister \(registration.issuer)` deletes it)")
         }
         // Accounts signed in with --client-id work with the client they were issued to,
-        // and `login ACCOUNT` signs them in again with it (issue 25, first use, item 7).
+        // and `login ACCOUNT` signs them in again with it.
         if !accounts.isEmpty, accounts.allSatisfy({ $0.clientID != nil }) {
           return .ok(
             id, title,
