@@ -43,7 +43,7 @@ final class CachingTokenStore: TokenStore, Sendable {
   /// read in flight instead of each starting their own. With 1,000 accounts one read holds
   /// some 14 MiB of D-Bus replies and item proxies until it ends; the first clients and
   /// the refresh-ahead tasks they start all missed at once, and the agent's peak memory was
-  /// several reads' worth (issue 13, row 9).
+  /// several reads' worth (`make bench`, row 9).
   private let reading = Mutex(())
   /// Whether to remember at all: only while someone tells us of changes.
   private let remembers: @Sendable () -> Bool
@@ -62,7 +62,7 @@ final class CachingTokenStore: TokenStore, Sendable {
 
   /// Drops what is held of the item at `address` (a change signal named it), and of every
   /// listing; the group's accounts are kept, and the next read reads that item alone
-  /// (issue 28: with 1,000 accounts, a refresh every few seconds made every answer wait
+  /// (with 1,000 accounts, a refresh every few seconds made every answer wait
   /// for the whole group). A store without addresses forgets everything.
   func forget(item address: String) {
     guard backing is any AddressedTokenStore else { return forget() }

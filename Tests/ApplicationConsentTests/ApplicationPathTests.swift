@@ -87,7 +87,7 @@ import TokenKit
     #expect(ApplicationPath.fromProcessLink("/opt/a (deleted) b") == "/opt/a (deleted) b")
   }
 
-  /// "Ours" is a file, whatever path reaches it, and not a path (issue 23, item 3).
+  /// "Ours" is a file, whatever path reaches it, and not a path.
   @Test func ownExecutablesAreFilesNotPaths() throws {
     let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
     #expect(OwnExecutables.contains(path: me))

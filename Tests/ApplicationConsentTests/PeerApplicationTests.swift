@@ -110,7 +110,7 @@ import Testing
   }
 
   /// tokenctl's own clients, most of the agent's requests, are told by the file they run
-  /// alone: the file at their path is never looked at (issue 26: a path walk in /proc per
+  /// alone: the file at their path is never looked at (a path walk in /proc per
   /// request); another program's always is.
   @Test func theFileAtThePathIsLookedAtOnlyForOtherPrograms() {
     let tokenctl = FileID(device: 8, inode: 300), gdbus = FileID(device: 8, inode: 100)
@@ -130,7 +130,7 @@ import Testing
   }
 
   /// A program of the host is the application its path names only when it runs the file
-  /// at that path now, with no namespace involved (issue 23, item 3): identities injected.
+  /// at that path now, with no namespace involved: identities injected.
   @Test func aProgramIsItsPathOnlyWhenItRunsTheFileThereNow() {
     let gdbus = FileID(device: 8, inode: 100), python = FileID(device: 8, inode: 200)
     let tokenctl = FileID(device: 8, inode: 300)

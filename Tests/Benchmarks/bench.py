@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tokenctl's benchmarks (issue 7): `make bench` runs this inside a throw-away keyring.
+"""tokenctl's benchmarks: `make bench` runs this inside a throw-away keyring.
 
     Tests/Support/with-private-keyring python3 Tests/Benchmarks/bench.py \
         --bin .build/release [--runs 30] [--quick] [--only 1,2,...] [--json FILE] \
@@ -10,10 +10,10 @@ timed by one hyperfine invocation, on the same keyring items, so machine load hi
 What each row measures (the issue's numbering):
 
 1. `tokenctl token ACCOUNT` with a valid token stored vs `secret-tool lookup` of that item
-   (issue 26: ≤ 0.5).
+   (≤ 0.5).
 2. `git credential fill` through git-credential-tokenctl vs through git's contrib libsecret
    helper (built here from /usr/share/doc/git/contrib/credential/libsecret), same host,
-   same keyring; and the two helpers' `get` alone, without git (2b, issue 26: ≤ 0.5).
+   same keyring; and the two helpers' `get` alone, without git (2b, ≤ 0.5).
 3. An expired token: `tokenctl token` vs a shell doing what it must do at least: one
    `secret-tool lookup`, one refresh POST with `curl`, one `secret-tool store`. Both
    refresh at the stub authorization server; before every run, of either, a fresh refresh
@@ -24,13 +24,13 @@ What each row measures (the issue's numbering):
    starting 32 keyring clients costs on this machine, whatever they do.
 5. `tokenctl list` over 1,000 stored accounts vs `secret-tool search --all` of the same.
 6. Peak RSS (GNU time's %M) of `tokenctl token` and of the git helper's `get`, with the
-   baselines' beside them (issue 26: ≤ 8 MiB).
+   baselines' beside them (≤ 8 MiB).
 7. A storage miss: git-credential-oauth's browser flow (its only way to get a token) vs
    `tokenctl login`, both through the scripted browser against the real test
    authorization server (django-oauth-toolkit).
 
 Rows 1-7 measure the direct path: they run with TOKENCTL_AGENT=0. The rows through the
-agent (issue 13) run against a `tokenctl agent` this script starts in the background,
+agent run against a `tokenctl agent` this script starts in the background,
 with TOKENCTL_AGENT_SOCKET in its scratch folder, and stops with SIGTERM (it must exit
 0 and remove its socket within 10 s, or the script fails). Each checks, with
 `tokenctl agent status --json`, that the agent served at least as many requests as the
@@ -56,29 +56,29 @@ row ran clients: a client that fell back to the direct path would measure the wr
     finds none, falls back) vs TOKENCTL_AGENT=0, one hyperfine run, both through
     env(1); with --before-bin DIR (release binaries built before the agent), rows 1, 2
     and 2b also time those in the same hyperfine runs, and row 10 compares them.
-11. The D-Bus API (issue 14): `GetAccessToken` of row 1's account through `gdbus call`
+11. The D-Bus API: `GetAccessToken` of row 1's account through `gdbus call`
     (a process per call) and through one persistent connection of a Python program on
     dbus-python (Tests/Support/dbus-client, 300 calls: median and p99), both allowed
     with `tokenctl allow`, vs `secret-tool lookup` in the same run. Goal: the persistent
     connection's median ≤ 0.1× the lookup's.
-12. The peers (issue 26): `tokenctl token` through the agent vs `oidc-token` through
+12. The peers: `tokenctl token` through the agent vs `oidc-token` through
     oidc-agent (Debian's oidc-agent-cli, set up with oidc-gen's flags against the stub
     with a refresh token it issued), goal ≤ 1.0, and the full program through the agent
     beside them (what the front end saves); `git credential fill` through the agent vs
     through a C helper that prints a fixed password, goal ≤ its time + 2 ms.
-13. Row 9's agent and accounts with refreshes flowing (issue 28): for 60 s another
+13. Row 9's agent and accounts with refreshes flowing: for 60 s another
     process rewrites one account's item every 2 s (1,000 one-hour tokens refresh one every
     3.6 s) while a client asks for a random account every 0.1 s: the p99 of those answers
     (goal ≤ 20 ms, each a process start included) and the agent's RSS before and after
     (goal: flat, ≤ +10%).
 14. `tokenctl --version` and `--help` as installed (the front end, which answers
     `--version` itself and runs the full program for `--help`) vs the full program alone,
-    goal ≤ 1.0 (issue 26: no slower than before the front end). With
+    goal ≤ 1.0 (no slower than before the front end). With
     --before-front-end-bin DIR (release binaries of the last commit before the front end,
     59b57f6), the goal is against those, timed in the same run, which is what "no slower
     than before" means; the full program alone of this build is then reported beside it.
 15. Docker's helper `get` through the agent vs `git credential fill` through it, same host
-    (issue 25: every helper's `get` no slower than git's fill), goal ≤ 1.0.
+    (every helper's `get` no slower than git's fill), goal ≤ 1.0.
 16. Row 15 for cargo's credential provider: `tokenctl --cargo-plugin` answering one `get`
     request on standard input, as cargo runs it, goal ≤ 1.0.
 17. Row 15 for kubectl's exec credential: `tokenctl kube-credential` with the cluster in
@@ -88,7 +88,7 @@ Every row times what `make install` installs: `tokenctl` and `git-credential-tok
 the front end (links to .build/release/tokenctl-front-end), which runs the full program
 for what it does not answer itself.
 
-The table goes to standard output in Markdown, ready for README's "Performance" section.
+The table goes to standard output in Markdown, ready for docs/performance.md.
 """
 
 import argparse
@@ -699,7 +699,7 @@ printf '%s\\n' "$access"
                  r["tokenctl login (browser)"]["median"], r["git-credential-oauth (browser)"]["median"],
                  "(report)", float("inf"))
 
-    # MARK: - Through the agent (issue 13)
+    # MARK: - Through the agent
 
     def ensure_agent(self):
         """The agent the rows through it share, started on first use."""

@@ -4,8 +4,7 @@ import TestSupport
 import Testing
 import TokenKit
 
-/// Connections that send nothing cannot keep the browser's redirect out (issue 11,
-/// finding 4).
+/// Connections that send nothing cannot keep the browser's redirect out.
 ///
 /// The clocks start only once the listener answers a request, so that they time the
 /// listener's own thread, not how soon a busy test run gets round to starting `receive`;

@@ -6,7 +6,7 @@ import TokenKit
 
 /// A `localhost` redirect reaches whichever loopback address the browser resolves
 /// `localhost` to: the listener holds the port on both, so no other program can answer in
-/// its place on ::1 (issue 11, finding 3).
+/// its place on ::1.
 @Suite(.timeLimit(.minutes(1))) struct LoopbackRedirectListenerDualStackTests {
   static let judge = LoopbackRedirectListenerTests.judge
   static let noIPv6 = "this machine cannot bind ::1"

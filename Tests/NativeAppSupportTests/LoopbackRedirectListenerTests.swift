@@ -68,7 +68,7 @@ import TokenKit
 
     let good = try await get("\(base)/cb?code=the%2Fcode&state=good&iss=https%3A%2F%2Fidp.example")
     #expect(good.status == 200)
-    // The default pages are any app's: no program's name, no terminal (issue 27).
+    // The default pages are any app's: no program's name, no terminal.
     #expect(good.page.contains("Signed in. You can close this window."))
     #expect(!good.page.contains("tokenctl") && !good.page.contains("terminal") && !forged.page.contains("tokenctl"))
     let headers = good.response

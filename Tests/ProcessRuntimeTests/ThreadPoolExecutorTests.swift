@@ -3,7 +3,7 @@ import ProcessRuntime
 import Synchronization
 import Testing
 
-/// The agent's own executor and timer (issue 13's "idle means idle"): tasks run on the
+/// The agent's own executor and timer (an idle agent must make no system call): tasks run on the
 /// pool's threads, blocked jobs do not hold up others, and sleeps end on time, in order,
 /// or at once when cancelled.
 @Suite struct ThreadPoolExecutorTests {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import GLibBus
 
-/// The GLib layer the keyring monitor and the agent's D-Bus front end share (issue 27):
+/// The GLib layer the keyring monitor and the agent's D-Bus front end share:
 /// its loop thread, its `GVariant` conversions and its errors.
 @Suite struct GLibBusTests {
   /// The agent quit its loop with `g_main_loop_quit`, which `g_main_loop_run` forgets when

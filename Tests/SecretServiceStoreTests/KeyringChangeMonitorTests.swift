@@ -32,7 +32,7 @@ import TokenKit
     try #require(stored.status == 0, "\(stored.stderr)")
     #expect(recorder.awaitChange(.items, within: Self.bound), "after store: \(recorder.changes)")
 
-    // Replaced in place, as a refresh writes: the change names the item (issue 28).
+    // Replaced in place, as a refresh writes: the change names the item.
     recorder.reset()
     let replaced = try session.run("secret-tool", ["store", "--label", "monitor test"] + item, stdin: "secret 2")
     try #require(replaced.status == 0, "\(replaced.stderr)")

@@ -8,8 +8,8 @@ import TokenStoreTesting
 
 @testable import TokenAgent
 
-/// The answer a connection's thread gives itself (``AgentService/answerAtOnce(_:handedOut:)``,
-/// issue 26): only a token that may be handed out as it is stored, by the same rule as the
+/// The answer a connection's thread gives itself (``AgentService/answerAtOnce(_:handedOut:)``):
+/// only a token that may be handed out as it is stored, by the same rule as the
 /// pool's answer; everything else is left to the pool (nil), which refreshes, waits or words
 /// the error. A token handed out here by mistake would be one the rule withholds.
 @Suite struct AnswerAtOnceTests {

@@ -7,7 +7,7 @@ import TokenStoreTesting
 @testable import TokenAgent
 
 /// The agent's memory of a group in front of a store with item addresses, as the Secret
-/// Service's object paths are (issue 28): a change to one item costs a read of that item,
+/// Service's object paths are: a change to one item costs a read of that item,
 /// not of the group.
 @Suite struct CachingTokenStoreItemTests {
   /// An in-memory store whose items have addresses (`TYPE/ID`), counting its group reads

@@ -5,7 +5,7 @@ import Testing
 
 @testable import TokenAgent
 
-/// The agent's connection threads (issue 26): a thread that is done takes the next
+/// The agent's connection threads: a thread that is done takes the next
 /// connection, up to the number kept; connections at once still get a thread each.
 @Suite struct ConnectionThreadsTests {
   /// Waits (on a thread of its own, never the test pool's) until `condition` holds.

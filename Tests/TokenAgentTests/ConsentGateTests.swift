@@ -9,7 +9,7 @@ import TokenKit
 @testable import TokenAgent
 
 /// The consent gate on the test clock: a question nobody answers is not asked again on
-/// every call (issue 23, item 6), but after a wait that grows.
+/// every call, but after a wait that grows.
 @Suite struct ConsentGateTests {
   let directory: TemporaryDirectory
   let clock = TestClock()
@@ -89,7 +89,7 @@ import TokenKit
     throw TestFailure("process \(pid) never ran \(executable)")
   }
 
-  /// A grant names a path, and holds for the file at that path now (issue 23, item 3): a
+  /// A grant names a path, and holds for the file at that path now: a
   /// process still running a file that was replaced there is not that application, though
   /// /proc names the path (with " (deleted)", which is all a bind mount or a swap needs to
   /// pass for it); a process started from the new file is. No namespace is involved.

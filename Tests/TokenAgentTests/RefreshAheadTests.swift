@@ -6,7 +6,7 @@ import TokenStoreTesting
 
 @testable import TokenAgent
 
-/// The agent's refresh ahead on the injected clock and sleep (issue 27): when it refreshes,
+/// The agent's refresh ahead on the injected clock and sleep: when it refreshes,
 /// how long it backs off after failures, and that a server's `Retry-After` is honoured,
 /// read from the waits it asks for rather than waited out in real time.
 @Suite(.timeLimit(.minutes(10))) struct RefreshAheadTests {

@@ -3,8 +3,8 @@ import Testing
 
 @testable import TokenAgent
 
-/// The agent's sign-in notification comes once a day per account, by the agent's clock
-/// (issue 27): the day is the injected clock's, so it is tested without waiting a day.
+/// The agent's sign-in notification comes once a day per account, by the agent's clock:
+/// the day is the injected clock's, so it is tested without waiting a day.
 @Suite struct SignInNoticesTests {
   @Test func oncePerAccountADayOnTheInjectedClock() {
     let clock = TestClock()

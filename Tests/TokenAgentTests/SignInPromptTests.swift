@@ -4,8 +4,8 @@ import Testing
 
 @testable import TokenAgent
 
-/// The desktop notification that an account needs a sign-in, and its "Sign in" action
-/// (issue 27): the action starts the sign-in of that account in that group, through the
+/// The desktop notification that an account needs a sign-in, and its "Sign in" action:
+/// the action starts the sign-in of that account in that group, through the
 /// `signIn` part the command line gives the agent (`AgentLaunch.Parts`), and nothing else
 /// does.
 @Suite struct SignInPromptTests {

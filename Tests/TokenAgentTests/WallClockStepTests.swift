@@ -8,7 +8,7 @@ import TokenStoreTesting
 
 @testable import TokenAgent
 
-/// The agent keeps accounts fresh by sleeping until a wall-clock time (issue 28, item 6).
+/// The agent keeps accounts fresh by sleeping until a wall-clock time.
 /// Its wall clock steps back an hour: a token's expiry, written on the old clock, now looks
 /// an hour away, while the server's clock did not move, so the agent must refresh now, not
 /// in an hour. (libfaketime would step a real agent's clock, but it hides a Swift

@@ -92,7 +92,7 @@ import TokenKit
 }
 
 /// An agent whose own way to the keyring broke (its session bus restarted under it) does
-/// not speak for this process's: the client takes its direct path (issue 28, item 2). Any
+/// not speak for this process's: the client takes its direct path. Any
 /// other error of the agent is the answer, as the direct path would give it.
 @Suite struct AgentClientKeyringTests {
   @Test func anAgentWhoseKeyringIsUnavailableLeavesTheRequestToTheClient() throws {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import TokenCtlCLI
 
-/// What the agent's "Sign in" notification runs (issue 27) is a `login` of that account in
+/// What the agent's "Sign in" notification runs is a `login` of that account in
 /// that group, as the parser reads it: a name with spaces or a leading dash stays one
 /// argument, never an option.
 @Suite struct AgentSignInCommandTests {

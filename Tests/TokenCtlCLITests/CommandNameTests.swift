@@ -4,7 +4,7 @@ import TokenCtlCLI
 
 /// Start-up cost: a command without an explicit name makes swift-argument-parser derive it
 /// with `String(describing:)` on every run of every command, a fifth of the instructions
-/// of `tokenctl token` (issue 7).
+/// of `tokenctl token`.
 @Suite struct CommandNameTests {
   @Test func everyCommandNamesItself() {
     var unnamed: [String] = []

@@ -6,7 +6,7 @@ import TokenStoreTesting
 
 @testable import TokenCtlCLI
 
-/// A command's session reads config.toml once (issue 27): however often the command asks
+/// A command's session reads config.toml once: however often the command asks
 /// for the configured session, it gets the one it got first.
 @Suite struct CommandSessionTests {
   @Test func aSecondConfiguredSessionIsTheFirst() throws {

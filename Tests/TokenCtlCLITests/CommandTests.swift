@@ -166,8 +166,8 @@ import TokenStoreTesting
   }
 
   /// The names an ambiguity offers are the provider's ids, which may hold anything a shell
-  /// splits or expands: the hint quotes them, and each runs as printed (issue 25, first use,
-  /// item 5: `oidc:127.0.0.1:9450/o|1` was offered bare).
+  /// splits or expands: the hint quotes them, and each runs as printed (an
+  /// account such as `oidc:127.0.0.1:9450/o|1` offered bare would not).
   @Test func anAmbiguityOffersNamesThatSurviveTheShell() async throws {
     try seed("oidc", "127.0.0.1:9450/o|1", "ada", expiresIn: 60, access: "ACCESS-1")
     try seed("oidc", "$HOME 2", "ada", expiresIn: 60, access: "ACCESS-2")
@@ -184,8 +184,8 @@ import TokenStoreTesting
     }
   }
 
-  /// A slip of a key in a command, a type or an account's name (issue 25, first use, item
-  /// 8): the near one is offered, and the offered command runs as shown.
+  /// A slip of a key in a command, a type or an account's name: the near
+  /// one is offered, and the offered command runs as shown.
   @Test func aMistypedNameIsOfferedTheNearOne() async throws {
     try seed("graph", "oid-1", "ada@contoso.com", expiresIn: 60, access: "ACCESS-1")
     try seed("oidc", "sub-1", "grace", expiresIn: 60, access: "ACCESS-2")
@@ -217,7 +217,7 @@ import TokenStoreTesting
     #expect(type.stderr.contains("no account type 'githb'; did you mean 'github'?"), "\(type.stderr)")
   }
 
-  /// `token --json` (issue 25, first use, item 8): the token with its expiry and scopes.
+  /// `token --json`: the token with its expiry and scopes.
   @Test func tokenAsJSONSaysWhenItExpiresAndWhatItCarries() async throws {
     try seed("graph", "oid-1", "ada", expiresIn: 600, access: "ACCESS-1")
     let result = try await run("token", "graph:ada", "--json")
@@ -250,7 +250,7 @@ import TokenStoreTesting
     #expect(try await run("--help").stdout.contains("-q, --quiet"))
   }
 
-  /// `revoke --json`, `unregister --json` and `--quiet` (issue 25, first use, item 8).
+  /// `revoke --json`, `unregister --json` and `--quiet`.
   @Test func revokeAndUnregisterSayWhatTheyDidAsJSONOrNothing() async throws {
     try seed("graph", "oid-1", "ada", expiresIn: 60)
     try seed("graph", "oid-2", "grace", expiresIn: 60)
@@ -289,7 +289,7 @@ import TokenStoreTesting
     #expect(try registrations.load(issuer: "https://id.example.org") == nil)
   }
 
-  /// `login oidc` with nothing (issue 25, first use, item 4): the issuer is what it needs
+  /// `login oidc` with nothing: the issuer is what it needs
   /// first, since at an issuer that lets clients register it needs no client id.
   @Test func aSignInWithNothingAsksForTheIssuerFirst() async throws {
     let result = try await run("login", "oidc", "--browser")
@@ -303,8 +303,8 @@ import TokenStoreTesting
   }
 
   /// Without a display, the device grant is chosen only when the server offers it: its
-  /// endpoint, and the grant among those its discovery document lists (issue 25, first
-  /// use, item 3). Otherwise the sign-in asks for the pasted address, and no device code.
+  /// endpoint, and the grant among those its discovery document lists.
+  /// Otherwise the sign-in asks for the pasted address, and no device code.
   @Test(arguments: [(["authorization_code", "refresh_token"], false), (nil, true)])
   func theDeviceGrantIsChosenOnlyWhereTheServerOffersIt(listed: [String]?, device: Bool) async throws {
     let sandbox = CommandSandbox()
@@ -329,8 +329,8 @@ import TokenStoreTesting
   }
 
   /// A browser sign-in at a server that cannot be reached fails at once, with the network's
-  /// exit status, and opens no browser (issue 25, first use, item 7: it waited out the
-  /// whole timeout, five minutes by default).
+  /// exit status, and opens no browser, rather than wait
+  /// out the whole timeout, five minutes by default.
   @Test func aBrowserSignInAtAServerThatCannotBeReachedFailsAtOnce() async throws {
     let sandbox = CommandSandbox()
     let transport = ScriptedTransport { request throws(TransportError) in

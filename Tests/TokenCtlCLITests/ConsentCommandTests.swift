@@ -50,7 +50,7 @@ import TokenStoreTesting
       String.init)
   }
 
-  /// `allow` reads the type files once (issue 27): a broken one is warned of once.
+  /// `allow` reads the type files once: a broken one is warned of once.
   @Test func allowWarnsOfABrokenTypeFileOnce() async throws {
     let types = home.path("config") + "/tokenctl/types"
     try FileManager.default.createDirectory(atPath: types, withIntermediateDirectories: true)
@@ -113,7 +113,7 @@ import TokenStoreTesting
   }
 
   /// An application argument that names no program or app is the command line's fault:
-  /// the usage status, 64, not 1 as a keyring's failure (issue 27).
+  /// the usage status, 64, not 1 as a keyring's failure.
   @Test(arguments: [
     ("", "the application is empty"), ("flatpak:org.example", "names no Flatpak app"),
     ("/etc/passwd", "/etc/passwd is not an executable file"),
@@ -182,7 +182,7 @@ import TokenStoreTesting
   }
 
   /// A grants file in a directory others may write is unusable too: status 18, the
-  /// status of a file of tokenctl's that is unsafe to use (issue 27).
+  /// status of a file of tokenctl's that is unsafe to use.
   @Test func aGrantsDirectoryOpenToOthersIsAnUnusableFile() async throws {
     #expect(try await run("allow", "env", "--all").status == 0)
     #expect(chmod(directories.state, 0o777) == 0)

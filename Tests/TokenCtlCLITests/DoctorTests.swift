@@ -175,8 +175,8 @@ import Testing
   }
 
   /// The store's own hint for a locked keyring, run through /bin/sh as printed with the
-  /// password on standard input, unlocks the daemon that runs (issue 25, first use, item
-  /// 7: `gnome-keyring-daemon --unlock` alone left it locked).
+  /// password on standard input, unlocks the daemon that runs
+  /// (`gnome-keyring-daemon --unlock` alone would leave it locked).
   @Test func theLockedKeyringsHintUnlocksTheRunningDaemon() async throws {
     let world = try await World(.unlockedKeyring)
     try await world.session.lockLoginKeyring()

@@ -6,7 +6,7 @@ import TokenKit
 
 @testable import TokenCtlCLI
 
-/// Failures that are not the keyring's have exit statuses of their own (issue 27), each in
+/// Failures that are not the keyring's have exit statuses of their own, each in
 /// the table `--help` and tokenctl(1) print. The cases of each are tested where their
 /// command is (ConsentCommandTests, AgentIntegrationTests); these are the ones no other
 /// suite reaches.

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The D-Bus calls a `tokenctl token` or a git credential `get` makes on the direct path,
-/// counted by `dbus-monitor` on a private bus (issue 26): the read takes `SearchItems`, a
+/// counted by `dbus-monitor` on a private bus: the read takes `SearchItems`, a
 /// plain `OpenSession`, `GetSecrets` and the item's `GetAll`, and nothing else; no
 /// libsecret proxy (`AddMatch`, `GetNameOwner`, `StartServiceByName` to the bus) and no
 /// Diffie-Hellman session.

@@ -5,7 +5,7 @@ import Testing
 import TokenKit
 import TokenStoreTesting
 
-/// The provider matrix's sign-in (issue 24): on each provider, with its defaults and its
+/// The provider matrix's sign-in: on each provider, with its defaults and its
 /// dialogs answered, what a user does after `login` against the real authorization server
 /// (django-oauth-toolkit, the scripted user signing in): `refresh`, a token for other
 /// scopes (an item of its own), git's credential helper, the same three through an agent,

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 import TokenCtlCLI
 
-/// The libraries return facts; front ends word them (issue 12, item 2; issue 27). An app
+/// The libraries return facts; front ends word them. An app
 /// embedding any library product of the package (TokenKit, NativeAppSupport, the keyring
 /// store, the account plugins) must not tell its users to run a command of ours: no
 /// string literal in them names a tokenctl command, a flag or config.toml. The products

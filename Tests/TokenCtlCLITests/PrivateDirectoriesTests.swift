@@ -5,7 +5,7 @@ import TokenStoreTesting
 
 @testable import TokenCtlCLI
 
-/// The folders tokenctl keeps for itself (issue 11): `tokenctl` under the runtime and cache
+/// The folders tokenctl keeps for itself: `tokenctl` under the runtime and cache
 /// directories, and everything below, must be the user's own, private and no symlink, or a
 /// lock or a cached discovery document would live where someone else decides.
 @Suite struct PrivateDirectoriesTests {

@@ -3,7 +3,7 @@ import TokenKit
 
 @testable import TokenCtlCLI
 
-/// The command line words the core's remedies, and only it names commands (issue 12, item 2).
+/// The command line words the core's remedies, and only it names commands.
 @Suite struct RemedyWordingTests {
   static let remedies: [TokenKitError.Remedy] = [
     .signIn(type: "corp", device: false), .signIn(type: "corp", device: true), .signIn(type: nil, device: false),

@@ -4,7 +4,7 @@ import Testing
 import TokenKit
 
 /// `revoke --local` goes through the account manager's local sign-out, so the hook hears
-/// `revoked` as it does for a revocation at the server (issue 12); with a config.toml it
+/// `revoked` as it does for a revocation at the server; with a config.toml it
 /// cannot use, the account still goes, with a warning that no hook was told.
 @Suite struct RevokeLocalTests {
   let sandbox = CommandSandbox()

@@ -76,7 +76,7 @@ import TokenStoreTesting
   }
 
   /// A host no type serves is still configured, as asked, but not without a word: git
-  /// would ask tokenctl for it in vain (issue 25, first use, item 7).
+  /// would ask tokenctl for it in vain.
   @Test func aHostNothingServesIsConfiguredWithAWarning() async throws {
     let added = try await tokenctl("setup-git", "--host", "git.example.org")
     #expect(added.status == 0, "\(added.stderr)")
@@ -88,7 +88,7 @@ import TokenStoreTesting
     #expect(!served.stderr.contains("warning"), "\(served.stderr)")
   }
 
-  /// `--json` (issue 25, first use, item 8) and `--quiet`: the URLs configured as a
+  /// `--json` and `--quiet`: the URLs configured as a
   /// document on standard output, or nothing at all when all went well.
   @Test func setupGitSaysWhatItConfiguredAsJSONOrNothing() async throws {
     let output = CapturedOutput()

@@ -6,7 +6,7 @@ import TokenStoreTesting
 
 @testable import TokenCtlCLI
 
-/// `token ACCOUNT` and `credential OPERATION` skip swift-argument-parser (issue 7): the
+/// `token ACCOUNT` and `credential OPERATION` skip swift-argument-parser: the
 /// answers, exit statuses and stores must be those of the parsed commands, case by case.
 @Suite struct ShortcutTests {
   static let now = Date(timeIntervalSince1970: 1_800_000_000)
@@ -125,7 +125,7 @@ import TokenStoreTesting
     #expect(try await Self.run(arguments, shortcuts: true).stdout.contains("USAGE: tokenctl"))
   }
 
-  /// One recogniser of the lines answered before the parser (issue 27): the shortcuts
+  /// One recogniser of the lines answered before the parser: the shortcuts
   /// take what `ClientCommand` takes, options included, and the comparisons above hold.
   @Test func theShortcutsAreTheLinesClientCommandTakes() {
     #expect(

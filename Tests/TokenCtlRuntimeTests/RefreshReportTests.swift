@@ -4,7 +4,7 @@ import TokenKit
 
 @testable import TokenCtlRuntime
 
-/// What the parent makes of the refresh child's report (issue 27): a child that failed
+/// What the parent makes of the refresh child's report: a child that failed
 /// to report is tokenctl's own failure, not the keyring's.
 @Suite struct RefreshReportTests {
   static let key = AccountKey(type: "corp", id: "user-42")

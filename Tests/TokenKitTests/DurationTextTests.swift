@@ -1,7 +1,7 @@
 import Testing
 import TokenKit
 
-/// The one duration formatter of every message (issue 12).
+/// The one duration formatter of every message.
 @Suite struct DurationTextTests {
   @Test(arguments: [
     (0, "0 s"), (40, "40 s"), (60, "1 min"), (2519, "41 min"), (3600, "1 h"), (11_100, "3 h 5 min"),

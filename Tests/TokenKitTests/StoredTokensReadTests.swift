@@ -8,7 +8,7 @@ import TokenKit
   import Foundation
 #endif
 
-/// The stored token set is read without JSONDecoder (issue 26), and must read every item
+/// The stored token set is read without JSONDecoder, and must read every item
 /// as JSONDecoder did: the same token set, or the same refusal. Each input here is read
 /// both ways (`StoredTokensFuzzing`, which the `stored-tokens` fuzz target runs too).
 @Suite struct StoredTokensReadTests {

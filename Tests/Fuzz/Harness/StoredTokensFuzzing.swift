@@ -8,7 +8,7 @@ import TokenKit
 
 /// A keyring item's secret, which any program of the user may have written, read as a
 /// stored token set (`TokenSet(storageJSON:item:)`), and compared with what JSONDecoder
-/// makes of it: the reader replaced JSONDecoder there (issue 26), and must neither refuse
+/// makes of it: the reader replaced JSONDecoder there, and must neither refuse
 /// an item JSONDecoder read nor read one it refused, nor read it otherwise.
 public enum StoredTokensFuzzing {
   /// Labels: `read` (a token set), `format` (another format version), `malformed` (format

@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The agent's D-Bus API (issue 14, tokenctl-dbus(7)) as desktop programs meet it: a
+/// The agent's D-Bus API (tokenctl-dbus(7)) as desktop programs meet it: a
 /// session bus of the test's own that starts the agent on the first call (D-Bus
 /// activation from a service file in the session's XDG_DATA_DIRS), the real keyring on
 /// it, the stub authorization server, and two clients: `gdbus call` and a Python program
@@ -130,8 +130,8 @@ import Testing
     }
   }
 
-  /// The application is told on every call, never kept for a connection (issue 23, item
-  /// 3): a granted program that execs another keeps its bus connection, and the other
+  /// The application is told on every call, never kept for a connection:
+  /// a granted program that execs another keeps its bus connection, and the other
   /// program gets nothing on it (Tests/Support/dbus-exec-client).
   @Test func aProgramExecedOverAGrantedProgramsConnectionIsToldAnew() async throws {
     let desk = try await Desk()

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// A process that holds thousands of idle connections to the agent's socket does not
-/// stall the agent's other clients (issue 23, item 5): its connections beyond a few are
+/// stall the agent's other clients: its connections beyond a few are
 /// closed at once, the rest after a second of silence, and a real client meanwhile gets
 /// its answer from the agent, not by falling back to the direct path.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct AgentFloodTests {

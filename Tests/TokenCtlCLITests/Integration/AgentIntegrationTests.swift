@@ -10,7 +10,7 @@ import TokenAgent
 import TokenKit
 import TokenStoreTesting
 
-/// The resident agent (issue 13) as its users meet it: the real `tokenctl agent run` on a
+/// The resident agent as its users meet it: the real `tokenctl agent run` on a
 /// socket of each test's own, the real clients (`tokenctl token`, `list`, the git helper),
 /// the real keyring and the stub authorization server. Every test starts its own agent
 /// and stops or kills it; every wait is bounded, so a hang fails a test instead of the run.
@@ -235,8 +235,8 @@ import TokenStoreTesting
     #expect(!FileManager.default.fileExists(atPath: agent.socket), "SIGTERM removes the socket")
   }
 
-  /// Every token the agent hands out is in the audit log, to tokenctl's own programs too
-  /// (issue 23, item 3): the application, group, account and channel, never the token.
+  /// Every token the agent hands out is in the audit log, to tokenctl's own programs too:
+  /// the application, group, account and channel, never the token.
   @Test func tokensHandedToTokenctlsOwnProgramsAreAudited() async throws {
     let setup = try await Setup()
     defer { setup.cleanUp() }
@@ -260,7 +260,7 @@ import TokenStoreTesting
     #expect(!audit.contains(ada.tokens.accessToken) && !audit.contains(ada.tokens.refreshToken ?? "-"))
   }
 
-  /// A token from memory is answered before its audit line is written (issue 26): another
+  /// A token from memory is answered before its audit line is written: another
   /// process holding the audit log's lock (one rotating it) does not hold the answer up,
   /// and the line is written once the lock is free. The client is the front end alone,
   /// with no full program to hand over to: only the agent's answer can print the token.
@@ -314,7 +314,7 @@ import TokenStoreTesting
     }
   }
 
-  /// Through the front end too (issue 26): it prints only a full answer, hands every other
+  /// Through the front end too: it prints only a full answer, hands every other
   /// to the full program, and the agent is asked once either way (`agentRequests`).
   @Test(arguments: Clients.allCases)
   func throughTheAgentEveryAnswerIsTheDirectPathsByteForByte(_ clients: Clients) async throws {
@@ -1368,7 +1368,7 @@ extension AgentIntegrationTests.Setup {
   var logText: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
 }
 
-/// A client of a wedged agent, and of a busy one (issue 28, item 4): the kernel queues
+/// A client of a wedged agent, and of a busy one: the kernel queues
 /// connections for a stopped agent, so only the answer's silence tells; a busy agent says
 /// `working` first, and its client waits for the answer.
 extension AgentIntegrationTests {
@@ -1429,7 +1429,7 @@ extension AgentIntegrationTests {
   }
 }
 
-/// A failing server, and many refreshes at once (issue 28, items 3 and 7).
+/// A failing server, and many refreshes at once.
 extension AgentIntegrationTests {
   /// The server answers 503 with `Retry-After`: the agent's clients share one pause
   /// instead of each sending its own requests (before: three per client call, the core's
@@ -1502,7 +1502,7 @@ extension AgentIntegrationTests {
 }
 
 extension AgentIntegrationTests {
-  /// Two `agent start` at once (issue 28, item 8): one agent runs, and both say which,
+  /// Two `agent start` at once: one agent runs, and both say which,
   /// with its pid; before, the start whose agent lost the race reported its dead pid.
   @Test func twoStartsAtOnceBothNameTheAgentThatRuns() async throws {
     let setup = try await Setup()
@@ -1526,7 +1526,7 @@ extension AgentIntegrationTests {
 
 extension AgentIntegrationTests {
   /// An account the server declared in need of a new sign-in gets exit 5 and no token, on
-  /// both paths, whatever its stored token's expiry says (issue 25, first use, item 2).
+  /// both paths, whatever its stored token's expiry says.
   @Test func anAccountThatNeedsSignInGetsNoTokenOnEitherPath() async throws {
     let setup = try await Setup()
     defer { setup.cleanUp() }

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// What an agent that only reads the keyring loads (issue 27). Its D-Bus front end and
+/// What an agent that only reads the keyring loads. Its D-Bus front end and
 /// its keyring monitor loaded libsecret, and libgcrypt with it, for calls that are all
 /// GIO's, where the keyring's reads loaded GIO alone; on the one GLib layer they load
 /// GIO alone, and libsecret comes only with a write (`KeyringLibraryLoadingTests`).

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The agent's life follows its session's (issue 23, item 9; issue 28, item 5): started by
+/// The agent's life follows its session's: started by
 /// the session bus itself it keeps none of the bus daemon's standard streams, and it
 /// leaves when the bus goes away, when its socket's folder is removed, and on SIGHUP.
 /// Against a real dbus-daemon of the test's own, with D-Bus activation from a service

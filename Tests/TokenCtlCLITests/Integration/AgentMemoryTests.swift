@@ -7,7 +7,7 @@ import TokenKit
   import Glibc
 #endif
 
-/// What the agent leaves of a revoked account's tokens in its memory (issue 23, item 7),
+/// What the agent leaves of a revoked account's tokens in its memory,
 /// read as an attacker with root would: every readable mapping of the running agent,
 /// through /proc/PID/mem. tokenctl-agent(1) promises that no copy is left once the
 /// account is revoked and a few requests have run.

@@ -4,7 +4,7 @@ import Testing
 
 @testable import TokenCtlCLI
 
-/// A client that finds no agent starts one where nothing else would (issue 26, "fast by
+/// A client that finds no agent starts one where nothing else would ("fast by
 /// default"): no systemd user manager, tokenctl installed (its D-Bus service file).
 @Suite struct AgentOnDemandTests {
   static let service = "[D-BUS Service]\nName=org.tokenctl.Agent\nExec=/bin/false\n"

@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Consent for sandboxed apps (issue 23, item 2), against real parts: xdg-dbus-proxy and
+/// Consent for sandboxed apps, against real parts: xdg-dbus-proxy and
 /// bubblewrap from Debian, set up as `flatpak run` sets them up (Tests/Support/flatpak-run:
 /// the proxy with `--filter --talk=org.tokenctl.Agent` in a sandbox of its own holding
 /// the app's `/.flatpak-info`, the app in another), the agent started by D-Bus activation

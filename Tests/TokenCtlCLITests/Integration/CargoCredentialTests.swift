@@ -130,7 +130,7 @@ import TokenKit
   }
 
   /// The front end, installed as `tokenctl`, holds cargo's conversation with the agent
-  /// alone (issue 25, bench row 16): with no full program beside it, it answers every
+  /// alone (`make bench`, row 16): with no full program beside it, it answers every
   /// `get` the agent answers, byte for byte as the full program, asking once each.
   @Test func theFrontEndAloneAnswersGetsThroughTheAgent() async throws {
     defer { fixture.cleanUp() }

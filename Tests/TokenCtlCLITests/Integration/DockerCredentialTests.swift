@@ -147,7 +147,7 @@ import TokenStoreTesting
   }
 
   /// The front end, installed as `docker-credential-tokenctl`, answers `get` from the agent
-  /// alone (issue 25, bench row 15): with no full program beside it to hand over to, it
+  /// alone (`make bench`, row 15): with no full program beside it to hand over to, it
   /// prints the same bytes as the full program.
   @Test func theFrontEndAloneAnswersGetThroughTheAgent() async throws {
     defer { fixture.cleanUp() }

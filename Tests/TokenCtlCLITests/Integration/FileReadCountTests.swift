@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// A command's world is built once (issue 12, item 3): config.toml and each account type
+/// A command's world is built once: config.toml and each account type
 /// file are opened at most once per process, counted by strace on the real git helper
 /// through a `get` that refreshes (the costliest path: sign-in offer aside, every piece
 /// of the world is needed there, in this process and in the refresh child).

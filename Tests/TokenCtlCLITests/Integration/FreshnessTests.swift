@@ -5,8 +5,8 @@ import Testing
 import TokenKit
 import TokenStoreTesting
 
-/// No client is handed a token that a refresh in flight is about to replace (issue 23,
-/// item 8), against django-oauth-toolkit as it ships: rotating a refresh token deletes
+/// No client is handed a token that a refresh in flight is about to replace,
+/// against django-oauth-toolkit as it ships: rotating a refresh token deletes
 /// the access token issued beside it, so a token handed out while the agent refreshes
 /// ahead would be dead a moment later. With 4-second tokens the agent refreshes every few
 /// seconds; clients of both paths ask all the while and use each token at once (the

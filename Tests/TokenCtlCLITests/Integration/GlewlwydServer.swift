@@ -40,8 +40,7 @@ struct GlewlwydServer: Sendable {
   private static let startedShared = start("tokenctl-glewlwyd")
 
   /// A second server with the device authorization grant on (RFC 8628), whose registration
-  /// refuses a client that asks for the grant by its standard name (issue 25, first use,
-  /// item 6).
+  /// refuses a client that asks for the grant by its standard name.
   static var withDeviceGrant: GlewlwydServer {
     get async throws { try await onOwnThread { startedWithDeviceGrant }.get() }
   }

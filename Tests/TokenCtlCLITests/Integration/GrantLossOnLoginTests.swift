@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 import TokenCtlRuntime
 
-/// A sign-in whose tokens the keyring refuses (issue 24): the server issued a grant, and
+/// A sign-in whose tokens the keyring refuses: the server issued a grant, and
 /// the keyring was locked (no prompt can be shown) or its daemon died between the check
 /// `login` makes first and the write after the browser. The grant is revoked at the
 /// server (RFC 7009), and the error says so; a type with no revocation endpoint says the

@@ -5,7 +5,7 @@ import TokenStoreTesting
 
 /// The built-in `graph` type against Microsoft's identity platform and Graph as Microsoft
 /// documents them (our stand-in, `Tests/Support/microsoft-identity-platform`, each
-/// behaviour cited there), as a new user meets them (issue 22): the real tokenctl, the
+/// behaviour cited there), as a new user meets them: the real tokenctl, the
 /// real keyring, config.toml naming only `tenant`, `authority_host` and `graph_host`, and
 /// HTTPS through a throw-away CA that `SSL_CERT_FILE` makes trusted.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct GraphIdentityPlatformTests {

@@ -91,7 +91,7 @@ import TokenKit
   }
 
   /// The front end, installed as `tokenctl`, answers the plugin from the agent alone
-  /// (issue 25, bench row 17): with no full program beside it to hand over to, it prints
+  /// (`make bench`, row 17): with no full program beside it to hand over to, it prints
   /// the same bytes as the full program, for the cluster kubectl names and for --server.
   @Test func theFrontEndAloneAnswersThroughTheAgent() async throws {
     defer { fixture.cleanUp() }

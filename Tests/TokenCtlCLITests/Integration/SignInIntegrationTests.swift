@@ -100,7 +100,7 @@ import TokenStoreTesting
     #expect(Set(try store.list(AccountQuery(type: "local")).map(\.account.name)) == ["ada", "grace"])
   }
 
-  /// No display, but BROWSER names a browser (issue 25, first use, item 3): the sign-in
+  /// No display, but BROWSER names a browser: the sign-in
   /// uses it, as xdg-open would, instead of the device grant.
   @Test func withoutADisplayBrowserIsStillTheBrowser() async throws {
     let server = try await AuthServer.shared
@@ -253,7 +253,7 @@ import TokenStoreTesting
     } else {
       #expect(run.status == 12, "\(run.stderr)")
       #expect(try store.list(.all).isEmpty)
-      // The way out is this very command line, its options kept (issue 25, first use).
+      // The way out is this very command line, its options kept.
       #expect(
         run.stderr.contains(
           "hint: Run `tokenctl login local-device --scope openid --device` again and approve the request."),
@@ -261,7 +261,7 @@ import TokenStoreTesting
     }
   }
 
-  /// A client without the device grant (issue 25, first use, item 3): the server shows a
+  /// A client without the device grant: the server shows a
   /// code, the user approves, and the token request is refused with `unauthorized_client`.
   /// The hint is this command line with `--browser` (or `--paste`), and it runs as shown.
   @Test func aClientWithoutTheDeviceGrantIsToldTheWayOutThatRuns() async throws {
@@ -300,8 +300,7 @@ import TokenStoreTesting
   }
 
   /// Results on a terminal, messages into a file (`tokenctl login --device 2>log`): the
-  /// progress line is not rewritten in place, so the file gets no control codes (issue 25,
-  /// first use, item 7).
+  /// progress line is not rewritten in place, so the file gets no control codes.
   @Test func theDeviceProgressWritesNoControlCodesIntoARedirectedStandardError() async throws {
     let server = try await AuthServer.shared
     let output = CapturedOutput(isTerminal: true, errorIsTerminal: false)

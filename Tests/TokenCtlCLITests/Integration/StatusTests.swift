@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 import TokenKit
 
-/// `tokenctl status` and `whoami` (issue 25, first use, item 8): the accounts, which one
+/// `tokenctl status` and `whoami`: the accounts, which one
 /// each tool would use for the hosts the types serve and the remotes of the repository
 /// here, and the agent; the real binary and keyring.
 @Suite(.serialized) struct StatusTests {

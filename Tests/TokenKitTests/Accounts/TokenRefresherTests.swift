@@ -243,7 +243,7 @@ import TokenKit
   /// A valid token is not handed out while a refresh of its account is in flight (the
   /// lock is held): that refresh may revoke it, as django-oauth-toolkit does the access
   /// token issued beside a rotated refresh token. The caller waits for the refresh and
-  /// gets its token (issue 23, item 8).
+  /// gets its token.
   @Test func aValidTokenWhoseRefreshIsInFlightIsNotHandedOut() async throws {
     let harness = try H(responses: [])
     let seeded = try harness.seed(left: 1800)

@@ -82,8 +82,8 @@ func discoveryDocument(issuer: String, _ changes: [String: String?] = [:]) -> St
     }
   }
 
-  /// The same server spelt another way is told from another server (issue 25, first use,
-  /// item 4): what differs is said, and it is not blamed on the server.
+  /// The same server spelt another way is told from another server: what
+  /// differs is said, and it is not blamed on the server.
   @Test func anIssuerSpeltAnotherWayIsToldFromAnotherServer() {
     let action = "discover the endpoints of https://id.example/"
     let slash = TokenKitError(.issuerMismatch(named: "https://id.example", asked: "https://id.example/"), while: action)

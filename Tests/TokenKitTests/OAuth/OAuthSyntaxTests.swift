@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TokenKit
 
-/// The syntax rules every reader of settings shares (issue 12, "one rule, one place").
+/// The syntax rules every reader of settings shares ("one rule, one place").
 @Suite struct OAuthSyntaxTests {
   @Test(arguments: [
     ("app", true), ("app with spaces~", true), ("", false), ("tab\there", false), ("ünï", false), ("del\u{7F}", false),
