@@ -158,13 +158,17 @@ public struct AccountManager: Sendable {
       nonce = request.nonce
     case .device(let present, let sleep):
       guard configuration.endpoints.deviceAuthorization != nil else {
+        // The issuer's own metadata decides, not the type: the same type at another
+        // issuer may offer it.
+        let server = configuration.endpoints.issuer.map { "the server at \($0)" } ?? "account type '\(type)'"
         throw TokenKitError(
-          .notConfigured, "account type '\(type)' does not support the device authorization grant",
+          .notConfigured,
+          "\(server) does not offer the device authorization grant (no device_authorization_endpoint)",
           remedy: .signInAnotherWay(type: type, device: false))
       }
       response = try await DeviceAuthorizationFlow(
-        configuration: configuration, scopes: scopes, transport: transport, clock: clock, sleep: sleep,
-        present: present
+        configuration: configuration, scopes: scopes, transport: transport, clock: clock,
+        timeout: Double(options.timeout.components.seconds), sleep: sleep, present: present
       ).run()
     case .clientCredentials:
       guard configuration.client.secret != nil else {

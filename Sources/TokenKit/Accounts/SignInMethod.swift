@@ -38,7 +38,8 @@ public struct SignInOptions: Sendable {
   public var clientSecret: String?
   /// The issuer, for types that discover their endpoints from one the user names.
   public var issuer: String?
-  /// How long the user has to finish in the browser.
+  /// How long the user has to finish in the browser, or to approve a device sign-in (at
+  /// most the device code's own lifetime).
   public var timeout: Duration
   /// The user to sign in as, sent as `login_hint` (OpenID Connect Core §3.1.2.1): a person
   /// signed in at the server as several users is not asked to pick. Servers that do not

@@ -15,13 +15,17 @@ public struct DeviceAuthorizationFlow: Sendable {
   public var present: @Sendable (DeviceAuthorizationResponse, _ secondsLeft: Int) async -> Void
   /// Waits between polls; injected so tests need not wait.
   public var sleep: @Sendable (Double) async throws -> Void
+  /// The longest the user may take to approve, when shorter than the device code's own
+  /// lifetime (`expires_in`); nil: the code's lifetime.
+  public var timeout: Double?
 
   public init(
     configuration: ServiceConfiguration, scopes: [String], transport: any HTTPTransport,
-    clock: any WallClock,
+    clock: any WallClock, timeout: Double? = nil,
     sleep: @escaping @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) },
     present: @escaping @Sendable (DeviceAuthorizationResponse, Int) async -> Void
   ) {
+    self.timeout = timeout
     self.configuration = configuration
     self.scopes = scopes
     self.transport = transport
@@ -44,11 +48,12 @@ public struct DeviceAuthorizationFlow: Sendable {
     } catch {
       throw TokenKitError(error, while: "start a device sign-in for \(type)")
     }
-    let deadline = clock.now.addingTimeInterval(authorization.expiresIn)
+    let limitedByTimeout = timeout.map { $0 < authorization.expiresIn } ?? false
+    let deadline = clock.now.addingTimeInterval(limitedByTimeout ? timeout! : authorization.expiresIn)
     var interval = max(authorization.interval, 1)
     while true {
       let left = deadline.timeIntervalSince(clock.now)
-      guard left > 0 else { throw expired() }
+      guard left > 0 else { throw limitedByTimeout ? timedOut() : expired() }
       await present(authorization, Int(left.rounded(.up)))
       try await sleep(min(interval, left))
       do {
@@ -90,6 +95,14 @@ public struct DeviceAuthorizationFlow: Sendable {
       .signInFailed,
       "the authorization server does not let client \(configuration.client.id) use the device grant (\(oauth))",
       remedy: .signInAnotherWay(type: configuration.descriptor.id, device: false))
+  }
+
+  /// The caller's limit passed before the device code's own did.
+  private func timedOut() -> TokenKitError {
+    TokenKitError(
+      .signInTimedOut,
+      "the sign-in was not approved within the \(DurationText.format(seconds: Int(timeout ?? 0))) allowed",
+      remedy: .signIn(type: configuration.descriptor.id, device: true))
   }
 
   private func expired() -> TokenKitError {

@@ -36,10 +36,12 @@ import TokenKit
       descriptor = F.descriptor(aliases: aliases)
     }
 
-    var flow: DeviceAuthorizationFlow {
+    var flow: DeviceAuthorizationFlow { flow(timeout: nil) }
+
+    func flow(timeout: Double?) -> DeviceAuthorizationFlow {
       DeviceAuthorizationFlow(
         configuration: F.configuration(descriptor), scopes: ["openid", "offline_access"], transport: transport,
-        clock: clock,
+        clock: clock, timeout: timeout,
         sleep: { [self] seconds in
           sleeps.withLock { $0.append(seconds) }
           clock.advance(by: seconds)
@@ -129,6 +131,28 @@ import TokenKit
     #expect(harness.slept == [5, 5, 2])
     #expect(harness.polls.count == 3)
     #expect(harness.presented.withLock { $0 } == [12, 7, 2])
+  }
+
+  /// The caller's limit, when shorter than the code's 600 s, ends the polling: a user who
+  /// asked for 8 s is not left waiting for ten minutes, and is told which limit passed.
+  @Test func givesUpAtTheCallersTimeoutWhenItIsShorter() async throws {
+    let harness = Harness(polls: Array(repeating: Self.pending(), count: 10))
+    let error = await #expect(throws: TokenKitError.self) { try await harness.flow(timeout: 8).run() }
+    #expect(error?.code == .signInTimedOut)
+    #expect(error?.message.contains("not approved within the 8 s") == true, "\(String(describing: error))")
+    #expect(harness.slept == [5, 3])
+    #expect(harness.polls.count == 2)
+  }
+
+  @Test func aLongerTimeoutLeavesTheCodesLifetime() async throws {
+    let harness = Harness(
+      device: T.json(
+        200,
+        #"{"device_code":"DC","user_code":"U","verification_uri":"https://e.example/d","expires_in":12,"interval":5}"#),
+      polls: Array(repeating: Self.pending(), count: 10))
+    let error = await #expect(throws: TokenKitError.self) { try await harness.flow(timeout: 300).run() }
+    #expect(error?.message.contains("device code expired") == true)
+    #expect(harness.slept == [5, 5, 2])
   }
 
   @Test func aZeroIntervalIsRaisedToOneSecond() async throws {
