@@ -57,6 +57,14 @@ public protocol AccountTypeBehavior: Sendable {
   /// an account of this type with a refresh token (a provider may send a refresh token
   /// only on the first consent unless asked again).
   func authorizationParameters(hasRefreshableAccount: Bool) -> [String: String]
+
+  /// Parameters to add to an authorization request that signs in `again`, an account kept
+  /// before (the user repairing it), or a new account when nil: a provider whose browser
+  /// session signs its last user in again without asking must be told to let the person
+  /// choose for a new account, and which user it is for a repair (OpenID Connect Core
+  /// §3.1.2.1 `prompt`, `login_hint`). They win over the core's `login_hint`. The default:
+  /// ``authorizationParameters(hasRefreshableAccount:)``.
+  func authorizationParameters(hasRefreshableAccount: Bool, signingInAgain again: Account?) -> [String: String]
 }
 
 extension AccountTypeBehavior {
@@ -73,6 +81,10 @@ extension AccountTypeBehavior {
   { false }
 
   public func authorizationParameters(hasRefreshableAccount: Bool) -> [String: String] { [:] }
+
+  public func authorizationParameters(hasRefreshableAccount: Bool, signingInAgain again: Account?) -> [String: String] {
+    authorizationParameters(hasRefreshableAccount: hasRefreshableAccount)
+  }
 
   public func identity(claims: IDTokenClaims) -> AccountIdentity? { nil }
 

@@ -29,6 +29,26 @@ public struct MicrosoftGraphBehavior: AccountTypeBehavior {
     return AccountIdentity(id: "\(oid).\(tid)", name: name, issuer: claims.issuer)
   }
 
+  /// A browser already signed in to Microsoft signs that person in again without asking
+  /// when the request sends no `prompt` ("prompt=select_account interrupts single
+  /// sign-on", https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-auth-code-flow):
+  /// a new account asks the person to choose, as MSAL's interactive sign-in does by
+  /// default; the repair of a kept account names its user instead, by the username it
+  /// signs in with, not the name a guest is shown by.
+  public func authorizationParameters(hasRefreshableAccount: Bool, signingInAgain again: Account?) -> [String: String] {
+    guard let again else { return ["prompt": "select_account"] }
+    return ["login_hint": Self.username(of: again)]
+  }
+
+  /// The username `account` signs in with: its name without the tenant that
+  /// ``identity(claims:)`` adds to a guest's.
+  static func username(of account: Account) -> String {
+    guard let tid = account.id.split(separator: ".").last, account.name.hasSuffix("/\(tid)") else {
+      return account.name
+    }
+    return String(account.name.dropLast(tid.count + 1))
+  }
+
   /// Microsoft says "consent needed" as `invalid_grant` with `suberror` `consent_required`,
   /// and "sign in again in person" as `interaction_required` or with the `basic_action` and
   /// `additional_action` suberrors ("Handling error codes in your application",

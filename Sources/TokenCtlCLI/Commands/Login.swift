@@ -128,6 +128,7 @@ extension TokenCtl {
           try ClientRegistrar.issuer(registeringFor: descriptor, clientID: nil, userIssuer: userIssuer)
             .flatMap { try registrar.existing(at: $0) }?.clientID
         }
+        options.signingInAgain = again.account
       }
       // The keyring first: a sign-in the keyring then refuses leaves the user with a grant
       // issued for nothing, after a trip through the browser.
@@ -162,10 +163,14 @@ extension TokenCtl {
       }
       if chosen == .browser { try await checkReachable(type, options: options, manager: manager, context: context) }
       let account = try await manager.signIn(type: type, options: options, method: method)
+      // A repair that signed in another person has repaired nothing: the command fails, so
+      // that a script does not go on as if the account worked.
       if let again, account.key != again.account.key {
-        context.warnings.add(
-          "the server signed in \(account.name), not \(again.account.name): \(again.account.qualifiedName) still "
-            + "needs its own sign-in")
+        throw TokenKitError(
+          .needsSignIn,
+          "the server signed in \(account.qualifiedName), not \(again.account.qualifiedName), which still needs its "
+            + "own sign-in: choose \(again.account.name) in the browser",
+          remedy: .signInAgain(account: again.account.qualifiedName, group: again.account.group))
       }
       if json {
         let listing = try store.list(AccountQuery(type: account.type, id: account.id)).first

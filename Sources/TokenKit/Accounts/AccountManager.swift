@@ -147,7 +147,7 @@ public struct AccountManager: Sendable {
       if let behavior = registry.behavior(type) {
         let refreshable = try store.list(AccountQuery(type: type)).contains { $0.tokens.refreshable }
         configuration.descriptor.additionalAuthorizationParameters.merge(
-          behavior.authorizationParameters(hasRefreshableAccount: refreshable)
+          behavior.authorizationParameters(hasRefreshableAccount: refreshable, signingInAgain: options.signingInAgain)
         ) { $1 }
       }
       let flow = AuthorizationCodeFlow(

@@ -45,6 +45,9 @@ public struct SignInOptions: Sendable {
   /// signed in at the server as several users is not asked to pick. Servers that do not
   /// know the parameter ignore it (RFC 6749 §3.1).
   public var loginHint: String?
+  /// The kept account this sign-in repairs (`tokenctl login ACCOUNT`), nil for a new one:
+  /// the account type may steer the server to that user (``AccountTypeBehavior``).
+  public var signingInAgain: Account?
 
   public init(
     scopes: [String]? = nil, clientID: String? = nil, issuer: String? = nil, timeout: Duration = .seconds(300)

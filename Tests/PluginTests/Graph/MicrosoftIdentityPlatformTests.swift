@@ -89,6 +89,29 @@ import TokenKit
     #expect(Self.behavior.advice(for: OAuthError(code: "invalid_client")) == nil)
   }
 
+  static func account(name: String, id: String) -> Account {
+    Account(
+      type: "graph", id: id, name: name, group: "default", createdAt: Date(timeIntervalSince1970: 0),
+      updatedAt: Date(timeIntervalSince1970: 0))
+  }
+
+  /// A browser signed in to Microsoft signs its person in again unless the request says
+  /// otherwise (https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-auth-code-flow,
+  /// `prompt`): a new account lets the person choose; a repair names its user by username.
+  @Test func aNewAccountLetsThePersonChooseAndARepairNamesItsUser() {
+    #expect(
+      Self.behavior.authorizationParameters(hasRefreshableAccount: true, signingInAgain: nil)
+        == ["prompt": "select_account"])
+    let member = Self.account(name: "ada@contoso.test", id: "ada00000-c0a7.c0a7050c")
+    #expect(
+      Self.behavior.authorizationParameters(hasRefreshableAccount: true, signingInAgain: member)
+        == ["login_hint": "ada@contoso.test"])
+    let guest = Self.account(name: "ada@contoso.test/fab41ca0", id: "ada00000-fab4.fab41ca0")
+    #expect(
+      Self.behavior.authorizationParameters(hasRefreshableAccount: true, signingInAgain: guest)
+        == ["login_hint": "ada@contoso.test"])
+  }
+
   static func idToken(_ claims: String) -> String { ProviderQuirkTests.idToken(claims) }
 
   /// A guest's `idp` names their home issuer

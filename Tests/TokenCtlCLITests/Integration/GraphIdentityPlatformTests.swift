@@ -34,12 +34,12 @@ import TokenStoreTesting
     try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
   }
 
-  func environment(user: String? = nil) -> [String: String] {
+  func environment(user: String? = nil, session: String? = nil) -> [String: String] {
     var environment = GitCredentialTests.environment(home: home, group: group)
     environment["TOKENCTL_AGENT_SOCKET"] = directory.path("no-agent.sock")
     environment["TOKENCTL_LOG"] = nil
     environment["TOKENCTL_CONFIG"] = nil
-    return platform.environment(environment, user: user, log: directory.path("browser.log"))
+    return platform.environment(environment, user: user, session: session, log: directory.path("browser.log"))
   }
 
   func tokenctl(_ arguments: String..., user: String? = nil) async throws -> ProcessResult {

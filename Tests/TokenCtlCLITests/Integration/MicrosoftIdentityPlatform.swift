@@ -128,13 +128,17 @@ struct MicrosoftIdentityPlatform: Sendable {
   }
 
   /// The environment of a tokenctl whose browser is the stand-in's scripted user (as
-  /// `user` when given), trusting the stand-in's CA through `SSL_CERT_FILE`.
-  func environment(_ base: [String: String], user: String? = nil, log: String) -> [String: String] {
+  /// `user` when given; already signed in to Microsoft as `session` when given), trusting
+  /// the stand-in's CA through `SSL_CERT_FILE`.
+  func environment(
+    _ base: [String: String], user: String? = nil, session: String? = nil, log: String
+  ) -> [String: String] {
     var environment = base
     environment["SSL_CERT_FILE"] = caFile
     environment["BROWSER"] = AuthServer.path("Tests/Support/microsoft-browser")
     environment["MICROSOFT_STANDIN_CA"] = caFile
     environment["MICROSOFT_STANDIN_USER"] = user
+    environment["MICROSOFT_STANDIN_SESSION"] = session
     environment["MICROSOFT_STANDIN_LOG"] = log
     environment["DISPLAY"] = ":0"
     return environment
