@@ -75,6 +75,23 @@ public struct MicrosoftGraphBehavior: AccountTypeBehavior {
       return "The app registration does not allow public clients: in the Microsoft Entra admin center, open the "
         + "app registration's Authentication page and set \"Allow public client flows\" to Yes (it sends no secret)."
     }
+    // AADSTS9002327: "Tokens issued for the 'Single-Page Application' client-type may only be
+    // redeemed via cross-origin requests": `http://localhost` is registered as a browser
+    // app's redirect, whose codes only a web page may redeem.
+    if numbers.contains("9002327") {
+      return "The app registration lists http://localhost as a single-page application's redirect: in the Microsoft "
+        + "Entra admin center, open the app registration's Authentication page, remove it under \"Single-page "
+        + "application\" and add it under \"Mobile and desktop applications\"."
+    }
+    // AADSTS7000112 UnauthorizedClientApplicationDisabled: the app's service principal in
+    // the tenant is disabled ("Enabled for users to sign in?" No,
+    // https://learn.microsoft.com/en-us/entra/identity/enterprise-apps/disable-user-sign-in-portal);
+    // nothing on this side can change that, and the public client has no secret to check.
+    if numbers.contains("7000112") {
+      return "The application is disabled in its tenant, which issues it no tokens: an administrator of that tenant "
+        + "(a Cloud Application Administrator, an Application Administrator, or the app's owner) can enable it under "
+        + "Enterprise applications, the app's Properties, \"Enabled for users to sign in?\"."
+    }
     // AADSTS700016: the application was not found in the directory.
     if numbers.contains("700016") {
       return "The client id is not an app registered in this tenant: check the client id, or sign in through a "

@@ -91,10 +91,14 @@ public struct DeviceAuthorizationFlow: Sendable {
   /// The client may not use the device grant (RFC 8628 §3.2, RFC 6749 §5.2): the
   /// browser or a pasted address is the way in.
   private func unauthorized(_ oauth: OAuthError) -> TokenKitError {
-    TokenKitError(
+    var error = TokenKitError(
       .signInFailed,
       "the authorization server does not let client \(configuration.client.id) use the device grant (\(oauth))",
       remedy: .signInAnotherWay(type: configuration.descriptor.id, device: false))
+    // The server's own error, for the account type's plugin to say what its documentation
+    // says about it (a client the provider disabled, rather than one without the grant).
+    error.oauthError = oauth
+    return error
   }
 
   /// The caller's limit passed before the device code's own did.

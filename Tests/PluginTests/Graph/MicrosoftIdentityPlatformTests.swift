@@ -89,6 +89,21 @@ import TokenKit
     #expect(Self.behavior.advice(for: OAuthError(code: "invalid_client")) == nil)
   }
 
+  /// Registration mistakes whose remedy only Microsoft's error reference names
+  /// (https://learn.microsoft.com/en-us/entra/identity-platform/reference-error-codes): each
+  /// number, words the advice must have, and words it must not.
+  @Test(arguments: [
+    ("9002327", "invalid_request", "\"Mobile and desktop applications\"", "secret"),
+    ("7000112", "unauthorized_client", "disabled in its tenant", "secret"),
+    ("7000112", "unauthorized_client", "Cloud Application Administrator", "client id"),
+  ])
+  func registrationMistakesGetTheirOwnAdvice(number: String, code: String, wanted: String, unwanted: String) throws {
+    let advice = try #require(
+      Self.behavior.advice(for: OAuthError(code: code, otherMembers: ["error_codes": number])))
+    #expect(advice.contains(wanted), "\(advice)")
+    #expect(!advice.lowercased().contains(unwanted), "\(advice)")
+  }
+
   static func account(name: String, id: String) -> Account {
     Account(
       type: "graph", id: id, name: name, group: "default", createdAt: Date(timeIntervalSince1970: 0),
