@@ -89,6 +89,15 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
     }
   }
 
+  /// The object paths of this group's account items, unlocked and locked: one
+  /// `SearchItems`, no item read.
+  public func addresses() throws -> Set<String>? {
+    try withBus { bus in
+      let (unlocked, locked) = try searchPaths(bus, KeyringSchema.searchAttributes(.all, group: group))
+      return Set(unlocked + locked)
+    }
+  }
+
   private func listing(of item: FoundItem) throws -> AccountListing {
     guard let listing = KeyringSchema.listing(from: item.attributes) else {
       throw TokenKitError(

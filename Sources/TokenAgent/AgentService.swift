@@ -49,10 +49,10 @@ public final class AgentService: Sendable {
   private let turnstile = AccountTurnstile()
   private let serverBackoff = ServerBackoff()
   private let refreshSlots = RefreshSlots()
-  /// Whether the keyring's changes reach us (``keyringChanged(rescan:)``): without them,
+  /// Whether the keyring's changes reach us (``keyringChanged(item:)``): without them,
   /// nothing read from it may be kept.
   private let remembering = Atomic<Bool>(true)
-  private let rescanPending = Atomic<Bool>(false)
+  private let rescan = Mutex(Rescan())
 
   struct Tracked: Sendable {
     var name: String
@@ -203,15 +203,22 @@ public final class AgentService: Sendable {
     return TokenAsk(world: world, group: group, stored: stored, minValid: minValid, scopes: scopes)
   }
 
-  /// The answer to `request` when it can be given at once, on the caller's thread: a
-  /// `token` request for an account's own token that may be handed out as it is stored
-  /// (``servableTokens(world:group:stored:asked:)``). nil for everything else, which
-  /// ``answer(_:handedOut:)`` answers, errors included (so they are worded in one place).
+  /// The answer to `request` when it can be given at once, on the caller's thread: the
+  /// agent's status, or a `token` request for an account's own token that may be handed
+  /// out as it is stored (``servableTokens(world:group:stored:asked:)``). nil for
+  /// everything else, which ``answer(_:handedOut:)`` answers, errors included (so they
+  /// are worded in one place).
   ///
   /// Why: a connection's thread that answers itself saves the hop to the pool and back,
   /// two thread wake-ups of a request that otherwise takes a few hundred microseconds
   /// (`make bench`, row 12).
   public func answerAtOnce(_ request: AgentMessage, handedOut: HandedOut) -> AgentMessage? {
+    if request.kind == AgentMessage.Request.status {
+      // From memory, and never behind the keyring: a pool whose threads all wait for a
+      // read of it (refreshes ahead under a burst of changes) left it unanswered.
+      state.withLock { $0.requests += 1 }
+      return status()
+    }
     guard request.kind == AgentMessage.Request.token, let ask = try? tokenAsk(request), ask.ownScopes,
       let tokens = try? servableTokens(
         world: ask.world, group: ask.group, stored: ask.stored, asked: ask.minValid.map(Double.init))
@@ -288,7 +295,9 @@ public final class AgentService: Sendable {
           return held
         }
         let manager = try self.manager(world: world, store: store.backing, warnings: warnings)
-        defer { store.forget() }
+        // The account's item (a rotated refresh token) and its scoped tokens, which are
+        // dropped with any item's change.
+        defer { store.forget(account: current.account.key) }
         let tokens = try await manager.freshTokens(for: current, scopes: scopes, minimumValidity: minimumValidity)
         state.withLock { $0.refreshes += 1 }
         return tokens
@@ -475,16 +484,45 @@ public final class AgentService: Sendable {
     }
     // What failed for the keyring's sake (locked, its daemon gone) may work now.
     wakeFailing()
-    guard rescanPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+    guard rescan.withLock({ $0.begin() }) else { return }
     // A thread of its own: the scan reads the keyring, which blocks, and must not hold
-    // one of the few threads that answer requests.
+    // one of the few threads that answer requests. One at a time: changes that come
+    // while it runs make it look once more when it is done, however many they are.
     let started = DetachedThread.start { [self] in
-      Glibc.sleep(1)
-      rescanPending.store(false, ordering: .relaxed)
-      keepConfiguredAccountsFresh()
-      if state.withLock({ $0.observers != nil }) { reportChanges() }
+      repeat {
+        Glibc.sleep(1)
+        rescan.withLock { $0.again = false }
+        keepConfiguredAccountsFresh()
+        if state.withLock({ $0.observers != nil }) { reportChanges() }
+      } while rescan.withLock { $0.next() }
     }
-    if !started { rescanPending.store(false, ordering: .relaxed) }
+    if !started { rescan.withLock { $0 = Rescan() } }
+  }
+
+  /// The look for accounts to keep fresh after the keyring changed: at most one thread at
+  /// a time (``keyringChanged(item:)``). A burst of writes by another program (an import
+  /// of hundreds of items) once started a thread a second, each reading the keyring while
+  /// the last still did.
+  struct Rescan {
+    var running = false
+    /// A change came since the running look began.
+    var again = false
+
+    /// Whether to start a thread: none runs. Else the one running looks again.
+    mutating func begin() -> Bool {
+      if running {
+        again = true
+        return false
+      }
+      running = true
+      return true
+    }
+
+    /// Whether the running thread looks again; if not, it ends.
+    mutating func next() -> Bool {
+      if !again { running = false }
+      return again
+    }
   }
 
   /// Nobody tells us of the keyring's changes: from now on every answer reads it.
@@ -549,7 +587,9 @@ public final class AgentService: Sendable {
       if let error = serverBackoff.admit(account, now: self.clock.now) { throw error }
       do {
         let manager = try self.manager(world: world, store: store.backing, warnings: warnings)
-        defer { store.forget() }
+        // The refresh wrote this account's item and no other: read back that item alone,
+        // when next asked, not the group (hundreds of item reads at a few hundred accounts).
+        defer { store.forget(account: current.account.key) }
         let tokens = try await refreshSlots.run {
           try await manager.freshTokens(for: current, minimumValidity: minimumValidity)
         }

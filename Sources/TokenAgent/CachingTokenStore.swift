@@ -4,13 +4,21 @@ import TokenKit
 /// The agent's memory of one group: a store in front of the keyring that answers reads
 /// from what it last read, and forgets the moment the keyring says something changed,
 /// called on the Secret Service's signals: the one item a signal names
-/// (``forget(item:)``), which is read again alone, or everything (``forget()``).
+/// (``forget(item:)``), or everything (``forget()``).
 ///
 /// What it holds: the listings it was asked for, by query, and every account of the
-/// group with its tokens, read in one search, the tokens kept in ``SecretBox``es. A read
-/// that raced with a change (the generation moved while it ran) is answered but not kept.
-/// Errors are never kept: a locked keyring is asked again next time, so unlocking it is
-/// seen at once. Writes go straight through, then everything is forgotten.
+/// group with its tokens, read in one search, the tokens kept in ``SecretBox``es. Errors
+/// are never kept: a locked keyring is asked again next time, so unlocking it is seen at
+/// once. Writes go straight through, then the item written is read again when next asked.
+///
+/// A signal reads nothing. It marks the item it names as changed, and a read settles what
+/// it needs, one read at a time, taking every change marked by then at once:
+/// - an answer for an account whose item is unchanged comes from memory at once, never
+///   behind a read of another item (a client's token, the agent's status);
+/// - an answer for an account whose item changed reads that item alone;
+/// - a listing, or an answer that finds no account in memory, first asks the keyring which
+///   items are the group's (one search, no item read): a changed item that is not, of
+///   another group, kind or program, is never read, and is remembered as not ours.
 ///
 /// Tokens for other scopes are held apart, by account and scope set, as read one at a
 /// time: nothing the group's read returns is one, and no account's own token is one.
@@ -29,24 +37,43 @@ final class CachingTokenStore: TokenStore, Sendable {
     var scopes: ScopeSet
   }
   private struct Memory {
+    /// Moves on every change: a listing or token for other scopes read meanwhile is not kept.
     var generation = 0
+    /// Moves when everything is forgotten: a read of the group in flight is not kept.
+    var epoch = 0
     var listings: [AccountQuery: [AccountListing]] = [:]
     var accounts: [Entry]?
-    /// Items the keyring said changed since `accounts` was read (``forget(item:)``): read
-    /// again, one by one, before `accounts` answers.
-    var pending: Set<String> = []
+    /// The addresses of `accounts`' items.
+    var held: Set<String> = []
+    /// Items the keyring said changed and no read has settled yet, each with the number of
+    /// the change that marked it last: a read settles an item only if no change came
+    /// after the one it read for.
+    var changed: [String: Int] = [:]
+    var changes = 0
+    /// Items found not to be accounts of this group: their changes are ignored.
+    var foreign: Set<String> = []
     /// nil for a token read and found absent.
     var scoped: [ScopedKey: SecretBox?] = [:]
+
+    /// Whether `entries`, of `accounts`, answer a query now: none of them changed, and a
+    /// query that found none, or a listing, has no changed item that could be the one.
+    func answers(_ entries: [Entry], whole: Bool) -> Bool {
+      if changed.isEmpty { return true }
+      if whole || entries.isEmpty { return false }
+      return !entries.contains { $0.address.map { changed[$0] != nil } ?? false }
+    }
   }
   private let memory = Mutex(Memory())
-  /// Held while the group is read whole: requests that find nothing held wait for the one
-  /// read in flight instead of each starting their own. With 1,000 accounts one read holds
-  /// some 14 MiB of D-Bus replies and item proxies until it ends; the first clients and
-  /// the refresh-ahead tasks they start all missed at once, and the agent's peak memory was
-  /// several reads' worth (`make bench`, row 9).
+  /// Held while the keyring is read for the memory: requests that need a read wait for
+  /// the one in flight, which settles every change marked by then, instead of each
+  /// starting their own. With 1,000 accounts one read of the group holds some 14 MiB of
+  /// D-Bus replies until it ends. Only requests that need the keyring take it.
   private let reading = Mutex(())
   /// Whether to remember at all: only while someone tells us of changes.
   private let remembers: @Sendable () -> Bool
+  /// How many addresses found not to be ours are remembered: a program that writes many
+  /// items of its own is ignored, and memory stays bounded whatever it writes.
+  static let foreignLimit = 4096
 
   init(_ backing: any TokenStore, remembers: @escaping @Sendable () -> Bool = { true }) {
     self.backing = backing
@@ -56,14 +83,13 @@ final class CachingTokenStore: TokenStore, Sendable {
   /// Drops what is held; reads in flight are not kept.
   func forget() {
     memory.withLock { memory in
-      memory = Memory(generation: memory.generation + 1)
+      memory = Memory(generation: memory.generation + 1, epoch: memory.epoch + 1, changes: memory.changes)
     }
   }
 
-  /// Drops what is held of the item at `address` (a change signal named it), and of every
-  /// listing; the group's accounts are kept, and the next read reads that item alone
-  /// (with 1,000 accounts, a refresh every few seconds made every answer wait
-  /// for the whole group). A store without addresses forgets everything.
+  /// Marks the item at `address` as changed (a change signal named it), and drops every
+  /// listing and token for other scopes; nothing is read until an answer needs that item.
+  /// A store without addresses forgets everything.
   func forget(item address: String) {
     guard backing is any AddressedTokenStore else { return forget() }
     memory.withLock { memory in
@@ -71,11 +97,18 @@ final class CachingTokenStore: TokenStore, Sendable {
       memory.listings = [:]
       // Tokens for other scopes are items of their own, with no address held: read again.
       memory.scoped = [:]
-      guard var accounts = memory.accounts else { return }
-      accounts.removeAll { $0.address == address }
-      memory.accounts = accounts
-      memory.pending.insert(address)
+      guard !memory.foreign.contains(address) else { return }
+      memory.changes += 1
+      memory.changed[address] = memory.changes
     }
+  }
+
+  /// After a write of `key`'s item by another process of ours (a refresh child): that item
+  /// alone is read again when next asked, as after its change signal, when its address is
+  /// held; the store replaces an account's item in place. Else everything is forgotten.
+  func forget(account key: AccountKey) {
+    let address = memory.withLock { $0.accounts?.first { $0.account.key == key }?.address }
+    if let address { forget(item: address) } else { forget() }
   }
 
   /// How many accounts with tokens are held, for the agent's status.
@@ -88,7 +121,7 @@ final class CachingTokenStore: TokenStore, Sendable {
     }
     if let held { return held }
     // The group's accounts are held: the listing is theirs, without asking the keyring.
-    if holdsAccounts, let entries = try readGroup() {
+    if holdsAccounts, let entries = try entries(for: query, whole: true) {
       return try entries.filter { query.matches($0.account) }.map { entry in
         AccountListing(
           account: entry.account,
@@ -107,12 +140,7 @@ final class CachingTokenStore: TokenStore, Sendable {
 
   func loadAll(_ query: AccountQuery) throws -> [StoredAccount] {
     guard remembers() else { return try backing.loadAll(query) }
-    let entries: [Entry]
-    if let held = memory.withLock({ $0.pending.isEmpty ? $0.accounts : nil }) {
-      entries = held
-    } else if let read = try readGroup() {
-      entries = read
-    } else {
+    guard let entries = try entries(for: query, whole: false) else {
       // A damaged item makes the group's search throw; the query is then asked as it came,
       // uncached, so that it fails, or not, exactly as without the agent.
       return try backing.loadAll(query)
@@ -124,76 +152,116 @@ final class CachingTokenStore: TokenStore, Sendable {
     }
   }
 
-  /// Every account of the group with its tokens, in one search, so that the next request,
-  /// whatever account it names, is answered from memory; nil when the search failed.
-  private func readGroup() throws -> [Entry]? {
-    try reading.withLock { _ in
-      // What the read this one waited for found, if nothing changed since.
-      let (generation, held, pending) = memory.withLock { ($0.generation, $0.accounts, $0.pending) }
-      if let held, pending.isEmpty { return held }
+  /// The group's accounts, enough of them current to answer `query` (all of them for a
+  /// listing, `whole`): from memory when it answers, else after the one read at a time;
+  /// nil when the group's search failed.
+  private func entries(for query: AccountQuery, whole: Bool) throws -> [Entry]? {
+    let fromMemory = memory.withLock { memory -> [Entry]? in
+      guard let accounts = memory.accounts,
+        memory.answers(accounts.filter { query.matches($0.account) }, whole: whole)
+      else { return nil }
+      return accounts
+    }
+    if let fromMemory { return fromMemory }
+    return try reading.withLock { _ in
+      // What the read this one waited for settled, if that is enough.
+      let (epoch, held, changed) = memory.withLock { ($0.epoch, $0.accounts, $0.changed) }
+      if let held, memory.withLock({ $0.answers(held.filter { query.matches($0.account) }, whole: whole) }) {
+        return held
+      }
       if let held, let addressed = backing as? any AddressedTokenStore,
-        let entries = try? reread(pending, into: held, from: addressed)
+        let settled = try? settle(changed, in: held, from: addressed)
       {
         memory.withLock { memory in
-          if memory.generation == generation {
-            memory.accounts = entries
-            memory.pending = []
+          guard memory.epoch == epoch else { return }
+          memory.accounts = settled.entries
+          memory.held = Set(settled.entries.compactMap(\.address))
+          for (address, change) in changed where memory.changed[address] == change {
+            memory.changed[address] = nil
           }
+          if memory.foreign.count + settled.foreign.count > Self.foreignLimit { memory.foreign = [] }
+          memory.foreign.formUnion(settled.foreign)
         }
-        return entries
+        return settled.entries
       }
-      let entries: [Entry]
-      if let addressed = backing as? any AddressedTokenStore {
-        guard let all = try? addressed.loadAllAddressed(.all) else { return nil }
-        entries = try all.map {
-          Entry(account: $0.stored.account, tokens: SecretBox(try $0.stored.tokens.storageJSON()), address: $0.address)
-        }
-      } else {
-        guard let all = try? backing.loadAll(.all) else { return nil }
-        entries = try all.map { Entry(account: $0.account, tokens: SecretBox(try $0.tokens.storageJSON())) }
-      }
-      memory.withLock { memory in
-        if memory.generation == generation {
-          memory.accounts = entries
-          memory.pending = []
-        }
-      }
-      return entries
+      return try readGroup(epoch: epoch)
     }
   }
 
-  /// `held` with the items at `addresses` read again; nil where only reading the whole
-  /// group again is sure to be right: an item that cannot be read (gone, locked), or an
-  /// account held from another item (copies of one account, of which the group's read
-  /// keeps the newest).
-  private func reread(
-    _ addresses: Set<String>, into held: [Entry], from store: any AddressedTokenStore
-  ) throws
-    -> [Entry]?
-  {
-    var entries = held
-    for address in addresses.sorted() {
-      guard let stored = try store.load(address: address) else { continue }
-      let key = stored.account.key
-      guard !entries.contains(where: { $0.account.key == key && $0.address != address }) else { return nil }
-      entries.removeAll { $0.account.key == key }
-      entries.append(
-        Entry(account: stored.account, tokens: SecretBox(try stored.tokens.storageJSON()), address: address))
+  /// Every account of the group with its tokens, in one search, so that the next request,
+  /// whatever account it names, is answered from memory; nil when the search failed. Run
+  /// with `reading` held.
+  private func readGroup(epoch: Int) throws -> [Entry]? {
+    let before = memory.withLock { $0.changes }
+    let entries: [Entry]
+    if let addressed = backing as? any AddressedTokenStore {
+      guard let all = try? addressed.loadAllAddressed(.all) else { return nil }
+      entries = try all.map {
+        Entry(account: $0.stored.account, tokens: SecretBox(try $0.stored.tokens.storageJSON()), address: $0.address)
+      }
+    } else {
+      guard let all = try? backing.loadAll(.all) else { return nil }
+      entries = try all.map { Entry(account: $0.account, tokens: SecretBox(try $0.tokens.storageJSON())) }
+    }
+    memory.withLock { memory in
+      guard memory.epoch == epoch else { return }
+      memory.accounts = entries
+      memory.held = Set(entries.compactMap(\.address))
+      // A change marked while the search ran may or may not be in what it read.
+      memory.changed = memory.changed.filter { $0.value > before }
     }
     return entries
   }
 
-  func save(_ account: Account, tokens: TokenSet) throws {
-    defer { forgetAfterWriting(account.key) }
-    try backing.save(account, tokens: tokens)
+  /// `held` with the changed items at `changed` read again, alone; an item changed that is
+  /// not held is first looked for among the group's items (one search), and read only if
+  /// it is one. nil where only reading the whole group again is sure to be right: a held
+  /// item that cannot be read (gone, locked) and no search says it is gone, or an account
+  /// held from another item (copies of one account, of which the group's read keeps the
+  /// newest).
+  private func settle(
+    _ changed: [String: Int], in held: [Entry], from store: any AddressedTokenStore
+  ) throws -> (entries: [Entry], foreign: Set<String>)? {
+    var entries = held
+    let heldAddresses = Set(held.compactMap(\.address))
+    var foreign: Set<String> = []
+    // Which changed items are the group's, when some are not held (or may be gone).
+    let ours: Set<String>? =
+      changed.keys.contains { !heldAddresses.contains($0) } ? try store.addresses() : nil
+    for address in changed.keys.sorted() {
+      if let ours, !ours.contains(address) {
+        // Not an account item of this group, or no longer: nothing to read.
+        entries.removeAll { $0.address == address }
+        if !heldAddresses.contains(address) { foreign.insert(address) }
+        continue
+      }
+      let stored: StoredAccount?
+      do {
+        stored = try store.load(address: address)
+      } catch  where !heldAddresses.contains(address) {
+        // Gone before it could be read: it holds no account now.
+        continue
+      } catch {
+        // A held item that cannot be read: gone, if the group's search no longer finds it.
+        guard let ours = try ours ?? store.addresses(), !ours.contains(address) else { throw error }
+        stored = nil
+      }
+      entries.removeAll { $0.address == address }
+      guard let stored else {
+        if !heldAddresses.contains(address) { foreign.insert(address) }
+        continue
+      }
+      let key = stored.account.key
+      guard !entries.contains(where: { $0.account.key == key }) else { return nil }
+      entries.append(
+        Entry(account: stored.account, tokens: SecretBox(try stored.tokens.storageJSON()), address: address))
+    }
+    return (entries, foreign)
   }
 
-  /// After a write of `key`'s item (a refresh ahead, one of 1,000 every few seconds): that
-  /// item alone is read again, as after its change signal, when its address is held; the
-  /// store replaces an account's item in place. Anything else forgets everything.
-  private func forgetAfterWriting(_ key: AccountKey) {
-    let address = memory.withLock { $0.accounts?.first { $0.account.key == key }?.address }
-    if let address { forget(item: address) } else { forget() }
+  func save(_ account: Account, tokens: TokenSet) throws {
+    defer { forget(account: account.key) }
+    try backing.save(account, tokens: tokens)
   }
 
   func remove(_ key: AccountKey) throws -> Bool {

@@ -11,6 +11,16 @@ public protocol AddressedTokenStore: TokenStore {
   /// now: deleted, an item of another group or of another kind. Throws what a read throws
   /// (a locked keyring), and the caller then reads the group again.
   func load(address: String) throws -> StoredAccount?
+
+  /// The addresses of every account item of this group, locked ones included, without
+  /// reading any item: one search. A reader told of changes to items it does not hold
+  /// learns from it which are its group's, and reads only those. nil when the store cannot
+  /// list addresses apart from their items.
+  func addresses() throws -> Set<String>?
+}
+
+extension AddressedTokenStore {
+  public func addresses() throws -> Set<String>? { nil }
 }
 
 /// An account read from a store, with the address of its item.
