@@ -285,6 +285,14 @@ final class CurlExchange: @unchecked Sendable {
       CURLE_SSL_CACERT_BADFILE, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ISSUER_ERROR,
       CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT, CURLE_USE_SSL_FAILED:
       let detail = String(cString: errorText)
+      // OpenSSL's "wrong version number": the first bytes back were no TLS record, which is
+      // what a plain-HTTP server's answer looks like. The scheme is wrong, not the network.
+      if detail.contains("wrong version number") {
+        return TransportError(
+          .tls,
+          "TLS with \(place) failed: the server answered in plain HTTP, not TLS (\(detail)); the address says "
+            + "https where the server speaks http, or names the wrong port")
+      }
       return TransportError(
         .tls, "TLS with \(place) failed (\(detail.isEmpty ? Self.describe(code) : detail))")
     default:

@@ -25,6 +25,19 @@ import TokenKit
     }
   }
 
+  /// `https://` to a server that speaks plain HTTP: the error says the scheme is wrong,
+  /// not the network.
+  @Test func httpsToAPlainHTTPServerSaysTheSchemeIsWrong() async throws {
+    let server = try await TestHTTPServer()
+    let error = await #expect(throws: TransportError.self) {
+      try await transport.send(HTTPRequest(method: "GET", url: URL(string: "https://127.0.0.1:\(server.port)/echo")!))
+    }
+    #expect(error?.kind == .tls)
+    #expect(error?.message.contains("plain HTTP") == true, "\(String(describing: error))")
+    let wording = TokenKitError(.transport(try #require(error)), while: "refresh the tokens of corp:ada")
+    #expect(wording.recovery?.contains("https or http") == true, "\(wording)")
+  }
+
   @Test func getSendsHeadersAndQuery() async throws {
     let server = try await TestHTTPServer()
     let response = try await transport.send(

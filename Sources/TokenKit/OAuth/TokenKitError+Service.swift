@@ -10,6 +10,12 @@ extension TokenKitError {
   public init(_ error: AuthorizationServiceError, while action: String, signingInAgainTo type: String? = nil) {
     let unchanged = "The stored tokens are unchanged."
     switch error {
+    case .transport(let transport) where transport.kind == .tls:
+      // The network got there: what failed is the address's scheme or port, or the
+      // server's certificate, which trying again does not change.
+      self.init(
+        .networkFailure, "could not \(action): \(transport.message)",
+        recovery: "Check the server's address (https or http, and the port) and its certificate. \(unchanged)")
     case .transport(let transport):
       self.init(
         .networkFailure, "could not \(action): \(transport.message)",
