@@ -42,7 +42,7 @@ extension TokenCtl {
       case .token(let account, let minValid, let group):
         try await Token.printToken(account: account, minValid: minValid, group: group)
       case .credential(let operation, let group): try await Credential.answer(operation: operation, group: group)
-      case .help: context.output.write(TokenCtl.helpMessage() + "\n")
+      case .help: context.output.write(TokenCtl.commandsFirst(TokenCtl.helpMessage()) + "\n")
       }
     }
   }

@@ -48,6 +48,25 @@ public struct TokenCtl: ParsableCommand {
     ]
   )
 
+  /// The root help as a user meets it (`--help`, `-h`, `help`): the commands first, as
+  /// git's and gh's help has them. swift-argument-parser prints the discussion, which holds
+  /// the Environment and Exit status lists for the man page's DESCRIPTION, before USAGE;
+  /// here they move after the commands, whole, above the pointer to each command's help.
+  /// Any other text is returned as it is.
+  static func commandsFirst(_ help: String) -> String {
+    var lines = help.split(separator: "\n", omittingEmptySubsequences: false)
+    var moved: [Substring] = []
+    for title in ["Environment:", "Exit status:"] {
+      guard let start = lines.firstIndex(of: Substring(title)) else { return help }
+      let blank = lines[start...].firstIndex(of: "") ?? lines.endIndex
+      moved += lines[start..<blank] + [""]
+      lines.removeSubrange(start..<min(blank + 1, lines.endIndex))
+    }
+    let pointer = lines.lastIndex { $0.hasPrefix("  See '") } ?? lines.endIndex
+    lines.insert(contentsOf: moved, at: pointer)
+    return lines.joined(separator: "\n")
+  }
+
   /// The variables tokenctl reads, for the help's Environment section.
   private static var environment: String {
     HelpList.render(
@@ -157,6 +176,7 @@ public struct TokenCtl: ParsableCommand {
     // which would land on the user's command line.
     if arguments.first == "---completion", !code.isSuccess { return ExitStatus.success.rawValue }
     var text = fullMessage(for: error)
+    if code.isSuccess { text = commandsFirst(text) }
     if code.isSuccess, BashCompletionScript.isRequested(by: arguments) { text = BashCompletionScript.amended(text) }
     if !code.isSuccess, let meant = commandMeant(by: arguments) { text += "\nhint: Did you mean `\(meant)`?" }
     if !text.isEmpty {

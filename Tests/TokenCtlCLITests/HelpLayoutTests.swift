@@ -57,6 +57,23 @@ import Testing
     #expect(HelpList.width <= 78 - 5)
   }
 
+  /// `tokenctl --help` as a user meets it, through the parser or not: the commands come
+  /// first, as git's and gh's help lists them, then the environment and exit statuses,
+  /// whole, and the pointer to each command's help last.
+  @Test(arguments: [true, false]) func theCommandsComeBeforeTheReferenceLists(shortcuts: Bool) async throws {
+    let help = try await ShortcutTests.run(["--help"], shortcuts: shortcuts).stdout
+    let usage = try #require(help.range(of: "\nUSAGE: tokenctl")).lowerBound
+    let commands = try #require(help.range(of: "\nSUBCOMMANDS:\n")).lowerBound
+    let environment = try #require(help.range(of: "\nEnvironment:\n")).lowerBound
+    let statuses = try #require(help.range(of: "\nExit status:\n")).lowerBound
+    let pointer = try #require(help.range(of: "See 'tokenctl help <subcommand>'")).lowerBound
+    #expect(usage < commands && commands < environment && environment < statuses && statuses < pointer, "\(help)")
+    for status in ExitStatus.allCases {
+      #expect(help.contains("\n  \(status.rawValue) "), "exit status \(status.rawValue) is missing")
+    }
+    #expect(!help.contains("\n\n\n"), "\(help)")
+  }
+
   @Test func aLongTermGoesAboveItsText() {
     let text = HelpList.render("List", [("LONG_NAME_HERE", "One two three four five six."), ("A", "x")], termWidth: 4)
     #expect(
