@@ -22,12 +22,24 @@ public struct MicrosoftGraphBehavior: AccountTypeBehavior {
   /// Microsoft's ID tokens say so with `idp`: "identical to the value of the Issuer claim
   /// unless the user account isn't in the same tenant as the issuer, such as guests"
   /// (https://learn.microsoft.com/en-us/entra/identity-platform/id-token-claims-reference).
+  ///
+  /// A personal Microsoft account may have the same address as a work account (one
+  /// registered with a work address): its name says `/personal`
+  /// (`sam@contoso.test/personal`), known by the tenant of personal accounts in `tid`
+  /// (https://learn.microsoft.com/en-us/entra/identity-platform/id-token-claims-reference).
   public func identity(claims: IDTokenClaims) -> AccountIdentity? {
     guard let oid = claims.string("oid"), let tid = claims.string("tid") else { return nil }
     var name = claims.preferredUsername ?? claims.email ?? claims.name ?? oid
-    if let idp = claims.string("idp"), idp != claims.issuer { name += "/\(tid)" }
+    if let idp = claims.string("idp"), idp != claims.issuer {
+      name += "/\(tid)"
+    } else if tid.lowercased() == MicrosoftGraphPlugin.personalAccountsTenant {
+      name += Self.personalSuffix
+    }
     return AccountIdentity(id: "\(oid).\(tid)", name: name, issuer: claims.issuer)
   }
+
+  /// What a personal account's name ends in.
+  static let personalSuffix = "/personal"
 
   /// A browser already signed in to Microsoft signs that person in again without asking
   /// when the request sends no `prompt` ("prompt=select_account interrupts single
@@ -40,13 +52,14 @@ public struct MicrosoftGraphBehavior: AccountTypeBehavior {
     return ["login_hint": Self.username(of: again)]
   }
 
-  /// The username `account` signs in with: its name without the tenant that
-  /// ``identity(claims:)`` adds to a guest's.
+  /// The username `account` signs in with: its name without what ``identity(claims:)``
+  /// adds to a guest's or a personal account's.
   static func username(of account: Account) -> String {
-    guard let tid = account.id.split(separator: ".").last, account.name.hasSuffix("/\(tid)") else {
-      return account.name
+    let tid = account.id.split(separator: ".").last.map { "/\($0)" }
+    for suffix in [tid, personalSuffix].compactMap(\.self) where account.name.hasSuffix(suffix) {
+      return String(account.name.dropLast(suffix.count))
     }
-    return String(account.name.dropLast(tid.count + 1))
+    return account.name
   }
 
   /// Microsoft says "consent needed" as `invalid_grant` with `suberror` `consent_required`,

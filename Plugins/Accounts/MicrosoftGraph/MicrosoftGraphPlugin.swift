@@ -103,6 +103,10 @@ public enum MicrosoftGraphPlugin: AccountTypePlugin {
   /// https://learn.microsoft.com/en-us/entra/identity-platform/v2-protocols#endpoints).
   static let multiTenantAliases: Set<String> = ["common", "organizations", "consumers"]
 
+  /// The tenant id of every personal Microsoft account ("tid",
+  /// https://learn.microsoft.com/en-us/entra/identity-platform/id-token-claims-reference).
+  static let personalAccountsTenant = "9188040d-6c67-4c5b-b112-36a304b66dad"
+
   /// `host[:port]` of `url`.
   static func authority(of url: URL) -> String? {
     guard let host = url.host?.lowercased() else { return nil }

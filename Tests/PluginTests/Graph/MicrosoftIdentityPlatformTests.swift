@@ -148,6 +148,24 @@ import TokenKit
     #expect(guestName == "ada@contoso.com/t-b")
   }
 
+  /// A personal account on a work address is not named like the work account: `tid` is
+  /// the personal accounts' tenant
+  /// (https://learn.microsoft.com/en-us/entra/identity-platform/id-token-claims-reference);
+  /// its repair still names the address alone.
+  @Test func aPersonalAccountOnAWorkAddressIsToldApart() throws {
+    let personal = try IDTokenClaims(
+      unverified: Self.idToken(
+        #"{"iss":"https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0","sub":"s","#
+          + #""aud":"app","exp":2000000000,"iat":1900000000,"oid":"00000000-0000-0000-5a30-000000000007","#
+          + #""tid":"9188040d-6c67-4c5b-b112-36a304b66dad","preferred_username":"sam@contoso.com"}"#))
+    let identity = try #require(Self.behavior.identity(claims: personal))
+    #expect(identity.name == "sam@contoso.com/personal")
+    let account = Self.account(name: identity.name, id: identity.id)
+    #expect(
+      Self.behavior.authorizationParameters(hasRefreshableAccount: false, signingInAgain: account)["login_hint"]
+        == "sam@contoso.com")
+  }
+
   /// App-only tokens need a tenant and the `.default` scope
   /// (https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-client-creds-grant-flow).
   @Test func aServiceAccountNeedsATenantAndAsksForDotDefault() throws {

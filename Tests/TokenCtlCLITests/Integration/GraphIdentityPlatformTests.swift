@@ -80,7 +80,7 @@ import TokenStoreTesting
     let personal = try await tokenctl("login", "graph", "--browser", user: "dan@outlook.test")
     #expect(personal.status != 0)
     try configure(tenant: "consumers")
-    #expect(try await signIn("dan@outlook.test").stdout.contains("as dan@outlook.test "))
+    #expect(try await signIn("dan@outlook.test").stdout.contains("as dan@outlook.test/personal "))
     let fabrikam = platform.tenantID("fabrikam")
     try configure(tenant: fabrikam)
     let guest = try await signIn("ada@contoso.test")
@@ -90,7 +90,7 @@ import TokenStoreTesting
     let names = list.stdout.split(separator: "\n").dropFirst().compactMap { $0.split(separator: " ").dropFirst().first }
     #expect(
       Set(names.map(String.init))
-        == ["ada@contoso.test", "ada@contoso.test/\(fabrikam)", "bob@contoso.test", "dan@outlook.test"],
+        == ["ada@contoso.test", "ada@contoso.test/\(fabrikam)", "bob@contoso.test", "dan@outlook.test/personal"],
       "\(list.stdout)")
     // Each is reached by its own name, and Graph sees the member and the guest objects.
     let member = try await tokenctl("graph", "me", "--account", Self.ada)
