@@ -88,15 +88,20 @@ extension TokenCtl {
       let session = try session.configured()
       switch try helper(session, name: "tokenctl").choose(for: request) {
       case .account(let choice): return choice.account.qualifiedName
-      case .notOurs:
-        throw TokenKitError(
-          .noSuchAccount, "no account type serves \(request["host"] ?? url)",
-          recovery:
-            "List the host in a type's [credentials] hosts (tokenctl-types(5)); 'tokenctl types' lists the types.")
+      case .notOurs: throw noTypeServes(request, url: url)
       case .declined(let reason):
         if case .ambiguous = reason { throw TokenKitError(.ambiguousAccount, reason.warning) }
         throw TokenKitError(.noSuchAccount, reason.warning)
       }
+    }
+
+    /// The error for a URL whose host no account type serves, for a command that has no
+    /// other helper to leave it to (git's helper stays silent so that git asks the next).
+    static func noTypeServes(_ request: CredentialMessage, url: String) -> TokenKitError {
+      TokenKitError(
+        .noSuchAccount, "no account type serves \(request["host"] ?? url)",
+        recovery:
+          "List the host in a type's [credentials] hosts (tokenctl-types(5)); 'tokenctl types' lists the types.")
     }
 
     /// The answer to a `get` request (git's, or one a helper for another tool made of its

@@ -58,7 +58,11 @@ extension TokenCtl {
       guard let answer = try await Credential.fill(message, session: session, name: Self.name),
         let json = ExecCredential.answer(answer, request: request)
       else {
-        // The helper said why on standard error, and what to run.
+        // kubectl has no next helper to ask: a host no type serves is said here. Otherwise
+        // the helper said why on standard error, and what to run.
+        if case .notOurs = try Credential.helper(session.configured(), name: Self.name).choose(for: message) {
+          throw Credential.noTypeServes(message, url: server)
+        }
         throw ExitCode.failure
       }
       context.output.write(json)

@@ -128,5 +128,12 @@ import TokenKit
     #expect(none.status != 0)
     #expect(none.stdout.isEmpty)
     #expect(none.stderr.contains("run 'tokenctl login gitlocal'"), "\(none.stderr)")
+    // A cluster no type serves: kubectl has no other plugin to ask, so it is said.
+    let unserved = try await TestProcess.run(
+      TestProcess.tokenctl, ["kube-credential", "--server", "https://cluster.invalid:6443"],
+      environment: fixture.environment)
+    #expect(unserved.status != 0)
+    #expect(unserved.stdout.isEmpty)
+    #expect(unserved.stderr.contains("no account type serves cluster.invalid"), "\(unserved.stderr)")
   }
 }
