@@ -224,12 +224,7 @@ public enum FrontEnd {
   /// Execs the full program with `arguments`, giving it `input` as standard input when the
   /// front end read it, and telling it `handOver`.
   private static func execFullProgram(arguments: [String], input: [UInt8]?, handOver: HandOver?) -> Never {
-    guard let program = fullProgram() else {
-      _ = writeError(
-        "tokenctl: its main program is missing: looked for libexec/tokenctl/tokenctl beside the folder of "
-          + "\(ownPath() ?? "this program"); install tokenctl again (make install)\n")
-      exit(1)
-    }
+    guard let program = fullProgram() else { answerAlone(arguments: arguments, handOver: handOver) }
     if let input {
       let fd = memoryFile(input)
       guard fd >= 0, dup2(fd, 0) == 0 else {
@@ -262,6 +257,79 @@ public enum FrontEnd {
     _ = writeError("tokenctl: could not run \(program): \(String(cString: strerror(errno)))\n")
     exit(1)
   }
+
+  /// Answers as well as the front end can without the full program: on a host the agent is
+  /// forwarded to (`tokenctl ssh`), the front end alone is installed, and what the agent
+  /// said is all there is. An error is printed with what to do and exits with the status
+  /// the full program would give it (``exitStatus(code:)``); an answer with warnings is
+  /// printed with them; anything else is a command for the machine the agent runs on.
+  private static func answerAlone(arguments: [String], handOver: HandOver?) -> Never {
+    let command = arguments.first ?? ""
+    switch handOver {
+    case .answer(let answer) where answer.kind == AgentMessage.Answer.error:
+      let message = answer["message"] ?? "the agent refused the request"
+      _ = writeError("tokenctl: \(message)\n" + (answer["recovery"].map { "\($0)\n" } ?? ""))
+      exit(exitStatus(code: answer["code"] ?? ""))
+    case .answer(let answer) where answer.kind == AgentMessage.Answer.token:
+      for warning in answer.values("warning") + answer.values("type-warning") {
+        _ = writeError("tokenctl: \(warning)\n")
+      }
+      guard let token = answer["access-token"] else { exit(1) }
+      exit(write(token + "\n") ? 0 : 1)
+    case .answer(let answer) where answer.kind == AgentMessage.Answer.credential:
+      for warning in answer.values("warning") + answer.values("type-warning") {
+        _ = writeError("tokenctl: \(warning)\n")
+      }
+      if let printed = answer["answer"] { exit(write(printed) ? 0 : 1) }
+      // git goes on to its next helper; Docker and kubectl are told nothing serves them.
+      if command == "credential" { exit(0) }
+      if command == ClientCommand.dockerCredentialName {
+        exit(write("credentials not found in native keychain\n") ? 1 : 1)
+      }
+      _ = writeError("tokenctl: no account serves this server\n")
+      exit(1)
+    case .noAgent?:
+      _ = writeError(
+        "tokenctl: no agent to ask: only tokenctl's front end is installed here, which asks an agent forwarded "
+          + "with `tokenctl ssh`; connect with it from the machine the agent runs on\n")
+      exit(agentFailureStatus)
+    default:
+      _ = writeError(
+        "tokenctl: '\(command)' needs tokenctl's main program, which is not installed here (only its front end "
+          + "is, which answers token and the credential helpers' get from a forwarded agent): run it on the "
+          + "machine the agent runs on, or install tokenctl in full (make install)\n")
+      exit(1)
+    }
+  }
+
+  /// The full program's exit status for an error of `code` (`ExitStatus(for:)`, which the
+  /// front end does not link; a test checks the two agree).
+  public static func exitStatus(code: String) -> Int32 {
+    switch code {
+    case "no-such-account": 2
+    case "ambiguous-account": 3
+    case "token-not-valid": 4
+    case "needs-sign-in": 5
+    case "unknown-account-type": 6
+    case "keyring-locked": 7
+    case "keyring-unavailable": 8
+    case "corrupt-item": 9
+    case "network-failure": 10
+    case "server-error": 11
+    case "access-denied", "sign-in-failed", "invalid-id-token": 12
+    case "sign-in-timed-out": 13
+    case "not-configured", "invalid-descriptor": 14
+    case "revocation-failed": 15
+    case "scope-refused": 17
+    case "unusable-file": 18
+    case "agent-failure": agentFailureStatus
+    case "invalid-argument": 64
+    default: 1
+    }
+  }
+
+  /// The full program's status for an agent that failed (`ExitStatus.agentFailure`).
+  static let agentFailureStatus: Int32 = 19
 
   /// The full program: `../libexec/tokenctl/tokenctl` from the front end's folder, as
   /// `make install` lays them out, else `tokenctl` beside it (a build folder, where the

@@ -28,6 +28,11 @@ extension AgentMessage {
     public static let list = "list"
     /// Answered `status`.
     public static let status = "status"
+    /// `host` (the host name ssh connects to), from tokenctl's own programs only; answered
+    /// `forwarding` with the `socket` the agent opened for that host, or `error`. The
+    /// client keeps the connection open while the host may ask: when it closes, the agent
+    /// removes that socket, and the host gets nothing more.
+    public static let forward = "forward"
   }
 
   /// Answer kinds.
@@ -47,6 +52,8 @@ extension AgentMessage {
     /// agent. `reason` says why, for the log.
     public static let direct = "direct"
     public static let status = "status"
+    /// `socket`: the path of the socket the agent opened for a forwarded host.
+    public static let forwarding = "forwarding"
     /// No fields: the answer is coming but slowly (the agent is refreshing). Sent before
     /// the answer, only to a request with `progress` 1 (``progressField``).
     public static let working = "working"

@@ -29,12 +29,14 @@ public struct AuditEvent: Sendable, Equatable {
     case socket
     case cli
     case notification
+    /// The socket the agent opened for a host it is forwarded to (`tokenctl ssh`).
+    case ssh
   }
 
   public var time: Date
   public var kind: Kind
-  /// The application's name (the canonical executable path, or `flatpak:APP_ID`), or the
-  /// executable of a peer that could not be told.
+  /// The application's name (the canonical executable path, `flatpak:APP_ID` or
+  /// `host:NAME`), or the executable of a peer that could not be told.
   public var application: String
   /// The group; `*` for a denial in every group.
   public var group: String

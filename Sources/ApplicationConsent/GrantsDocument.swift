@@ -84,7 +84,7 @@ struct GrantsDocument: Codable {
     for (index, entry) in document.grants.enumerated() {
       func bad(_ why: String) -> Result<[Grant], DecodeFailure> { .failure(DecodeFailure("grant \(index + 1) \(why)")) }
       guard ApplicationIdentity(name: entry.application) != nil else {
-        return bad("names no application (an absolute path, or flatpak: and an app id)")
+        return bad("names no application (an absolute path, flatpak: and an app id, or host: and a host name)")
       }
       guard entry.group.map({ !$0.isEmpty }) ?? true else { return bad("has an empty group") }
       guard seen.insert(entry.application + "\u{0}" + (entry.group ?? "\u{0}")).inserted else {

@@ -38,8 +38,21 @@ public struct PeerApplication: Sendable, Hashable {
     self.isOwn = isOwn
   }
 
-  /// The application's name: its path or `flatpak:APP_ID` (``ApplicationIdentity/name``).
+  /// The application's name: its path, `flatpak:APP_ID` or `host:NAME`
+  /// (``ApplicationIdentity/name``).
   public var name: String { identity.name }
+
+  /// Whether it is a host the agent is forwarded to.
+  public var isHost: Bool {
+    if case .host = identity { return true }
+    return false
+  }
+
+  /// A host the agent is forwarded to: never tokenctl's own, whatever program there
+  /// asked, and whatever process the socket's peer is (the local `ssh`).
+  public static func forwarded(_ host: HostName) -> PeerApplication {
+    PeerApplication(identity: .host(host), isOwn: false)
+  }
 
   /// The executables of D-Bus proxies, by file name: xdg-dbus-proxy, and the name flatpak
   /// shipped it under before 1.0. Behind one, every program is the proxy.

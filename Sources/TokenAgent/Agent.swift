@@ -79,7 +79,9 @@ public final class Agent: Sendable {
   /// How many threads that served a connection are kept for the next ones.
   public static let keptConnectionThreads = 8
   /// The threads connections are served on (``ConnectionThreads``).
-  private let threads = ConnectionThreads(kept: keptConnectionThreads)
+  let threads = ConnectionThreads(kept: keptConnectionThreads)
+  /// The sockets open for forwarded hosts (``ForwardedSocket``), closed when the agent stops.
+  let forwarded = Mutex<[ObjectIdentifier: ForwardedSocket]>([:])
 
   /// `desktop` answers the applications that are not tokenctl's own, behind its consent gate.
   public init(
@@ -107,6 +109,7 @@ public final class Agent: Sendable {
     log("stopping")
     service.stop()
     listener.shutDown()
+    for socket in forwarded.withLock({ Array($0.values) }) { socket.close() }
   }
 
   /// Stops the agent when its socket, or the folder it is in, is removed or moved away:
@@ -215,8 +218,10 @@ public final class Agent: Sendable {
   }
 
   /// Serves one connection; `requestRead` is called once its request is read or refused,
-  /// when it stops counting against its process's bound of idle connections.
-  private func serve(_ connection: Int32, requestRead: () -> Void) {
+  /// when it stops counting against its process's bound of idle connections. `host` is
+  /// the forwarded host whose socket the connection came to (``ForwardedSocket``): the
+  /// request is then the host's, whatever process wrote it.
+  func serve(_ connection: Int32, host: HostName? = nil, requestRead: () -> Void) {
     let request: AgentMessage
     let sender: pid_t?
     do {
@@ -230,6 +235,14 @@ public final class Agent: Sendable {
       close(connection)
       return
     }
+    if let host {
+      let answer = onThePool(request, connection: connection, atWork: true) { [desktop] in
+        await desktop.answer(request, host: host)
+      }
+      try? AgentSocketIO.writeMessage(answer, to: connection, timeoutMilliseconds: Self.answerTimeoutMilliseconds)
+      close(connection)
+      return
+    }
     // The process that wrote the request, not the one that connected (SentRequest). While
     // the client waits, its /proc entry is open to us (AgentConnection).
     let caller =
@@ -238,6 +251,11 @@ public final class Agent: Sendable {
       } ?? .failure(.unreadable)
     let answer: AgentMessage
     let handOuts = HandOuts()
+    if case .success(let application) = caller, application.isOwn, request.kind == AgentMessage.Request.forward {
+      forward(request, connection: connection)
+      close(connection)
+      return
+    }
     if case .success(let application) = caller, application.isOwn {
       let handedOut: AgentService.HandedOut = { group, account in handOuts.add(group, account) }
       // A token from memory is answered on this thread; the rest on the pool.

@@ -2,6 +2,7 @@ import AgentBus
 import AgentProtocol
 import ApplicationConsent
 import NativeAppSupport
+import Synchronization
 import TokenKit
 
 #if canImport(FoundationEssentials)
@@ -139,7 +140,130 @@ public final class DesktopMethods: AgentBusMethods {
     switch caller {
     case .failure(let peer): return peer.refusal(of: what)
     case .success(let caller):
+      if case .host(let host) = caller.identity {
+        return "\(host) (over ssh) may not have \(what). If you trust that host, run on this machine: "
+          + "tokenctl allow --host \(host) \(grant)"
+      }
       return "\(caller.name) may not have \(what). If you trust it, run: tokenctl allow \(caller.name) \(grant)"
     }
+  }
+
+  // MARK: Forwarded hosts
+
+  /// What a forwarded host may ask (tokenctl-agent(1), "Forwarding"): tokens, the accounts
+  /// it was allowed, and every credential helper's `get`. Nothing that signs in, revokes
+  /// or changes anything: those are run on the machine the agent runs on.
+  static let hostRequests: Set<String> = [
+    AgentMessage.Request.token, AgentMessage.Request.list, AgentMessage.Request.credentialGet,
+    AgentMessage.Request.dockerGet, AgentMessage.Request.kubeGet, AgentMessage.Request.cargoGet,
+  ]
+
+  /// The answer to a request from the forwarded host `host`: only ``hostRequests``, only
+  /// for the accounts the host was allowed (asking the user the first time), answered in
+  /// the agent's own environment (its config.toml chooses the account of a helper's
+  /// `get`), never the one the request names, which is the remote side's.
+  func answer(_ request: AgentMessage, host: HostName) async -> AgentMessage {
+    let application = PeerApplication.forwarded(host)
+    let caller = PeerIdentification.success(application)
+    let group = Self.group(request["group"] ?? "")
+    guard Self.hostRequests.contains(request.kind) else {
+      gate.refused(caller, group: group, via: .ssh, reason: "\(request.kind) is the local machine's")
+      return AgentMessage(
+        error: TokenKitError(
+          .accessDenied,
+          "a forwarded host may not ask the agent for \(request.kind): signing in, revoking and every other change "
+            + "are made on the machine the agent runs on",
+          recovery: "Run the command there, not on \(host)."))
+    }
+    let local = Self.local(request, group: group, environment: service.environment)
+    if request.kind == AgentMessage.Request.list { return list(local, group: group, caller: caller) }
+    // The service chooses the account (a helper's `get` by config.toml's rules) and tells
+    // which it handed out; the host gets the answer only once consent admits that account.
+    // Until then the answer stays here: a token fetched for a host that is then refused
+    // is never sent (the account is kept fresh, as any asked account is).
+    let taken = HandedOutAccounts()
+    let answer = await service.answer(local) { group, account in taken.add(group, account) }
+    let accounts = taken.all()
+    if answer.kind == AgentMessage.Answer.token || answer["answer"] != nil {
+      // An answer that carries a credential but names no account is not the host's to have.
+      guard !accounts.isEmpty else { return Self.hostRefusal("the agent cannot tell which account answers this") }
+      for (group, account) in accounts {
+        guard await gate.admit(caller, group: group, account: account, via: .ssh) else {
+          return AgentMessage(
+            error: TokenKitError(
+              .accessDenied,
+              Self.denial(caller, what: account.qualifiedName, grant: "\(account.qualifiedName) --group \(group)")))
+        }
+      }
+      for (group, account) in accounts { gate.handedOut(application, group: group, account: account, via: .ssh) }
+      return answer
+    }
+    // Whether an account exists is for hosts allowed in the group to learn.
+    if let error = answer.error,
+      error.code == TokenKitError.Code.noSuchAccount || error.code == TokenKitError.Code.ambiguousAccount,
+      gate.visible(caller, group: group) == nil
+    {
+      gate.refused(caller, group: group, via: .ssh, reason: "no grant in the group")
+      let name = request["account"] ?? "an account"
+      return AgentMessage(
+        error: TokenKitError(
+          .accessDenied, Self.denial(caller, what: "\(name) in group \(group)", grant: "\(name) --group \(group)")))
+    }
+    // Nothing the agent would leave to a client of its own: the host has no keyring to
+    // do it with. A helper's `get` that no account answers is git's "not found".
+    if answer.kind == AgentMessage.Answer.direct {
+      if request.kind == AgentMessage.Request.token || request.kind == AgentMessage.Request.cargoGet {
+        return Self.hostRefusal("the agent does not answer this request from a forwarded host")
+      }
+      return AgentMessage(AgentMessage.Answer.credential)
+    }
+    return answer
+  }
+
+  /// A refusal of a host's request that only the local machine can make.
+  static func hostRefusal(_ message: String) -> AgentMessage {
+    AgentMessage(error: TokenKitError(.accessDenied, message, recovery: "Run it on the machine the agent runs on."))
+  }
+
+  /// The accounts one answer handed out, as the service tells them.
+  private final class HandedOutAccounts: Sendable {
+    private let list = Mutex<[(group: String, account: Account)]>([])
+    func add(_ group: String, _ account: Account) { list.withLock { $0.append((group, account)) } }
+    func all() -> [(group: String, account: Account)] { list.withLock { $0 } }
+  }
+
+  /// The accounts of `group` the host may see; refused when it may see none.
+  private func list(_ request: AgentMessage, group: String, caller: PeerIdentification) -> AgentMessage {
+    guard let scope = gate.visible(caller, group: group) else {
+      gate.refused(caller, group: group, via: .ssh, reason: "listing not allowed")
+      return AgentMessage(
+        error: TokenKitError(
+          .accessDenied, Self.denial(caller, what: "the accounts of group \(group)", grant: "ACCOUNT --group \(group)"))
+      )
+    }
+    do {
+      let shown = try service.accounts(group: group).filter { listing in
+        if let type = request["type"], listing.account.type != type { return false }
+        if case .accounts(let keys) = scope { return keys.contains(listing.account.key) }
+        return true
+      }
+      return AgentMessage(listings: shown)
+    } catch {
+      return AgentMessage(error: error as? TokenKitError ?? TokenKitError(.keyringUnavailable, "\(error)"))
+    }
+  }
+
+  /// `request` with the agent's own environment in place of the one it names (the remote
+  /// side's HOME and session bus mean nothing here), in `group`.
+  static func local(_ request: AgentMessage, group: String, environment: [String: String]) -> AgentMessage {
+    var local = AgentMessage(request.kind)
+    for field in request.fields where !field.key.hasPrefix("env-") && field.key != "group" {
+      local.append(field.key, field.value)
+    }
+    local.append("group", group)
+    for name in AgentMessage.contextVariables {
+      if let value = environment[name] { local.append(AgentMessage.contextField(name), value) }
+    }
+    return local
   }
 }

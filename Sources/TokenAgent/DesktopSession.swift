@@ -40,12 +40,14 @@ enum DesktopSession {
       switch application.identity {
       case .executable(let path): (program, who) = (path.split(separator: "/").last.map(String.init) ?? path, path)
       case .flatpak(let id): (program, who) = (id.rawValue, "The Flatpak app \(id) (\(application.name))")
+      case .host(let host):
+        (program, who) = ("\(host) (over ssh)", "The host \(host), which you forwarded the agent to over ssh,")
       }
       guard
         let answer = await notifications.ask(
           summary: "\(program) asks for a token of \(account)",
           body: "\(who) wants the access token of \(account) (group \(group)) from tokenctl. "
-            + "Allow it only if you trust this program with that account.",
+            + "Allow it only if you trust \(application.isHost ? "that host" : "this program") with that account.",
           actions: [("allow", "Allow"), ("deny", "Deny")], timeout: consentTimeout)
       else { return .notAsked }
       switch answer {

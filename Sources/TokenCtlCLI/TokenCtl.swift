@@ -41,7 +41,7 @@ public struct TokenCtl: ParsableCommand {
       Types.self, Login.self, List.self, Status.self, Token.self, Refresh.self, Revoke.self, Request.self, Graph.self,
       Credential.self, SetupGit.self, DockerCredential.self, SetupDocker.self, CargoCredential.self,
       KubeCredential.self, AgentCommand.self,
-      Allow.self, Deny.self,
+      Allow.self, Deny.self, Ssh.self,
       Apps.self, Unregister.self,
       Doctor.self,
       RefreshWorker.self,

@@ -161,3 +161,32 @@ static inline int tokenctl_memfd(const char *name) {
 // no CommandLine at all.
 int tokenctl_argument_count(void);
 char *const *tokenctl_arguments(void);
+
+// Keeps `keep` open in a child of its own until this process ends, then ends: what
+// `tokenctl ssh` leaves behind when it becomes ssh (exec), so that the agent sees its
+// connection close when the session ends, not before. ssh closes every descriptor it
+// did not open, so the connection cannot go with it. The child runs only system calls
+// (this process may have threads), leaves the terminal's process group (a Ctrl-C for ssh
+// must not end the forwarding), and waits on a pidfd of this process, or, on a kernel
+// without pidfd_open, looks every 200 ms whether it was reparented. Returns the child's
+// pid, or -1.
+static inline int tokenctl_hold_until_exit(int keep) {
+  pid_t parent = getpid();
+  int watch = (int)syscall(SYS_pidfd_open, parent, 0);
+  pid_t child = fork();
+  if (child != 0) {
+    if (watch >= 0) close(watch);
+    return child;
+  }
+  setsid();
+  for (int fd = 0; fd < 1024; fd++) {
+    if (fd != keep && fd != watch) close(fd);
+  }
+  if (watch >= 0) {
+    struct pollfd entry = {.fd = watch, .events = POLLIN, .revents = 0};
+    while (poll(&entry, 1, -1) < 0 && errno == EINTR) {}
+  } else {
+    while (getppid() == parent) usleep(200000);
+  }
+  _exit(0);
+}

@@ -31,14 +31,22 @@ extension TokenCtl {
         the grants file too. A script is run by its interpreter: allowing /usr/bin/python3.11 \
         allows every Python program you run, and a shell allows every shell script.
 
+        --host HOST allows a host the agent is forwarded to ('tokenctl ssh'), named as ssh \
+        connects to it ('ssh -G DESTINATION' shows it as hostname): every request through \
+        that host's socket is the host's, whichever program there asks, for 'tokenctl token' \
+        and every credential helper's get. It never signs in, revokes or changes anything. \
+        Root on that host can use the socket while a session lasts, as with ssh-agent: allow \
+        a host only accounts you would trust its administrators with.
+
         Grants are kept in $XDG_STATE_HOME/tokenctl/grants.json (0600); each change is \
         recorded in the audit log beside it (audit.log). 'tokenctl apps' lists them.
         """)
 
     @Argument(
       help: ArgumentHelp(
-        "The program: a path, or a name looked up in PATH; or flatpak:APP_ID for a Flatpak app.", valueName: "app"))
-    var application: String
+        "The program: a path, or a name looked up in PATH; or flatpak:APP_ID for a Flatpak app (not with --host).",
+        valueName: "app"))
+    var application: String?
 
     @Argument(
       help: ArgumentHelp("An account it may use: TYPE:NAME, or a NAME that is unique.", valueName: "account"),
@@ -48,9 +56,25 @@ extension TokenCtl {
     @Flag(help: "Every account of the group, present and future, instead of the accounts named.")
     var all = false
 
+    @Option(
+      help: ArgumentHelp(
+        "A host the agent is forwarded to (tokenctl ssh), as ssh -G names it, instead of an application.",
+        valueName: "host"))
+    var host: String?
+
     @OptionGroup var groupOption: GroupOption
 
+    /// The accounts named: with --host, every word after the options.
+    private var named: [String] { host == nil ? accounts : (application.map { [$0] } ?? []) + accounts }
+
     func validate() throws {
+      if host == nil && application == nil {
+        throw ValidationError("Name the application to allow (APP), or give --host HOST.")
+      }
+      if let host, HostName(host) == nil {
+        throw ValidationError("'\(host)' is no host name: letters, digits, dots, dashes, underscores and colons.")
+      }
+      let accounts = named
       if all && !accounts.isEmpty {
         throw ValidationError("Name accounts or give --all, not both: --all already covers every account.")
       }
@@ -62,8 +86,13 @@ extension TokenCtl {
 
     func run() throws {
       let context = CommandSession.runningContext()
-      let identity = try ApplicationArgument.resolve(
-        application, environment: context.environment, currentDirectory: context.currentDirectory())
+      let identity: ApplicationIdentity
+      if let host = host.flatMap(HostName.init) {
+        identity = .host(host)
+      } else {
+        identity = try ApplicationArgument.resolve(
+          application ?? "", environment: context.environment, currentDirectory: context.currentDirectory())
+      }
       let group = try GroupOption.name(groupOption.group, in: context)
       if case .executable(let path) = identity {
         if OwnExecutables.contains(path: path) {
@@ -82,7 +111,7 @@ extension TokenCtl {
       if !all {
         let session = try CommandSession.open(group: group, configured: false, in: context)
         let types = Set(session.context.registry.ids)
-        granted = try accounts.map { name in
+        granted = try named.map { name in
           let account = try AccountReference(parsing: name, knownTypes: types).resolve(in: session.store).account
           return GrantedAccount(key: account.key, name: account.qualifiedName)
         }

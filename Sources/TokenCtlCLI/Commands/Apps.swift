@@ -20,7 +20,9 @@ extension TokenCtl {
         agent last handed it a token (to the minute). Applications are executables, or \
         Flatpak apps by their app id (flatpak:APP_ID): a line for /usr/bin/python3.11 covers \
         every Python program you run outside a sandbox, one for flatpak:org.example.App \
-        that app alone. tokenctl's own executables are always allowed and are not listed.
+        that app alone. Hosts the agent is forwarded to ('tokenctl ssh') are host:NAME, with \
+        the accounts allowed them ('tokenctl allow --host'). tokenctl's own executables are \
+        always allowed and are not listed.
         """)
 
     @Flag(help: "Print JSON (with a format version) instead of a table.")
