@@ -66,7 +66,7 @@ DEBIAN_PACKAGES := binutils libstdc++-12-dev libgcc-12-dev libsecret-1-0 libsecr
 BENCH_PACKAGES := hyperfine curl git-credential-oauth build-essential time valgrind oidc-agent-cli
 
 .PHONY: keyring-backend-deps
-.PHONY: all deps bench-deps static-cxx build test test-providers demo bench man check-man check-libsecret check-units lint install install-completions clean hardening fuzz fuzz-short check-release check-install startup-order
+.PHONY: all deps bench-deps static-cxx build test $(TEST_PARTS) test-providers demo bench man check-man check-libsecret check-units lint install install-completions clean hardening fuzz fuzz-short check-release check-install startup-order
 
 all: build
 
@@ -100,23 +100,62 @@ HARDENING := $(CURDIR)/.build/hardening.tsv
 HARDENING_TESTS := FaultMatrixTests|GrantJournalTests|GrantJournalFaultTests|KeyringFaultTests|KeyringCommandTests|SecretHygieneTests|SignInIntegrationTests|FreshnessTests|ServerRecoveryTests|AgentLifecycleTests|AgentIntegrationTests/(aStoppedAgentsFullListenQueue|anAgentThatGoesSilent|anAgentStoppedInTheMiddle)
 CRASH_HARNESS := Tests/Hardening/crash-harness .build/debug/tokenctl .build/debug/git-credential-tokenctl
 
-# The whole suite runs inside a private session bus with a throw-away, unlocked keyring,
-# then the hardening checks in their short form (30 kills, 20,000 fuzz runs per target),
-# then the hardening table.
-test: build check-man check-libsecret check-units auth-server-deps keyring-backend-deps
+# `make test` runs these parts in turn, stops at the first that fails, and prints each
+# part's time at the end; each is also a target of its own (`make test-agent`). Every part
+# runs inside a private session bus with a throw-away, unlocked keyring.
+TEST_PARTS := test-checks test-suite test-exit test-agent test-keepassxc test-hardening
+# What a part needs when it runs alone; `make test` makes it once, before the first part.
+TEST_PREREQS ?= build auth-server-deps keyring-backend-deps
+TEST_TIMES := $(CURDIR)/.build/test-times
+test: build auth-server-deps keyring-backend-deps
+	@rm -f $(HARDENING) $(TEST_TIMES)
+	@status=0; for part in $(TEST_PARTS); do \
+	  start=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$part TEST_PREREQS= || status=$$?; \
+	  echo "$$part $$(( $$(date +%s) - start ))" >> $(TEST_TIMES); \
+	  [ $$status = 0 ] || { failed=$$part; break; }; \
+	done; \
+	echo "make test: time of each part"; \
+	while read -r part seconds; do printf '  %-16s %4d min %02d s\n' $$part $$((seconds / 60)) $$((seconds % 60)); done < $(TEST_TIMES); \
+	[ $$status = 0 ] || echo "make test: $$failed failed; \`make $$failed\` runs it alone"; \
+	exit $$status
+
+# The generated man pages, libsecret's declarations and the agent's systemd units.
+test-checks: $(TEST_PREREQS) check-man check-libsecret check-units
+
+# The whole Swift suite. It leaves the hardening figures of its fault, keyring, listener
+# and secret-scan tests in $(HARDENING), for test-hardening's table.
+test-suite: $(TEST_PREREQS)
 	rm -f $(HARDENING)
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(SWIFT) test --skip-build
-	# The exit tests alone (see Tests/SecretServiceStoreTests/ExitTestGate.swift).
+
+# The exit tests alone (see Tests/SecretServiceStoreTests/ExitTestGate.swift).
+test-exit: $(TEST_PREREQS)
 	TOKENCTL_EXIT_TESTS=1 $(KEYRING) $(SWIFT) test --skip-build --filter 'KeyringChangeMonitorTests|KeyringDaemonRestartTests|SecretServiceStoreMemoryTests|SecretServiceUnlockTests'
-	# The command line's and the git helper's suites again, every client they start asking a
-	# tokenctl agent first (Tests/Support/with-agent): the same outputs, exit codes and
-	# errors either way (issue 13). The agent's own suite starts agents of its own. Their
-	# `tokenctl` is the front end, as `make install` installs it (issue 26).
+
+# The command line's and the git helper's suites again, every client they start asking a
+# tokenctl agent first (Tests/Support/with-agent): the same outputs, exit codes and errors
+# either way, since a client must not behave differently for having an agent. The agent's
+# own suite starts agents of its own. Their `tokenctl` is the front end, as `make install`
+# installs it, so that what users run is what is tested.
+test-agent: $(TEST_PREREQS)
 	TOKENCTL_BIN=$(CURDIR)/.build/debug/tokenctl-front-end $(KEYRING) Tests/Support/with-agent $(SWIFT) test --skip-build --filter 'TokenCtlCLITests\.|GitCredentialHelperTests\.' \
 	  --skip 'AgentIntegrationTests|KeyringChangeMonitorTests|KeyringDaemonRestartTests|SecretServiceStoreMemoryTests|SecretServiceUnlockTests'
-	# The keyring store against KeePassXC as it ships (Tests/Support/with-secret-service).
-	# --no-parallel: KeePassXC refuses to lock a database while another test's dialog is up.
+
+# The keyring store against KeePassXC as it ships (Tests/Support/with-secret-service); every
+# provider is `make test-providers`.
+# --no-parallel: KeePassXC refuses to lock a database while another test's dialog is up.
+test-keepassxc: $(TEST_PREREQS)
 	$(PROVIDER_RUN) Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build --no-parallel --filter '$(PROVIDER_TESTS)'
+
+# The hardening checks in their short form (30 kills, 20,000 fuzz runs per target), then
+# the hardening table. The table also needs test-suite's figures: run alone, this part runs
+# the hardening suites first when they are not there. A second run replaces its own rows.
+test-hardening: $(TEST_PREREQS)
+	@grep -q '^fault' $(HARDENING) 2>/dev/null || { \
+	  echo "test-hardening: no figures of the suite in $(HARDENING): running the hardening suites first"; \
+	  HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(SWIFT) test --skip-build --filter '$(HARDENING_TESTS)'; }
+	@if [ -f $(HARDENING) ]; then sed -i '/^crash\t/d; /^fuzz\t/d' $(HARDENING); fi
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(CRASH_HARNESS) --kills 30
 	FUZZ_SUMMARY=$(HARDENING) SWIFT=$(SWIFT) Tests/Fuzz/run --runs 20000
 	Tests/Hardening/report $(HARDENING)
@@ -164,42 +203,38 @@ demo: deps auth-server-deps
 	$(SWIFT) build
 	$(KEYRING) Tests/Support/demo .build/debug/tokenctl
 
-# How the release executables are built, for `make install` and `make bench` (issue 7,
-# start-up time and peak memory of `tokenctl token` and the git helper; measured with
-# callgrind and GNU time on a private keyring, see README "Performance"):
-# - --static-swift-stdlib, as before (the dynamic Swift libraries were not re-measured).
-# - lld (-use-ld=lld) with -z pack-relative-relocs: the executable's ~50,000 relative
-#   relocations in 10 KB of DT_RELR instead of 1.2 MB of RELA that the loader reads on every
-#   start (needs glibc 2.36, Debian 12). gold, Swift's default linker, cannot pack them.
-# - --no-export-dynamic: swiftc exports every symbol of our own objects (10,700; 0.9 MB of
-#   .dynsym, .dynstr and hash table) so that other images could bind to them; nothing
-#   does, and the loader searched them for every symbol of the shared libraries.
-# Together: peak RSS -1.5 MiB. PIE, RELRO and the non-executable stack are unchanged.
+# How the release executables are built, for `make install` and `make bench`, for the
+# start-up time and peak memory of `tokenctl token` and the git helper (what each flag
+# bought, measured: docs/performance.md, "The full program's start"):
+# - --static-swift-stdlib: no Swift libraries to find and bind at start.
+# - lld (-use-ld=lld) with -z pack-relative-relocs: the executable's relative relocations
+#   packed (DT_RELR) instead of the RELA table the loader reads on every start (needs
+#   glibc 2.36, Debian 12). gold, Swift's default linker, cannot pack them.
+# - --no-export-dynamic: swiftc exports every symbol of our own objects so that other
+#   images could bind to them; nothing does, and the loader searched them for every symbol
+#   of the shared libraries. PIE, RELRO and the non-executable stack are unchanged.
 # - --disable-local-rpath: SwiftPM adds RUNPATH $ORIGIN, which the loader searches before
 #   the system's folders for every library, libcurl's dlopen included: a libcurl.so.4
-#   beside the binary would run in a process holding tokens (issue 11). The static Swift
-#   runtime needs no run path; `make check-release` proves there is none.
-# - Startup order (issue 13): each function in a section of its own (-function-sections;
-#   the static Swift runtime has them already) and the functions a client runs at start
-#   laid out first, side by side (STARTUP_ORDER, `make startup-order`). A client the agent
-#   answers runs a few hundred functions scattered over 13 MiB of code, and the kernel maps
-#   64 KiB around each page it faults in: 3.3 MiB of code resident before, 0.6 MiB after;
-#   its peak RSS 8.5 -> 6.6 MiB. Names the code no longer has are skipped silently; `make
-#   check-release` fails when too many are gone. The C targets too (-Xcc -ffunction-sections):
-#   BoringSSL's FIPS module is one object, bcm.cc, and as one section its 0.3 MiB of code
-#   went wherever its SHA-256 (the lock file's name) was ordered; the direct path paged in
-#   58 pages of it to run a few functions (peak RSS of `token` 8.2 -> 7.9 MiB, issue 26).
-#   Code no symbol names (LLVM's private functions), .init, .fini and the PLT go beside the
-#   ordered functions (STARTUP_TEXT): direct `token` 54 -> 21-32 faults in code (issue 26).
-# - libstdc++ and libgcc's unwinder linked in, not loaded (STATIC_CXX, issue 26): the Swift
-#   runtime is their only user, and the loader's binding of libstdc++, libm and libgcc_s
-#   was most of its work at each start of the full program (LD_DEBUG=statistics: 1,840
-#   relocations, 1,611 of them symbol lookups, before; 165 after). --static-swift-stdlib
-#   asks for them as -lstdc++ and -lgcc_s; STATIC_CXX, searched first, holds the static
-#   archives under those names (libgcc_eh.a is what gcc's -static-libgcc links). Their
-#   symbols stay hidden (the runtime's --exclude-libs ALL), so a library loaded later that
-#   uses libstdc++.so has its own. `tokenctl --version` 3.5 -> 2.9 ms, `--help` 3.7 -> 3.1
-#   ms (perf stat -r 200, 2026-11-27); check-release proves neither is linked.
+#   beside the binary would run in a process holding tokens. The static Swift runtime
+#   needs no run path; `make check-release` proves there is none.
+# - Startup order: each function in a section of its own (-function-sections; the static
+#   Swift runtime has them already) and the functions a client runs at start laid out
+#   first, side by side (STARTUP_ORDER, `make startup-order`). A client the agent answers
+#   runs a few hundred functions scattered over megabytes of code, and the kernel maps
+#   64 KiB around each page it faults in, so scattered functions keep far more code
+#   resident than they run. Names the code no longer has are skipped silently; `make
+#   check-release` fails when too many are gone. The C targets too (-Xcc
+#   -ffunction-sections): BoringSSL's FIPS module is one object, bcm.cc, and as one
+#   section its code went wherever its SHA-256 (the lock file's name) was ordered.
+#   Code no symbol names (LLVM's private functions), .init, .fini and the PLT go beside
+#   the ordered functions (STARTUP_TEXT), for the same reason.
+# - libstdc++ and libgcc's unwinder linked in, not loaded (STATIC_CXX): the Swift runtime
+#   is their only user, and the loader's binding of libstdc++, libm and libgcc_s was most
+#   of its work at each start of the full program. --static-swift-stdlib asks for them as
+#   -lstdc++ and -lgcc_s; STATIC_CXX, searched first, holds the static archives under
+#   those names (libgcc_eh.a is what gcc's -static-libgcc links). Their symbols stay
+#   hidden (the runtime's --exclude-libs ALL), so a library loaded later that uses
+#   libstdc++.so has its own. check-release proves neither is linked.
 STARTUP_ORDER := Sources/tokenctl/startup.order
 STARTUP_TEXT := Sources/tokenctl/startup-text.ld
 STATIC_CXX := $(CURDIR)/.build/static-cxx
@@ -249,14 +284,18 @@ fuzz-short: deps
 	SWIFT=$(SWIFT) Tests/Fuzz/run --runs 20000
 
 # Regenerates man/ from the command definitions (the hand-written pages are left alone).
+# The generated pages are the ones marked so on their first line; those of commands that
+# are gone, or of names from before, go first.
+GENERATED_MAN = $(shell grep -l '^\.\\" "Generated by swift-argument-parser"' man/*.1)
 man: deps
+	rm -f $(GENERATED_MAN)
 	Tests/Support/generate-man $(MAN_DATE) man
 
 # Fails when the checked-in pages differ from what the command definitions produce.
 check-man: deps
 	@tmp=$$(mktemp -d) && Tests/Support/generate-man $(MAN_DATE) $$tmp \
-	  && for page in $$tmp/*; do \
-	       diff -u man/$$(basename $$page) $$page || { echo "man/ is out of date: run 'make man'"; rm -rf $$tmp; exit 1; }; \
+	  && for page in $$tmp/* $(GENERATED_MAN); do \
+	       diff -u man/$$(basename $$page) $$tmp/$$(basename $$page) || { echo "man/ is out of date: run 'make man'"; rm -rf $$tmp; exit 1; }; \
 	     done; rm -rf $$tmp
 
 # Fails when Sources/CLibSecret's declarations of libsecret and GLib differ from Debian's
@@ -317,7 +356,7 @@ install: check-release
 	$(call write-units,$(BINDIR),.build/systemd)
 	install -d $(DESTDIR)$(SYSTEMD_USER_DIR)
 	install -m 644 $(addprefix .build/systemd/,$(SYSTEMD_UNITS)) $(DESTDIR)$(SYSTEMD_USER_DIR)/
-	# Fast by default (issue 26): the socket is enabled for every user session, as Debian's
+	# Fast by default: the socket is enabled for every user session, as Debian's
 	# gnupg enables gpg-agent.socket; a user turns it off with `systemctl --user mask`.
 	install -d $(DESTDIR)$(SYSTEMD_USER_DIR)/sockets.target.wants
 	ln -sf ../tokenctl-agent.socket $(DESTDIR)$(SYSTEMD_USER_DIR)/sockets.target.wants/tokenctl-agent.socket
@@ -330,7 +369,7 @@ install: check-release
 	@echo "  systemctl --user daemon-reload && systemctl --user start tokenctl-agent.socket"
 
 # The shell completion scripts, as BINARY writes them (swift-argument-parser generates them
-# from the command definitions; see README "Shell completion"). `make install` runs this
+# from the command definitions; see docs/usage.md, "Shell completion"). `make install` runs this
 # with the release build; the tests run it with the debug build.
 BINARY ?= .build/release/tokenctl
 install-completions:
