@@ -16,6 +16,10 @@ public enum KeyringChange: Sendable, Hashable {
   /// started. Everything read before may be gone, and libsecret's connection with it.
   case serviceRestarted
 
+  /// The properties of a collection that change with every item created or deleted in
+  /// it, after the item signal that named that item.
+  static let followsItemSignals: Set<String> = ["Items", "Modified"]
+
   /// The change a signal announces, by the interface and member of the signal and, for
   /// `PropertiesChanged`, the names of the properties it lists as changed or invalidated;
   /// nil for a signal that changes nothing a reader could have cached.
@@ -23,7 +27,9 @@ public enum KeyringChange: Sendable, Hashable {
   /// Locking a collection announces `ItemChanged` for each item and `CollectionChanged`
   /// before the collection's `PropertiesChanged` with `Locked`, and creating an item
   /// `ItemCreated` then `PropertiesChanged` with `Items`: one change is usually reported as
-  /// several, the last being the most specific.
+  /// several, the last being the most specific. A collection's `Items` and `Modified`
+  /// (``followsItemSignals``) say nothing the item signal before them did not.
+  ///
   /// `item` is the object path an item signal carries (its one argument).
   init?(interface: String, member: String, properties: [String] = [], item: String? = nil) {
     switch (interface, member) {
@@ -35,7 +41,16 @@ public enum KeyringChange: Sendable, Hashable {
       ("org.freedesktop.Secret.Service", "CollectionChanged"):
       self = .items
     case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
-      self = properties.contains("Locked") ? .lockState : .items
+      if properties.contains("Locked") {
+        self = .lockState
+      } else if !properties.isEmpty, properties.allSatisfy(Self.followsItemSignals.contains) {
+        // The collection's list of items, after the ItemCreated or ItemDeleted that named
+        // the item: forgetting everything for it made every item another program created
+        // cost a read of the whole group.
+        return nil
+      } else {
+        self = .items
+      }
     case ("org.freedesktop.DBus", "NameOwnerChanged"):
       self = .serviceRestarted
     default:
