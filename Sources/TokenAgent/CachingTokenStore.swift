@@ -31,6 +31,16 @@ final class CachingTokenStore: TokenStore, Sendable {
     var tokens: SecretBox
     /// Its item's address, where the store has them (``AddressedTokenStore``).
     var address: String?
+    /// What a listing shows of `tokens`, kept so that listing the group (every look for
+    /// accounts to keep fresh) decodes no token.
+    var summary: TokenSummary
+
+    init(_ stored: StoredAccount, address: String? = nil) throws {
+      account = stored.account
+      tokens = SecretBox(try stored.tokens.storageJSON())
+      self.address = address
+      summary = stored.tokens.summary
+    }
   }
   private struct ScopedKey: Hashable {
     var account: AccountKey
@@ -122,12 +132,9 @@ final class CachingTokenStore: TokenStore, Sendable {
     if let held { return held }
     // The group's accounts are held: the listing is theirs, without asking the keyring.
     if holdsAccounts, let entries = try entries(for: query, whole: true) {
-      return try entries.filter { query.matches($0.account) }.map { entry in
-        AccountListing(
-          account: entry.account,
-          tokens: try entry.tokens.withBytes { try TokenSet(storageJSON: $0, item: entry.account.qualifiedName) }
-            .summary)
-      }.sorted { ($0.account.type, $0.account.name) < ($1.account.type, $1.account.name) }
+      return entries.filter { query.matches($0.account) }
+        .map { AccountListing(account: $0.account, tokens: $0.summary) }
+        .sorted { ($0.account.type, $0.account.name) < ($1.account.type, $1.account.name) }
     }
     let listings = try backing.list(query)
     memory.withLock { if $0.generation == generation { $0.listings[query] = listings } }
@@ -197,11 +204,11 @@ final class CachingTokenStore: TokenStore, Sendable {
     if let addressed = backing as? any AddressedTokenStore {
       guard let all = try? addressed.loadAllAddressed(.all) else { return nil }
       entries = try all.map {
-        Entry(account: $0.stored.account, tokens: SecretBox(try $0.stored.tokens.storageJSON()), address: $0.address)
+        try Entry($0.stored, address: $0.address)
       }
     } else {
       guard let all = try? backing.loadAll(.all) else { return nil }
-      entries = try all.map { Entry(account: $0.account, tokens: SecretBox(try $0.tokens.storageJSON())) }
+      entries = try all.map { try Entry($0) }
     }
     memory.withLock { memory in
       guard memory.epoch == epoch else { return }
@@ -253,8 +260,7 @@ final class CachingTokenStore: TokenStore, Sendable {
       }
       let key = stored.account.key
       guard !entries.contains(where: { $0.account.key == key }) else { return nil }
-      entries.append(
-        Entry(account: stored.account, tokens: SecretBox(try stored.tokens.storageJSON()), address: address))
+      entries.append(try Entry(stored, address: address))
     }
     return (entries, foreign)
   }
