@@ -123,6 +123,19 @@ import TokenKit
     let other = try await token("gitlocal:bob")
     #expect(other.status == 12, "\(other.stderr)")
     #expect(!other.stdout.contains(bob.tokens.accessToken))
+    // git's helper, the front end under its name, gets the allowed account's token, not
+    // another's (TOKENCTL_ACCOUNT names it, as git's users do for a host several serve).
+    func helper(_ account: String) async throws -> ProcessResult {
+      try await overSSH(
+        "printf 'protocol=http\\nhost=127.0.0.1\\n\\n' | TOKENCTL_ACCOUNT=\(account) TOKENCTL_GROUP=\(group) "
+          + "git-credential-tokenctl get")
+    }
+    let gitAda = try await helper("gitlocal:ada")
+    #expect(gitAda.status == 0, "\(gitAda.stderr)")
+    #expect(gitAda.stdout.contains("password=\(ada.tokens.accessToken)\n"))
+    let gitBob = try await helper("gitlocal:bob")
+    #expect(gitBob.status == 12, "\(gitBob.stderr)")
+    #expect(!gitBob.stdout.contains(bob.tokens.accessToken))
     // Signing in is the local machine's: the front end alone says where to run it.
     let login = try await overSSH("tokenctl login gitlocal")
     #expect(login.status != 0)
