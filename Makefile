@@ -3,10 +3,15 @@
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
-# The full program, where the front end ($(BINDIR)/tokenctl) looks for it: beside $(BINDIR).
-LIBEXECDIR = $(BINDIR)/../libexec/tokenctl
+# The full program, where the front end ($(BINDIR)/tokenctl) looks for it: beside $(BINDIR)
+# (with PREFIX=/usr, /usr/libexec/tokenctl).
+LIBEXECDIR = $(abspath $(BINDIR)/../libexec/tokenctl)
 # systemd looks for user units in /usr/local/lib/systemd/user and /usr/lib/systemd/user.
 SYSTEMD_USER_DIR ?= $(PREFIX)/lib/systemd/user
+# yes: `make install` enables the agent's socket for every user session with a link in
+# $(SYSTEMD_USER_DIR)/sockets.target.wants. The Debian package says no and lets
+# dh_installsystemduser enable it, as Debian's packages of user services do.
+ENABLE_USER_SOCKET ?= yes
 # Where each shell looks for the completions packages install. Debian's zsh has
 # /usr/local/share/zsh/site-functions on its fpath; bash-completion searches every folder
 # of XDG_DATA_DIRS, by default /usr/local/share and /usr/share. fish searches them only
@@ -358,15 +363,38 @@ install: check-release
 	install -m 644 $(addprefix .build/systemd/,$(SYSTEMD_UNITS)) $(DESTDIR)$(SYSTEMD_USER_DIR)/
 	# Fast by default: the socket is enabled for every user session, as Debian's
 	# gnupg enables gpg-agent.socket; a user turns it off with `systemctl --user mask`.
-	install -d $(DESTDIR)$(SYSTEMD_USER_DIR)/sockets.target.wants
-	ln -sf ../tokenctl-agent.socket $(DESTDIR)$(SYSTEMD_USER_DIR)/sockets.target.wants/tokenctl-agent.socket
+	if [ "$(ENABLE_USER_SOCKET)" = yes ]; then \
+	  install -d $(DESTDIR)$(SYSTEMD_USER_DIR)/sockets.target.wants \
+	  && ln -sf ../tokenctl-agent.socket $(DESTDIR)$(SYSTEMD_USER_DIR)/sockets.target.wants/tokenctl-agent.socket; \
+	fi
 	install -d $(DESTDIR)$(PREFIX)/share/dbus-1/services $(DESTDIR)$(PREFIX)/share/dbus-1/interfaces
 	sed 's|@BINDIR@|$(BINDIR)|g' Sources/tokenctl/dbus/org.tokenctl.Agent.service.in \
 	  > $(DESTDIR)$(PREFIX)/share/dbus-1/services/org.tokenctl.Agent.service
 	install -m 644 Sources/tokenctl/dbus/org.tokenctl.Agent1.xml $(DESTDIR)$(PREFIX)/share/dbus-1/interfaces/
 	@$(MAKE) --no-print-directory install-completions BINARY=.build/release/tokenctl
-	@echo "The agent's socket starts with every systemd user session from the next login; for this one:"
-	@echo "  systemctl --user daemon-reload && systemctl --user start tokenctl-agent.socket"
+	@if [ "$(ENABLE_USER_SOCKET)" = yes ]; then \
+	  echo "The agent's socket starts with every systemd user session from the next login; for this one:"; \
+	  echo "  systemctl --user daemon-reload && systemctl --user start tokenctl-agent.socket"; \
+	fi
+
+# The Debian packages, tokenctl and python3-keyring-tokenctl, built from debian/ with
+# dpkg-buildpackage (see docs/packaging.md); the build needs Swift on PATH but the
+# packages do not. dpkg-buildpackage writes beside the checkout: what it wrote (listed in
+# the .changes file) is moved to $(DEB_DIR).
+DEB_DIR := .build/deb
+DEB_PACKAGES := debhelper dh-python pybuild-plugin-pyproject python3-all python3-setuptools python3-keyring lintian devscripts libcurl4-openssl-dev libstdc++-12-dev libgcc-12-dev binutils
+.PHONY: deb check-deb
+deb:
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(DEB_PACKAGES)"
+	dpkg-buildpackage -b -us -uc --post-clean
+	@changes=../tokenctl_$$(dpkg-parsechangelog -S Version)_$$(dpkg-architecture -q DEB_HOST_ARCH).changes; \
+	  mkdir -p $(DEB_DIR) && dcmd mv $$changes $(DEB_DIR)/ && echo "Debian packages in $(DEB_DIR):" && dcmd --deb ls $(DEB_DIR)/$$(basename $$changes)
+
+# Builds the packages, runs lintian on them, installs them where the Swift toolchain is
+# hidden and uses them as a fresh user would, upgrades from one version to the next, and
+# purges them (Tests/Support/check-deb.sh). Runs as root; leaves the system as it was.
+check-deb: auth-server-deps
+	Tests/Support/check-deb.sh
 
 # The shell completion scripts, as BINARY writes them (swift-argument-parser generates them
 # from the command definitions; see docs/usage.md, "Shell completion"). `make install` runs this
