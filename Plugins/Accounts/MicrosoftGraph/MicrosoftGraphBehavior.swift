@@ -49,7 +49,12 @@ public struct MicrosoftGraphBehavior: AccountTypeBehavior {
   /// signs in with, not the name a guest is shown by.
   public func authorizationParameters(hasRefreshableAccount: Bool, signingInAgain again: Account?) -> [String: String] {
     guard let again else { return ["prompt": "select_account"] }
-    return ["login_hint": Self.username(of: again)]
+    // `domain_hint` skips the email-based discovery between a work and a personal account
+    // of one address (`consumers` or `organizations`, same page).
+    let personal =
+      again.id.split(separator: ".").last.map(String.init)?.lowercased()
+      == MicrosoftGraphPlugin.personalAccountsTenant
+    return ["login_hint": Self.username(of: again), "domain_hint": personal ? "consumers" : "organizations"]
   }
 
   /// The username `account` signs in with: its name without what ``identity(claims:)``

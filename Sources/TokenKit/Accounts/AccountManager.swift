@@ -130,9 +130,17 @@ public struct AccountManager: Sendable {
     async throws -> Account
   {
     let descriptor = try registry.descriptor(type)
-    let configuration = try await ServiceConfiguration.resolve(
+    var configuration = try await ServiceConfiguration.resolve(
       descriptor, issuer: options.issuer, clientID: options.clientID, clientSecret: options.clientSecret,
       discovery: discovery)
+    // A repair signs in where the account lives, as its refreshes go there: for a type of
+    // one authority and many issuers, the tenant of the account's issuer, whatever tenant
+    // the type's settings name now.
+    if let again = options.signingInAgain, let issuer = again.issuer, let behavior = registry.behavior(type),
+      let own = behavior.endpoints(configuration.endpoints, forIssuer: issuer)
+    {
+      configuration.endpoints = own
+    }
     let scopes =
       options.scopes ?? (method.isClientCredentials ? descriptor.clientCredentialsScopes : nil)
       ?? descriptor.defaultScopes

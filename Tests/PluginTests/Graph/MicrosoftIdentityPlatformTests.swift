@@ -120,11 +120,11 @@ import TokenKit
     let member = Self.account(name: "ada@contoso.test", id: "ada00000-c0a7.c0a7050c")
     #expect(
       Self.behavior.authorizationParameters(hasRefreshableAccount: true, signingInAgain: member)
-        == ["login_hint": "ada@contoso.test"])
+        == ["login_hint": "ada@contoso.test", "domain_hint": "organizations"])
     let guest = Self.account(name: "ada@contoso.test/fab41ca0", id: "ada00000-fab4.fab41ca0")
     #expect(
       Self.behavior.authorizationParameters(hasRefreshableAccount: true, signingInAgain: guest)
-        == ["login_hint": "ada@contoso.test"])
+        == ["login_hint": "ada@contoso.test", "domain_hint": "organizations"])
   }
 
   static func idToken(_ claims: String) -> String { ProviderQuirkTests.idToken(claims) }
