@@ -43,8 +43,9 @@ import TokenKit
 ///   signals), and the default main context that leaves when the bus closes
 ///   (`AgentBusService.leaveWhenTheBusCloses()`).
 /// - **For a while**: the scan of the accounts config.toml keeps fresh (at start, and a
-///   second after the keyring changed), and one reader per refresh child
-///   (`ProcessRefreshIsolation`), each a thread that ends with its work.
+///   second after the keyring changed; one at a time, once more if changes came in
+///   meanwhile), and one reader per refresh child (`ProcessRefreshIsolation`), each a
+///   thread that ends with its work.
 public final class Agent: Sendable {
   /// How long a client has to send its request: ours write it as soon as they connect, so
   /// a second is plenty on a loaded machine, and a connection that sends nothing holds
