@@ -181,7 +181,7 @@ changes=$scratch/deb/tokenctl_${version}_${arch}.changes
 for deb in "tokenctl_${version}_${arch}" "tokenctl-dbgsym_${version}_${arch}" "python3-keyring-tokenctl_${version}_all"; do
   [ -f "$scratch/deb/$deb.deb" ] || fail "make deb made no $deb.deb"
 done
-lintian --fail-on error,warning --no-tag-display-limit "$changes" >"$scratch/lintian.log" 2>&1 \
+lintian --fail-on error,warning --tag-display-limit 0 "$changes" >"$scratch/lintian.log" 2>&1 \
   || { cat "$scratch/lintian.log"; fail "lintian found errors or warnings (above)"; }
 say "lintian: no error, no warning$( [ -s "$scratch/lintian.log" ] && echo "; it says:" )"
 sed 's/^/  /' "$scratch/lintian.log"
