@@ -41,6 +41,10 @@ KEYRING := Tests/Support/with-private-keyring
 # package also enables and starts the system's glewlwyd (port 4593, every interface, user
 # admin with password "password"): install-packages stops and disables it again when it was
 # the one to install it.
+# openssh-server: the forwarding tests run an sshd of their own on 127.0.0.1 with Debian's
+# sshd_config (Tests/TokenCtlCLITests/Integration/ForwardingTests.swift). On a host with
+# systemd the package also enables and starts the system's sshd on every interface:
+# install-packages stops and disables it again when it was the one to install it.
 # zsh and fish: the completion tests run the scripts `make install` installs in each shell
 # (bash is there already).
 # curl: the tests script the Microsoft identity platform stand-in and the stub servers with it.
@@ -63,7 +67,7 @@ KEYRING := Tests/Support/with-private-keyring
 # test-providers`; without QCA's plugins kwalletd5 cannot encrypt a wallet.
 # python3-secretstorage: the provider tests read our items as Python programs do (keyring's
 # Secret Service backend uses it).
-DEBIAN_PACKAGES := binutils libstdc++-12-dev libgcc-12-dev libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish curl bubblewrap xdg-dbus-proxy keepassxc xvfb xdotool libkf5wallet-bin libqca-qt5-2-plugins python3-secretstorage skopeo mercurial mercurial-keyring
+DEBIAN_PACKAGES := binutils libstdc++-12-dev libgcc-12-dev libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish curl bubblewrap xdg-dbus-proxy keepassxc xvfb xdotool libkf5wallet-bin libqca-qt5-2-plugins python3-secretstorage skopeo mercurial mercurial-keyring openssh-server
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count
@@ -93,6 +97,12 @@ install-packages:
 	    if [ -d /run/systemd/system ]; then \
 	      echo "Stopping and disabling the system's glewlwyd service (the tests run their own on 127.0.0.1)"; \
 	      $$sudo systemctl disable --now glewlwyd.service; \
+	    fi;; \
+	  esac; \
+	  case " $$missing " in *" openssh-server "*) \
+	    if [ -d /run/systemd/system ]; then \
+	      echo "Stopping and disabling the system's sshd (the tests run their own on 127.0.0.1)"; \
+	      $$sudo systemctl disable --now ssh.service ssh.socket; \
 	    fi;; \
 	  esac; \
 	fi
