@@ -159,7 +159,11 @@ import Testing
   /// keep: a program allowed nothing connects, forks a child that keeps the connection, and
   /// execs an allowed program. The child, which writes the request, is the one judged
   /// (Tests/Support/socket-fork-exec-client.py), and the audit log names it.
-  @Test func aConnectionKeptByAChildIsJudgedAsTheChildNotTheProgramItsOpenerExeced() async throws {
+  @Test(
+    .disabled(
+      if: ProcessInfo.processInfo.environment["TOKENCTL_TEST_AGENT"] == "1",
+      "tests the agent's own socket, which the pass through an outside agent (Tests/Support/with-agent) takes over"))
+  func aConnectionKeptByAChildIsJudgedAsTheChildNotTheProgramItsOpenerExeced() async throws {
     let desk = try await Desk()
     defer { desk.stop() }
     let ada = try await desk.seed(name: "ada")
@@ -182,7 +186,11 @@ import Testing
   /// answer, gets an answer on every connection: the agent's bound of connections per
   /// process counts the idle ones, not those whose request came
   /// (Tests/Support/socket-threads-client.py).
-  @Test func aProgramAskingFromManyThreadsGetsAnAnswerOnEveryConnection() async throws {
+  @Test(
+    .disabled(
+      if: ProcessInfo.processInfo.environment["TOKENCTL_TEST_AGENT"] == "1",
+      "tests the agent's own socket, which the pass through an outside agent (Tests/Support/with-agent) takes over"))
+  func aProgramAskingFromManyThreadsGetsAnAnswerOnEveryConnection() async throws {
     let desk = try await Desk(consentTimeout: 3)
     defer { desk.stop() }
     try await desk.seed(name: "ada")
