@@ -86,7 +86,13 @@ TOML
   agent_pid() { tokenctl agent status --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin).get("pid", ""))'; }
   # A client may have started an agent of its own (tokenctl-agent(1)): stopped, so that
   # the one that answers next is the one D-Bus activation starts.
-  tokenctl agent stop >/dev/null 2>&1 || true
+  # One the client started a moment ago may not answer yet (agent stop then finds none):
+  # asked again until none answers, for up to 10 s.
+  for _ in $(seq 50); do
+    tokenctl agent stop >/dev/null 2>&1 || true
+    [ -z "$(agent_pid)" ] && break
+    sleep 0.2
+  done
   [ -z "$(agent_pid)" ] || fail "tokenctl agent stop left an agent running"
   tokenctl allow gdbus forge:ada >/dev/null || fail "tokenctl allow gdbus forge:ada failed"
   dbus_token() {
