@@ -47,13 +47,32 @@ public final class AgentListener: Sendable {
     }
     // Whoever had this path before us is gone: we hold the lock.
     unlink(path)
+    let descriptor: Int32
+    do {
+      descriptor = try listeningSocket(at: path, what: "the agent's socket")
+    } catch {
+      Glibc.close(lock)
+      throw error
+    }
+    return AgentListener(descriptor: descriptor, path: path, ownsPath: true, lockDescriptor: lock)
+  }
+
+  /// A UNIX socket listening at `path` (`what` names it in errors), made the one way every
+  /// socket of the agent is made: 0600 from the start, so that there is no moment in which
+  /// another user could connect, and passing credentials (set before listen, so that no
+  /// connection is accepted without them), so that each request's writer, not only the
+  /// connection's opener, is known (``SentRequest``). A path bound and then not listened
+  /// on is removed again.
+  static func listeningSocket(at path: String, what: String) throws -> Int32 {
+    guard var address = AgentSocketIO.address(path) else {
+      throw TokenKitError(
+        .agentFailure, "the path of \(what) is too long for a UNIX socket (\(path))",
+        recovery: "Give the agent a socket with a shorter path (TOKENCTL_AGENT_SOCKET).")
+    }
     let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard descriptor >= 0 else {
-      Glibc.close(lock)
-      throw TokenKitErrorFactory.io("create the agent's socket", errno: errno, kind: .agentFailure)
+      throw TokenKitErrorFactory.io("create \(what)", errno: errno, kind: .agentFailure)
     }
-    var address = AgentSocketIO.address(path)!
-    // 0600 from the start: no moment in which another user could connect.
     let mask = umask(0o177)
     let bound = withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -62,16 +81,14 @@ public final class AgentListener: Sendable {
     }
     let bindErrno = errno
     umask(mask)
-    // Each request's writer, not only the connection's opener, is known (SentRequest);
-    // set before listen, so that no connection is accepted without it.
     _ = tokenctl_pass_credentials(descriptor)
     guard bound == 0, listen(descriptor, 128) == 0 else {
+      let failure = bound == 0 ? errno : bindErrno
       Glibc.close(descriptor)
-      Glibc.close(lock)
-      throw TokenKitErrorFactory.io(
-        "listen on \(path)", errno: bound == 0 ? errno : bindErrno, kind: .agentFailure)
+      if bound == 0 { unlink(path) }
+      throw TokenKitErrorFactory.io("listen on \(path)", errno: failure, kind: .agentFailure)
     }
-    return AgentListener(descriptor: descriptor, path: path, ownsPath: true, lockDescriptor: lock)
+    return descriptor
   }
 
   private static func takeLock(_ path: String) throws -> Int32 {

@@ -39,28 +39,12 @@ final class ForwardedSocket: Sendable {
     var generator = SystemRandomNumberGenerator()
     let name = (0..<2).map { _ in String(generator.next() as UInt32, radix: 16) }.joined(separator: "-")
     let path = folder + "/" + name + ".sock"
-    guard var address = AgentSocketIO.address(path) else {
-      throw TokenKitError(
-        .agentFailure, "the path of a forwarded host's socket is too long for a UNIX socket (\(path))",
-        recovery: "Give the agent a socket with a shorter path (TOKENCTL_AGENT_SOCKET).")
-    }
-    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard descriptor >= 0 else {
-      throw TokenKitErrorFactory.io("create a forwarded host's socket", errno: errno, kind: .agentFailure)
-    }
-    let mask = umask(0o177)
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-      }
-    }
-    let bindErrno = errno
-    umask(mask)
+    let descriptor = try AgentListener.listeningSocket(at: path, what: "a forwarded host's socket")
     var ends: [Int32] = [-1, -1]
-    guard bound == 0, listen(descriptor, 128) == 0, tokenctl_pipe2(&ends, O_CLOEXEC) == 0 else {
-      let failure = bound == 0 ? errno : bindErrno
+    guard tokenctl_pipe2(&ends, O_CLOEXEC) == 0 else {
+      let failure = errno
       Glibc.close(descriptor)
-      if bound == 0 { unlink(path) }
+      unlink(path)
       throw TokenKitErrorFactory.io("listen on \(path)", errno: failure, kind: .agentFailure)
     }
     return ForwardedSocket(host: host, path: path, descriptor: descriptor, stop: (ends[0], ends[1]))
