@@ -151,49 +151,66 @@ import TokenStoreTesting
     #expect(status?.kind == AgentMessage.Answer.status)
   }
 
-  /// A burst of changes over several seconds, each look for accounts to keep fresh taking
-  /// longer than the pause before the next: one look at a time, never a pile of them.
+  /// A burst of changes while a look for accounts to keep fresh runs: no second look at
+  /// the same time, and one more look after it, for the changes it may have missed. The
+  /// look is held open until the burst is sent, so a loaded machine cannot let it end first.
   @Test func looksAfterABurstOfChangesRunOneAtATime() async throws {
     let directory = try TemporaryDirectory()
     let slow = SlowListStore(group: Account.defaultGroup)
     let service = AgentService(
       base: try OAuthFixtures.registry(), environment: ["HOME": directory.path("home")], clock: TestClock(),
       transport: ScriptedTransport { _ in HTTPResponse(status: 500) }, makeStore: { _ in slow }, log: { _ in })
-    defer { service.stop() }
+    defer {
+      slow.release()
+      service.stop()
+    }
     service.keyringUnwatched()
-    let end = ContinuousClock.now + .milliseconds(3500)
-    while ContinuousClock.now < end {
-      service.keyringChanged(item: "/org/freedesktop/secrets/collection/login/1")
-      try await Task.sleep(for: .milliseconds(50))
-    }
-    // The look again after the burst starts a while after the last one ends: wait for it,
-    // or for a limit far beyond a loaded machine's delay, whichever comes first.
-    let settle = ContinuousClock.now + .seconds(20)
-    while ContinuousClock.now < settle,
-      slow.running.load(ordering: .sequentiallyConsistent) > 0 || slow.looks.load(ordering: .sequentiallyConsistent) < 2
-    {
-      try await Task.sleep(for: .milliseconds(50))
-    }
-    while slow.running.load(ordering: .sequentiallyConsistent) > 0 { try await Task.sleep(for: .milliseconds(50)) }
+    #expect(try await Self.waitUntil { slow.running.load(ordering: .sequentiallyConsistent) == 1 }, "a first look")
+    for _ in 0..<50 { service.keyringChanged(item: "/org/freedesktop/secrets/collection/login/1") }
+    // A second look started for the burst would be waiting at the gate beside the first.
+    try await Task.sleep(for: .milliseconds(1500))
+    #expect(slow.most.load(ordering: .sequentiallyConsistent) == 1, "one look at a time")
+    slow.release()
+    #expect(
+      try await Self.waitUntil {
+        slow.looks.load(ordering: .sequentiallyConsistent) >= 2
+          && slow.running.load(ordering: .sequentiallyConsistent) == 0
+      }, "a change during a look is looked at again")
     #expect(slow.most.load(ordering: .sequentiallyConsistent) == 1)
-    #expect(slow.looks.load(ordering: .sequentiallyConsistent) >= 2, "a change during a look is looked at again")
+    #expect(
+      slow.looks.load(ordering: .sequentiallyConsistent) == 2, "the burst's 50 changes make one look more, not 50")
   }
 
-  /// A store whose listing takes 1.5 s, counting how many run at once.
+  /// Whether `condition` came true within a limit far beyond a loaded machine's delays.
+  static func waitUntil(_ condition: () -> Bool) async throws -> Bool {
+    let end = ContinuousClock.now + .seconds(30)
+    while ContinuousClock.now < end {
+      if condition() { return true }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    return condition()
+  }
+
+  /// A store whose listing waits until the test lets it go, counting how many run at once.
   final class SlowListStore: TokenStore, Sendable {
     let inner: InMemoryTokenStore
     let running = Atomic(0)
     let most = Atomic(0)
     let looks = Atomic(0)
+    let held = Atomic(true)
     var group: String { inner.group }
     init(group: String) { inner = InMemoryTokenStore(group: group) }
+
+    func release() { held.store(false, ordering: .sequentiallyConsistent) }
 
     func list(_ query: AccountQuery) throws -> [AccountListing] {
       looks.add(1, ordering: .sequentiallyConsistent)
       let now = running.add(1, ordering: .sequentiallyConsistent).newValue
       _ = most.max(now, ordering: .sequentiallyConsistent)
       defer { running.subtract(1, ordering: .sequentiallyConsistent) }
-      usleep(1_500_000)
+      // Bounded, so that a failing test still ends.
+      let end = ContinuousClock.now + .seconds(60)
+      while held.load(ordering: .sequentiallyConsistent), ContinuousClock.now < end { usleep(10_000) }
       return try inner.list(query)
     }
     func load(_ key: AccountKey) throws -> StoredAccount? { try inner.load(key) }
