@@ -65,6 +65,13 @@ public protocol AccountTypeBehavior: Sendable {
   /// §3.1.2.1 `prompt`, `login_hint`). They win over the core's `login_hint`. The default:
   /// ``authorizationParameters(hasRefreshableAccount:)``.
   func authorizationParameters(hasRefreshableAccount: Bool, signingInAgain again: Account?) -> [String: String]
+
+  /// What the provider's answers to requests that sign no one in show about the client's
+  /// registration (``RegistrationFinding``), for a diagnosis before anyone signs in; each
+  /// setting the provider's documentation names but no such answer shows is a finding of
+  /// verdict `unknown` that says where to look. Nothing secret is sent. The default: none.
+  func registrationFindings(_ configuration: ServiceConfiguration, transport: any HTTPTransport) async
+    -> [RegistrationFinding]
 }
 
 extension AccountTypeBehavior {
@@ -99,4 +106,8 @@ extension AccountTypeBehavior {
   public func clientCredentialsProblem(_ configuration: ServiceConfiguration) -> TokenKitError? { nil }
 
   public func endpoints(_ configured: Endpoints, forIssuer issuer: String) -> Endpoints? { configured }
+
+  public func registrationFindings(_ configuration: ServiceConfiguration, transport: any HTTPTransport) async
+    -> [RegistrationFinding]
+  { [] }
 }
