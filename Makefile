@@ -67,7 +67,9 @@ KEYRING := Tests/Support/with-private-keyring
 # test-providers`; without QCA's plugins kwalletd5 cannot encrypt a wallet.
 # python3-secretstorage: the provider tests read our items as Python programs do (keyring's
 # Secret Service backend uses it).
-DEBIAN_PACKAGES := binutils libstdc++-12-dev libgcc-12-dev libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish curl bubblewrap xdg-dbus-proxy keepassxc xvfb xdotool libkf5wallet-bin libqca-qt5-2-plugins python3-secretstorage skopeo mercurial mercurial-keyring openssh-server
+# chromium, chromium-driver and dunst: `make test-desktop` signs in with a real browser and
+# asks for consent in a real notification daemon (dunst 1.9, which offers actions).
+DEBIAN_PACKAGES := binutils libstdc++-12-dev libgcc-12-dev libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish curl bubblewrap xdg-dbus-proxy keepassxc xvfb xdotool libkf5wallet-bin libqca-qt5-2-plugins python3-secretstorage skopeo mercurial mercurial-keyring openssh-server chromium chromium-driver dunst
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count
@@ -204,6 +206,28 @@ test-providers: build auth-server-deps
 	  --filter 'KeyringProviderCommandTests/aPromptAnsweredAfterThirtySecondsIsWaitedFor'
 	$(PROVIDER_RUN) env TOKENCTL_TEST_DISMISS=1 Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build \
 	  --filter 'KeyringProviderTests/aDismissedPromptIsLocked'
+
+# What the desktop adds, against real parts (a few minutes): `tokenctl login` in Debian's
+# Chromium, headless, driven by Selenium (Tests/Support/chromium-browser.py), and the agent's
+# notifications in dunst on Xvfb, answered through dunst's own menu. Screenshots and page
+# texts stay in $(DESKTOP_ARTEFACTS). The suites skip without TOKENCTL_TEST_DESKTOP.
+DESKTOP_VENV := .build-python/desktop
+DESKTOP_ARTEFACTS := $(CURDIR)/.build/test-artefacts/desktop
+.PHONY: test-desktop desktop-test-deps
+test-desktop: build auth-server-deps desktop-test-deps
+	@echo "test-desktop: screenshots and page texts in $(DESKTOP_ARTEFACTS)"
+	TOKENCTL_TEST_DESKTOP=1 TOKENCTL_TEST_ARTEFACTS=$(DESKTOP_ARTEFACTS) $(KEYRING) $(SWIFT) test --skip-build \
+	  --filter 'DesktopBrowserTests|DesktopNotificationDaemonTests'
+
+# Selenium for Tests/Support/chromium-browser.py, pinned in Tests/Support/desktop-requirements.txt.
+desktop-test-deps:
+	@key="$$(python3 -c 'import sys; print(sys.version)' | tr -d '\n') $$(sha256sum Tests/Support/desktop-requirements.txt | cut -d' ' -f1)"; \
+	if [ -x $(DESKTOP_VENV)/bin/python ] && [ "$$(cat $(DESKTOP_VENV)/.requirements-stamp 2>/dev/null)" = "$$key" ]; then exit 0; fi; \
+	echo "Creating $(DESKTOP_VENV) from Tests/Support/desktop-requirements.txt"; \
+	python3 -m venv --clear $(DESKTOP_VENV) \
+	  || { echo "python3 -m venv failed (on Debian: apt-get install python3-venv)"; exit 1; }; \
+	$(DESKTOP_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-input -r Tests/Support/desktop-requirements.txt \
+	  && echo "$$key" > $(DESKTOP_VENV)/.requirements-stamp
 
 # The hardening checks in full: 200 kills, every fault, the secret scan, and 1,000,000
 # fuzz runs per target (about 20 minutes on 2 cores).
