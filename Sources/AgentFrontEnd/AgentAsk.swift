@@ -13,6 +13,8 @@ public struct AgentAsk: Sendable {
   public let socket: String
   /// The context variables' fields (`env-NAME`), in the order of their names.
   let contextFields: [AgentMessage.Field]
+  /// What this client says it is (``programReport()``), for a forwarded host's prompt.
+  let programField: AgentMessage.Field
 
   /// The longest a client waits for an answer: the agent may be refreshing, which has its
   /// own limits (the refresh lock's, twice the HTTP exchange's 30 s, and 15 s more); past
@@ -47,6 +49,7 @@ public struct AgentAsk: Sendable {
       if let value = variable(name) { fields.append(.init(AgentMessage.contextField(name), value)) }
     }
     contextFields = fields
+    programField = .init(AgentMessage.reportedProgramField, Self.programReport())
   }
 
   /// What came of a question.
@@ -75,7 +78,7 @@ public struct AgentAsk: Sendable {
     case .noAgent: return .noAgent
     case .queueFull: return .noAnswer
     }
-    let request = AgentMessage(kind, [.init("group", group)] + fields + contextFields)
+    let request = AgentMessage(kind, [.init("group", group)] + fields + contextFields + [programField])
     do {
       return .answer(try connection.exchange(request, timeoutMilliseconds: Self.answerTimeoutMilliseconds))
     } catch .silentWhileWorking {

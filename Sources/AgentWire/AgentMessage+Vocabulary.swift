@@ -59,6 +59,16 @@ extension AgentMessage {
     public static let working = "working"
   }
 
+  /// The field of the `status` a forwarded host's socket answers (and only it): the name
+  /// the agent knows that host by. Its presence says the agent is forwarded over ssh.
+  public static let forwardedHostField = "forwarded-host"
+
+  /// The field of a request that says which program asks, as the client reports it (its
+  /// name and the command that ran it). Anyone can write anything here: the agent knows
+  /// a local client by its /proc entry and a forwarded host by its socket, and shows this
+  /// only as what a forwarded host reports, quoted, in the prompt for that host.
+  public static let reportedProgramField = "program"
+
   /// The field of a request whose client reads a `working` frame before its answer: it
   /// waits only a short while for a first frame, so that a wedged agent costs it little.
   public static let progressField = "progress"

@@ -68,8 +68,17 @@ extension Agent {
         close(connection)
         continue
       }
+      // The main socket's bound of idle connections, so that a host holding thousands
+      // costs the agent no more threads than one process here can.
+      guard let pid = admitIdle(connection) else {
+        close(connection)
+        continue
+      }
       let host = socket.host
-      if !threads.run({ [self] in serve(connection, host: host, requestRead: {}) }) { close(connection) }
+      if !threads.run({ [self] in serve(connection, host: host, requestRead: { [self] in closed(pid) }) }) {
+        closed(pid)
+        close(connection)
+      }
     }
   }
 

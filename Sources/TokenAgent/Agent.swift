@@ -185,24 +185,32 @@ public final class Agent: Sendable {
         close(connection)
         continue
       }
-      // Too many idle ones at once from one process: closed at once, before it costs a
-      // thread. A connection whose request is already there is not idle, however many of
-      // its process's are open: a program that asks from many threads gets every answer.
-      let pid = AgentSocketIO.peerPID(connection) ?? 0
-      let full = open.withLock { $0[pid, default: 0] >= Self.connectionsPerProcess }
-      guard !full || Self.hasBytesWaiting(connection) else {
+      guard let pid = admitIdle(connection) else {
         close(connection)
         continue
       }
-      open.withLock { $0[pid, default: 0] += 1 }
       let handedOn = threads.run({ [self] in acceptOne() })
       serve(connection, requestRead: { [self] in closed(pid) })
       if handedOn { return }
     }
   }
 
+  /// The pid `connection` counts against while its request is read, or nil when it is to
+  /// be closed at once (``connectionsPerProcess``), before it costs a thread: too many idle
+  /// ones at once from one process. A connection whose request is already there is not
+  /// idle, however many of its process's are open: a program that asks from many threads
+  /// gets every answer. Every socket of the agent applies this, a forwarded host's too,
+  /// whose connections are all the local ssh's. Call ``closed(_:)`` once the request is read.
+  func admitIdle(_ connection: Int32) -> Int32? {
+    let pid = AgentSocketIO.peerPID(connection) ?? 0
+    let full = open.withLock { $0[pid, default: 0] >= Self.connectionsPerProcess }
+    guard !full || Self.hasBytesWaiting(connection) else { return nil }
+    open.withLock { $0[pid, default: 0] += 1 }
+    return pid
+  }
+
   /// One connection of `pid` fewer waiting for its request to be read.
-  private func closed(_ pid: Int32) {
+  func closed(_ pid: Int32) {
     open.withLock { open in
       let left = open[pid, default: 1] - 1
       open[pid] = left > 0 ? left : nil

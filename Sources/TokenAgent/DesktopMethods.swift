@@ -151,11 +151,13 @@ public final class DesktopMethods: AgentBusMethods {
   // MARK: Forwarded hosts
 
   /// What a forwarded host may ask (tokenctl-agent(1), "Forwarding"): tokens, the accounts
-  /// it was allowed, and every credential helper's `get`. Nothing that signs in, revokes
-  /// or changes anything: those are run on the machine the agent runs on.
+  /// it was allowed, every credential helper's `get`, and whether an agent answers (a
+  /// `status` that says only that it is forwarded, and to which host name). Nothing that
+  /// signs in, revokes or changes anything: those are run on the machine the agent runs on.
   static let hostRequests: Set<String> = [
     AgentMessage.Request.token, AgentMessage.Request.list, AgentMessage.Request.credentialGet,
     AgentMessage.Request.dockerGet, AgentMessage.Request.kubeGet, AgentMessage.Request.cargoGet,
+    AgentMessage.Request.status,
   ]
 
   /// The answer to a request from the forwarded host `host`: only ``hostRequests``, only
@@ -175,6 +177,15 @@ public final class DesktopMethods: AgentBusMethods {
             + "are made on the machine the agent runs on",
           recovery: "Run the command there, not on \(host)."))
     }
+    // That the agent is there and forwarded, so that the host's `doctor` can tell a live
+    // forwarding from a socket left behind; nothing of the agent's own (its pid, its
+    // accounts, its counts) is the host's to learn.
+    if request.kind == AgentMessage.Request.status {
+      var status = AgentMessage(AgentMessage.Answer.status)
+      status.append(AgentMessage.forwardedHostField, host.rawValue)
+      return status
+    }
+    let reported = request[AgentMessage.reportedProgramField].flatMap(ReportedProgram.init)
     let local = Self.local(request, group: group, environment: service.environment)
     if request.kind == AgentMessage.Request.list { return list(local, group: group, caller: caller) }
     // The service chooses the account (a helper's `get` by config.toml's rules) and tells
@@ -188,7 +199,10 @@ public final class DesktopMethods: AgentBusMethods {
       // An answer that carries a credential but names no account is not the host's to have.
       guard !accounts.isEmpty else { return Self.hostRefusal("the agent cannot tell which account answers this") }
       for (group, account) in accounts {
-        guard await gate.admit(caller, group: group, account: account, via: .ssh) else {
+        let admitted = await ReportedProgram.$asking.withValue(reported) {
+          await gate.admit(caller, group: group, account: account, via: .ssh)
+        }
+        guard admitted else {
           return AgentMessage(
             error: TokenKitError(
               .accessDenied,

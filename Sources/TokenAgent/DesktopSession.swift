@@ -35,20 +35,12 @@ enum DesktopSession {
       return nil
     }
     gate.askWith { application, group, account in
-      // Named as the user knows it, and as `tokenctl allow` takes it.
-      let (program, who): (String, String)
-      switch application.identity {
-      case .executable(let path): (program, who) = (path.split(separator: "/").last.map(String.init) ?? path, path)
-      case .flatpak(let id): (program, who) = (id.rawValue, "The Flatpak app \(id) (\(application.name))")
-      case .host(let host):
-        (program, who) = ("\(host) (over ssh)", "The host \(host), which you forwarded the agent to over ssh,")
-      }
+      let question = consentQuestion(
+        application: application, group: group, account: account, reported: ReportedProgram.asking)
       guard
         let answer = await notifications.ask(
-          summary: "\(program) asks for a token of \(account)",
-          body: "\(who) wants the access token of \(account) (group \(group)) from tokenctl. "
-            + "Allow it only if you trust \(application.isHost ? "that host" : "this program") with that account.",
-          actions: [("allow", "Allow"), ("deny", "Deny")], timeout: consentTimeout)
+          summary: question.summary, body: question.body, actions: [("allow", "Allow"), ("deny", "Deny")],
+          timeout: consentTimeout)
       else { return .notAsked }
       switch answer {
       case .answered("allow"): return .allowed
@@ -74,6 +66,30 @@ enum DesktopSession {
       groups: [environment["TOKENCTL_GROUP"].flatMap { $0.isEmpty ? nil : $0 } ?? Account.defaultGroup])
     log("on the session bus as \(AgentBusInterface.busName)")
     return bus
+  }
+
+  /// The consent notification's words: the application named as the user knows it, and
+  /// as `tokenctl allow` takes it. For a forwarded host, the host is who asks; the program
+  /// there is only what the host reports (`reported`), quoted and said to be so, since
+  /// nothing here can check it.
+  static func consentQuestion(
+    application: PeerApplication, group: String, account: String, reported: ReportedProgram?
+  ) -> (summary: String, body: String) {
+    let (program, who): (String, String)
+    switch application.identity {
+    case .executable(let path): (program, who) = (path.split(separator: "/").last.map(String.init) ?? path, path)
+    case .flatpak(let id): (program, who) = (id.rawValue, "The Flatpak app \(id) (\(application.name))")
+    case .host(let host):
+      (program, who) = ("\(host) (over ssh)", "The host \(host), which you forwarded the agent to over ssh,")
+    }
+    var summary = "\(program) asks for a token of \(account)"
+    var body = "\(who) wants the access token of \(account) (group \(group)) from tokenctl. "
+    if application.isHost, let reported {
+      summary += " for \(reported)"
+      body += "The program asking is \(reported), as the host reports it (unchecked). "
+    }
+    body += "Allow it only if you trust \(application.isHost ? "that host" : "this program") with that account."
+    return (summary, body)
   }
 
   /// The notification that an account needs a sign-in, whose "Sign in" starts one through

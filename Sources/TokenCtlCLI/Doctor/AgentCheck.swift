@@ -17,11 +17,24 @@ enum AgentCheck {
       return .ok(id, title, "not asked (TOKENCTL_AGENT=0): commands do the work themselves")
     }
     if let status = AgentStatusQuery.ask(path) {
+      if let host = status[AgentMessage.forwardedHostField] {
+        return .ok(
+          id, title,
+          "forwarded over ssh (socket \(path)): the agent of the machine you connected from answers, which knows "
+            + "this host as \(host); it hands out tokens of the accounts allowed for \(host) there, and signs in nowhere "
+            + "but there")
+      }
       return .ok(id, title, "running (pid \(status["pid"] ?? "?"), socket \(path))")
     }
     var info = stat()
     guard lstat(path, &info) == 0 else {
       return .ok(id, title, "not running: commands do the work themselves, slower; \(howToStart(environment))")
+    }
+    // Someone listens there: a live socket is never one to remove, whatever it answered.
+    if case .connected = AgentConnection.open(path: path) {
+      return .warn(
+        id, title, "\(path) is live, but what listens there did not answer as tokenctl's agent does",
+        fix: "See which program serves it: `ss -xlp src \(path)`.")
     }
     return .warn(
       id, title,

@@ -31,7 +31,7 @@ import TokenKit
   }
 
   /// An sshd of the test's own: Debian's sshd_config as shipped, plus its port, address,
-  /// host key and pid file.
+  /// host key and pid file, and the remote users (Tests/Support/forwarding-sshd).
   final class SSHServer: Sendable {
     let process: TestProcess
     let port: Int
@@ -39,23 +39,10 @@ import TokenKit
 
     init(directory: TemporaryDirectory) async throws {
       key = directory.path("client")
-      let hostKey = directory.path("host")
       port = 20_000 + Int(getpid() % 20_000)
+      // The set-up `make bench` shares (its forwarding row).
       try await ForwardingTests.shell(
-        "ssh-keygen -q -t ed25519 -N '' -f \(hostKey) && ssh-keygen -q -t ed25519 -N '' -f \(key) && mkdir -p /run/sshd"
-          + " && { grep -v '^[[:space:]]*#' /etc/ssh/sshd_config; echo 'Port \(port)'; echo 'ListenAddress 127.0.0.1';"
-          + " echo 'HostKey \(hostKey)'; echo 'PidFile \(directory.path("sshd.pid"))'; } > \(directory.path("sshd_config"))"
-      )
-      for user in [ForwardingTests.remoteUser, ForwardingTests.otherUser] {
-        try await ForwardingTests.shell("id \(user) >/dev/null 2>&1 || useradd -m -s /bin/sh \(user)")
-      }
-      let home = "/home/\(ForwardingTests.remoteUser)"
-      // The remote side's tokenctl: the front end alone, and its helper names as links.
-      try await ForwardingTests.shell(
-        "rm -rf \(home)/bin \(home)/.ssh && mkdir -p \(home)/bin \(home)/.ssh && cp \(key).pub \(home)/.ssh/authorized_keys"
-          + " && cp \(TestProcess.frontEnd) \(home)/bin/tokenctl"
-          + " && ln -s tokenctl \(home)/bin/git-credential-tokenctl && ln -s tokenctl \(home)/bin/docker-credential-tokenctl"
-          + " && chown -R \(ForwardingTests.remoteUser): \(home)/bin \(home)/.ssh && chmod 700 \(home)/.ssh")
+        "\(AuthServer.path("Tests/Support/forwarding-sshd")) \(directory.url.path) \(port) \(TestProcess.frontEnd)")
       process = try TestProcess(
         ForwardingTests.sshd, ["-D", "-f", directory.path("sshd_config"), "-E", directory.path("sshd.log")])
       // Listening once a connection to its port succeeds.

@@ -1,0 +1,55 @@
+import ApplicationConsent
+import Testing
+
+@testable import TokenAgent
+
+/// The consent prompt for a forwarded host names the host, the account, and the program
+/// there only as the host reports it: quoted, said to be unchecked, and made safe first.
+struct ForwardedPromptTests {
+  static let host = PeerApplication.forwarded(HostName("build1")!)
+
+  @Test func theHostsPromptNamesTheProgramItReportsAsReported() throws {
+    let reported = try #require(ReportedProgram("git-credential-tokenctl (run by git)"))
+    let question = DesktopSession.consentQuestion(
+      application: Self.host, group: "default", account: "github:ada", reported: reported)
+    #expect(
+      question.summary
+        == "build1 (over ssh) asks for a token of github:ada for \u{201C}git-credential-tokenctl (run by git)\u{201D}")
+    #expect(question.body.contains("The host build1, which you forwarded the agent to over ssh,"))
+    #expect(
+      question.body.contains(
+        "The program asking is \u{201C}git-credential-tokenctl (run by git)\u{201D}, as the host reports it (unchecked)."
+      ))
+  }
+
+  @Test func aHostThatReportsNothingIsNamedAlone() {
+    let question = DesktopSession.consentQuestion(
+      application: Self.host, group: "default", account: "github:ada", reported: nil)
+    #expect(question.summary == "build1 (over ssh) asks for a token of github:ada")
+    #expect(!question.body.contains("reports"))
+  }
+
+  @Test func aLocalProgramsPromptTakesNoReportedWords() {
+    let local = PeerApplication(identity: .executable("/usr/bin/python3"), isOwn: false)
+    let question = DesktopSession.consentQuestion(
+      application: local, group: "default", account: "github:ada", reported: ReportedProgram("git"))
+    #expect(question.summary == "python3 asks for a token of github:ada")
+  }
+
+  @Test(arguments: [
+    ("git-credential-tokenctl (run by git)", "git-credential-tokenctl (run by git)"),
+    // Markup a notification server would render, and a line turned around.
+    ("<b>tokenctl</b> & co", "?b?tokenctl?/b? ? co"),
+    ("git\u{202E}lmx.exe", "git?lmx.exe"),
+    ("git\nAllow: everything\u{7}", "git?Allow: everything?"),
+    (String(repeating: "a", count: 100), String(repeating: "a", count: 64)),
+  ])
+  func reportedWordsAreMadeSafe(raw: String, shown: String) {
+    #expect(ReportedProgram(raw)?.text == shown)
+  }
+
+  @Test(arguments: ["", "   ", "\u{1}\u{2}", "\u{202E}"])
+  func reportedWordsWithNothingSafeLeftAreNone(raw: String) {
+    #expect(ReportedProgram(raw) == nil)
+  }
+}
