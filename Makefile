@@ -73,8 +73,8 @@ DEBIAN_PACKAGES := binutils libstdc++-12-dev libgcc-12-dev libsecret-1-0 libsecr
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count
-# instructions.
-BENCH_PACKAGES := hyperfine curl git-credential-oauth build-essential time valgrind oidc-agent-cli
+# instructions; socat for the ssh round trip row 19 adds to the local agent's answer.
+BENCH_PACKAGES := hyperfine curl git-credential-oauth build-essential time valgrind oidc-agent-cli socat
 
 .PHONY: keyring-backend-deps
 .PHONY: all deps bench-deps static-cxx build test $(TEST_PARTS) test-providers demo bench man check-man check-libsecret check-units lint install install-completions clean hardening fuzz fuzz-short check-release check-install startup-order

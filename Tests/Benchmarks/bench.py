@@ -87,6 +87,11 @@ row ran clients: a client that fell back to the direct path would measure the wr
     schema of its own, one `secret-tool store` at a time): the agent's CPU time per write
     (goal ≤ 2 ms), its most threads and its slowest `agent status` meanwhile (goal ≤ 1 s),
     and the import's time against the same import with no agent running (goal ≤ 1.05).
+19. `tokenctl token` on a host the agent is forwarded to (`tokenctl ssh` to the forwarding
+    tests' own sshd on 127.0.0.1 and second user, Tests/Support/forwarding-sshd, timed
+    there) vs the same through the local agent plus the ssh round trip: a socat echo
+    through an `ssh -R` forwarding of the same session, less the same echo here. Goal ≤ 1.0
+    (no more than local plus the round trip). Needs root; skipped otherwise.
 
 Every row times what `make install` installs: `tokenctl` and `git-credential-tokenctl` are
 the front end (links to .build/release/tokenctl-front-end), which runs the full program
@@ -837,6 +842,76 @@ printf '%s\\n' "$access"
         self.add(16, "cargo's credential provider `get` through the agent vs `git credential fill` through it",
                  r["cargo get (agent)"]["median"], r["git fill via tokenctl (agent)"]["median"], "≤ 1.0", 1.0)
 
+    def row19_forwarded(self):
+        """`tokenctl token` through a forwarded agent, timed on the remote side, against the
+        local agent's answer plus the round trip of the same ssh session."""
+        missing = [tool for tool in ["socat", "/usr/sbin/sshd"] if shutil.which(tool) is None]
+        if os.getuid() != 0 or missing:
+            self.notes.append("Row 19 skipped: needs root (it makes the remote user) and "
+                              + (", ".join(missing) or "nothing else") + " (make deps bench-deps).")
+            return
+        agent = self.ensure_agent()
+        account = f"{TYPE}:ada"
+        front_end = self.bin / "tokenctl-front-end"
+        directory = self.scratch / "forwarding"
+        directory.mkdir()
+        port = 20_000 + (os.getpid() + 1) % 20_000
+        run([str(ROOT / "Tests/Support/forwarding-sshd"), str(directory), str(port),
+             str(front_end if front_end.exists() else self.full_tokenctl)])
+        sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-f", str(directory / "sshd_config"),
+                                 "-E", str(directory / "sshd.log")])
+        echo_socket = directory / "echo.sock"
+        echo = subprocess.Popen(["socat", f"UNIX-LISTEN:{echo_socket},fork", "EXEC:cat"])
+        remote_echo = f"/tmp/tokenctl-bench-echo-{os.getpid()}.sock"
+        home = Path("/home/tokenctl-fwd")
+        try:
+            for _ in range(100):
+                if subprocess.run(["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{port}"],
+                                  stderr=subprocess.DEVNULL).returncode == 0 and echo_socket.exists():
+                    break
+                time.sleep(0.1)
+            run([self.tokenctl, "allow", "--host", "127.0.0.1", account], env=self.agent_env)
+            line = self.scratch / "echo-line"
+            line.write_text("x\n")
+            runs = self.args.runs
+            ssh_options = ["-F", "/dev/null", "-p", str(port), "-i", str(directory / "client"),
+                           "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                           "-o", "BatchMode=yes", "-o", "LogLevel=ERROR", "-R", f"{remote_echo}:{echo_socket}"]
+            # Both timed there, in one session: the token, then the echo through the same ssh.
+            remote = (
+                f"test \"$($HOME/bin/tokenctl token {account})\" = bench-access-token && "
+                "printf 'x\\n' > $HOME/echo-line && "
+                f"hyperfine -N --style basic --warmup 3 --runs {runs} --export-json $HOME/bench-forwarded.json "
+                f"--command-name forwarded \"$HOME/bin/tokenctl token {account}\" "
+                f"--command-name echo \"socat -t 5 GOPEN:$HOME/echo-line!!GOPEN:/dev/null UNIX-CONNECT:{remote_echo}\" >&2")
+            served = agent.requests()
+            run([self.tokenctl, "ssh"] + ssh_options + ["tokenctl-fwd@127.0.0.1", remote],
+                stdout=sys.stderr, env=self.agent_env)
+            if agent.requests() - served < runs:
+                raise RuntimeError("row 19: the forwarded agent did not answer every run")
+            there = {r["command"]: r["median"]
+                     for r in json.loads((home / "bench-forwarded.json").read_text())["results"]}
+            r = agent.served("row 19", runs, lambda: self.hyperfine([
+                ("tokenctl token (agent)", shlex.join([self.tokenctl, "token", account]))], env=self.agent_env))
+            # The line is read from a file and the echo dropped (socat's read!!write address):
+            # hyperfine gives its commands no standard input to send.
+            here = self.hyperfine([("echo", shlex.join(
+                ["socat", "-t", "5", f"GOPEN:{line}!!GOPEN:/dev/null", f"UNIX-CONNECT:{echo_socket}"]))],
+                env=self.agent_env)
+            local = r["tokenctl token (agent)"]["median"]
+            round_trip = max(there["echo"] - here["echo"]["median"], 0.0)
+            self.add("19", "`tokenctl token` over `tokenctl ssh` vs through the local agent plus the ssh round trip",
+                     there["forwarded"], local + round_trip, "≤ 1.0", 1.0,
+                     note=f"local {local * 1000:.2f} ms, round trip {round_trip * 1000:.2f} ms "
+                          "(a socat echo through `ssh -R` of the same session, less the same echo here)")
+        finally:
+            for process in [echo, sshd]:
+                process.terminate()
+                process.wait()
+            run([self.tokenctl, "deny", "--host", "127.0.0.1"], env=self.agent_env)
+            for leftover in [Path(remote_echo), home / "bench-forwarded.json", home / "echo-line"]:
+                leftover.unlink(missing_ok=True)
+
     def row17_kube(self):
         """Issue 25: kubectl's exec credential (`tokenctl kube-credential`, the cluster in
         KUBERNETES_EXEC_INFO, as kubectl runs it with provideClusterInfo) through the agent
@@ -1200,7 +1275,7 @@ def main():
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--quick", action="store_true",
                         help="fewer runs and 200 accounts, row 8 over 20 s and row 9 idle for 20 s, to try the script")
-    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11,12,13,14,15,16,17,18")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11,12,13,14,15,16,17,18,19")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--before-bin", help="release binaries from before the agent, for row 10 (rows 1, 2, 2b)")
     parser.add_argument("--before-front-end-bin", help="release binaries from before the front end, for row 14")
@@ -1219,7 +1294,7 @@ def main():
         # are measured against, and row 9 row 5's accounts.
         needs = {"4": {"3"}, "6": {"1", "2"}, "1a": {"1"}, "10": {"1"}, "11": {"1"}, "2a": {"2"}, "6a": {"2"}, "4a": {"3"},
                  "9": {"5"}, "12": {"1", "2"}, "13": {"9"}, "18": {"9"}, "15": {"1", "2"},
-                 "16": {"1", "2"}, "17": {"1", "2"}}
+                 "16": {"1", "2"}, "17": {"1", "2"}, "19": {"1"}}
         # Until nothing is added: a row's need may have needs of its own (13 → 9 → 5).
         while any(row in only and not rows <= only for row, rows in needs.items()):
             for row, rows in needs.items():
@@ -1234,7 +1309,7 @@ def main():
                  ("3", bench.row3_expired), ("4", bench.row4_race), ("6", bench.row6_memory),
                  ("1a", bench.row1a_token_agent), ("2a", bench.row2a_git_agent), ("6a", bench.row6a_memory_agent),
                  ("4a", bench.row4a_race_agent), ("12", bench.row12_peers), ("15", bench.row15_docker),
-                 ("16", bench.row16_cargo), ("17", bench.row17_kube), ("11", bench.row11_dbus), ("8", bench.row8_refresh_ahead),
+                 ("16", bench.row16_cargo), ("17", bench.row17_kube), ("19", bench.row19_forwarded), ("11", bench.row11_dbus), ("8", bench.row8_refresh_ahead),
                  ("-", bench.stop_agent),
                  ("7", bench.row7_browser), ("5", bench.row5_list), ("9", bench.row9_agent_accounts)]
         for number, step in steps:
