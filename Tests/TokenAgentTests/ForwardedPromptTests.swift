@@ -1,5 +1,10 @@
 import ApplicationConsent
+import Foundation
+import NativeAppSupport
+import Synchronization
+import TestSupport
 import Testing
+import TokenKit
 
 @testable import TokenAgent
 
@@ -34,6 +39,32 @@ struct ForwardedPromptTests {
     let question = DesktopSession.consentQuestion(
       application: local, group: "default", account: "github:ada", reported: ReportedProgram("git"))
     #expect(question.summary == "python3 asks for a token of github:ada")
+  }
+
+  /// The words reach the prompt the way the agent passes them (DesktopMethods, around
+  /// consent's decision): through the question's own task.
+  @Test func theReportedProgramReachesThePromptThroughTheConsentGate() async throws {
+    let directory = try TemporaryDirectory()
+    let home = directory.url.path
+    let directories = XDGDirectories(environment: [
+      "HOME": home, "XDG_STATE_HOME": home + "/state", "XDG_CONFIG_HOME": home + "/config",
+      "XDG_CACHE_HOME": home + "/cache",
+    ])
+    let gate = ConsentGate(
+      grants: ApplicationGrants(directories: directories, warn: { _ in }), audit: AuditLog(directories: directories),
+      clock: TestClock())
+    let seen = Mutex<[String?]>([])
+    gate.askWith { _, _, _ in
+      seen.withLock { $0.append(ReportedProgram.asking?.text) }
+      return .denied
+    }
+    let account = Account(
+      type: "github", id: "1", name: "ada", group: "default", createdAt: .distantPast, updatedAt: .distantPast)
+    let admitted = await ReportedProgram.$asking.withValue(ReportedProgram("git-credential-tokenctl (run by git)")) {
+      await gate.admit(.success(Self.host), group: "default", account: account, via: .ssh)
+    }
+    #expect(!admitted)
+    #expect(seen.withLock { $0 } == ["git-credential-tokenctl (run by git)"])
   }
 
   @Test(arguments: [
