@@ -41,34 +41,22 @@ import sys
 import time
 from urllib.parse import parse_qs, urlencode, urljoin, urlsplit, urlunsplit
 
+# The scripted users' shared part lives beside the other stand-ins.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "Support"))
+import browser_standin  # noqa: E402
+from browser_standin import detach, origin, redact  # noqa: E402
+
 MAX_SECONDS = 55
 ACTIONS = ("allow", "deny", "print", "forge-state", "ignore", "inject-foreign-code")
-
-_log_path = os.environ.get("SCRIPTED_BROWSER_LOG")
-
-
-def log(line):
-    if not _log_path:
-        return
-    try:
-        with open(_log_path, "a", encoding="utf-8") as f:
-            f.write(f"scripted-browser[{os.getpid()}] {line}\n")
-    except OSError:
-        pass
+log = browser_standin.logger("SCRIPTED_BROWSER_LOG", "scripted-browser")
 
 
-def redact(text):
-    """Drops query strings and fragments from anything that may quote a URL."""
-    return re.sub(r"[?#][^\s'\"<>)]*", "?...", str(text))
+def timeout_seconds():
+    return browser_standin.timeout_seconds("SCRIPTED_BROWSER_TIMEOUT", MAX_SECONDS)
 
 
 class Failure(Exception):
     pass
-
-
-def origin(url):
-    parts = urlsplit(url)
-    return (parts.scheme, parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
 
 
 # --- HTML forms ------------------------------------------------------------------------
@@ -369,26 +357,6 @@ def add_query(url, params):
     parts = urlsplit(url)
     query = parts.query + ("&" if parts.query else "") + urlencode(params)
     return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
-
-
-def timeout_seconds():
-    try:
-        return max(1.0, min(float(os.environ.get("SCRIPTED_BROWSER_TIMEOUT") or MAX_SECONDS), MAX_SECONDS))
-    except ValueError:
-        return MAX_SECONDS
-
-
-def detach():
-    """Returns in a background child; the parent exits 0 at once."""
-    if os.fork() > 0:
-        os._exit(0)
-    os.setsid()
-    if os.fork() > 0:
-        os._exit(0)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    os.close(devnull)
 
 
 def main(argv):
