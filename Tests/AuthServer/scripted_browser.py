@@ -36,7 +36,6 @@ import html.parser
 import json
 import os
 import re
-import signal
 import sys
 import time
 from urllib.parse import parse_qs, urlencode, urljoin, urlsplit, urlunsplit
@@ -376,33 +375,19 @@ def main(argv):
     if mode == "url" and os.environ.get("SCRIPTED_BROWSER_FOREGROUND") != "1":
         detach()
 
-    # A hard stop whatever happens (the request timeouts should come first).
-    def on_alarm(*_):
-        log("timed out")
-        os._exit(3)
-
-    signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(int(timeout_seconds()) + 2)
+    browser_standin.stop_after(timeout_seconds(), log)
 
     url = argv[1] if mode == "device" else argv[0]
     log(f"start: {mode} mode, action {action}, {urlsplit(url).scheme}://{urlsplit(url).netloc}{urlsplit(url).path}")
-    try:
+
+    def step():
         if action == "ignore":
-            status = 0
-        elif mode == "device":
-            status = run_device(url, argv[2] if len(argv) == 3 else None, action)
-        else:
-            status = run_authorization(url, action)
-    except Failure as failure:
-        log(f"failed: {redact(failure)}")
-        print(f"scripted-browser: {redact(failure)}", file=sys.stderr)
-        status = 1
-    except Exception as error:  # never a traceback: it could quote a URL with a code
-        log(f"failed: {type(error).__name__}: {redact(error)}")
-        print(f"scripted-browser: {type(error).__name__}: {redact(error)}", file=sys.stderr)
-        status = 1
-    log(f"done: exit {status}")
-    return status
+            return 0
+        if mode == "device":
+            return run_device(url, argv[2] if len(argv) == 3 else None, action)
+        return run_authorization(url, action)
+
+    return browser_standin.exit_status("scripted-browser", log, step, Failure)
 
 
 if __name__ == "__main__":

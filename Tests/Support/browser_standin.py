@@ -5,6 +5,8 @@ keeping URLs' secrets out of their logs, and their log and time limit.
 
 import os
 import re
+import signal
+import sys
 from urllib.parse import urlsplit
 
 
@@ -40,6 +42,38 @@ def timeout_seconds(variable, maximum):
         return max(1.0, min(float(os.environ.get(variable) or maximum), maximum))
     except ValueError:
         return float(maximum)
+
+
+def stop_after(seconds, log):
+    """A hard stop in `seconds` (and 2 more) whatever happens, logged, with status 3: the
+    requests' own timeouts should come first."""
+    def on_alarm(*_):
+        log("timed out")
+        os._exit(3)
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(int(seconds) + 2)
+
+
+def exit_status(name, log, step, failure, detail=True):
+    """The status `step()` returns, or 1 when it raises: `failure` (the script's own
+    exception) with its message, anything else by its type and, with `detail`, its
+    message. Never a traceback, and the message redacted: either could quote a URL with a
+    code. The outcome is logged, and a failure printed on stderr as `name: reason`.
+    """
+    try:
+        status = step()
+    except failure as error:
+        reason = redact(error)
+    except Exception as error:
+        reason = type(error).__name__ + (": " + redact(error) if detail else "")
+    else:
+        log("done: exit %d" % status)
+        return status
+    log("failed: " + reason)
+    print("%s: %s" % (name, reason), file=sys.stderr)
+    log("done: exit 1")
+    return 1
 
 
 def logger(variable, name):
