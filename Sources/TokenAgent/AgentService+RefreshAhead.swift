@@ -18,29 +18,70 @@ extension AgentService {
   /// and none of libdispatch's threads (``ThreadPoolExecutor``, ``DeadlineTimer``): an idle
   /// agent uses no CPU.
   ///
-  /// `idleLifetime`: only keep the refresh token alive, refreshing before it has gone
-  /// unused that long (an account nobody asked for, of a type whose provider drops idle
-  /// refresh tokens); nil: keep the access token fresh. Asking for the access token
-  /// upgrades an account kept for its refresh token.
-  func track(world: AgentWorld, group: String, account: Account, idleLifetime: Double? = nil) {
+  /// Why it is kept, which decides when it stops:
+  /// - a client asked for its token (the default): while the account is in use (``InUse``);
+  /// - `configured`: config.toml's `keep_fresh`, for as long as the agent runs;
+  /// - `idleLifetime`: only keep the refresh token alive, refreshing before it has gone
+  ///   unused that long (an account nobody asked for, of a type whose provider drops idle
+  ///   refresh tokens). Asking for the access token upgrades such an account.
+  func track(
+    world: AgentWorld, group: String, account: Account, idleLifetime: Double? = nil, configured: Bool = false
+  ) {
     let key = TrackKey(context: contextOf(world), group: group, account: account.key)
+    let asked = idleLifetime == nil && !configured
+    let now = clock.now
     let start = state.withLock { state -> Bool in
       guard !state.stopped else { return false }
-      if state.tracked[key] != nil {
-        if idleLifetime == nil, state.tracked[key]?.idleLifetime != nil {
-          // Kept until now for its refresh token, due weeks away: the access token's own
-          // schedule is sooner, so the wait is cut short and the due time computed again.
-          state.tracked[key]?.idleLifetime = nil
-          state.wake(key)
-        }
-        return false
+      guard let tracked = state.tracked[key] else {
+        state.tracked[key] = Tracked(
+          name: account.name, group: group, idleLifetime: idleLifetime, lastAsked: asked ? now : nil)
+        return true
       }
-      state.tracked[key] = Tracked(name: account.name, group: group, idleLifetime: idleLifetime)
-      return true
+      if configured {
+        state.tracked[key]?.lastAsked = nil
+      } else if asked, tracked.lastAsked != nil {
+        state.tracked[key]?.lastAsked = now
+      }
+      if idleLifetime == nil, tracked.idleLifetime != nil {
+        // Kept until now for its refresh token, due weeks away: the access token's own
+        // schedule is sooner, so the wait is cut short and the due time computed again.
+        state.tracked[key]?.idleLifetime = nil
+        if asked { state.tracked[key]?.lastAsked = now }
+        state.wake(key)
+      }
+      return false
     }
     guard start else { return }
     let task = Task(executorPreference: ThreadPoolExecutor.shared) { [self] in await keepFresh(key) }
     state.withLock { $0.tracked[key]?.task = task }
+  }
+
+  /// How long an account a client asked for stays in use, and so refreshed ahead, after
+  /// the last ask. A refresh ahead costs a round trip to the server and a keyring write
+  /// (most of its CPU in the keyring's daemon) per account and token lifetime: with a
+  /// thousand accounts of one-hour tokens, about 22 refreshes a minute. An account nobody
+  /// asks for any more pays that for nothing, so it stops; the first request after the
+  /// pause pays one refresh, as every request does without an agent, and keeps it fresh
+  /// again from then on.
+  enum InUse {
+    /// At least an hour: the pauses of a working session (a meeting, lunch) find the token
+    /// fresh.
+    static let shortest: Double = 3600
+    /// Or two of the token's lifetimes, when that is longer: at most two refreshes ahead
+    /// that nobody used, whatever the lifetime.
+    static let lifetimes: Double = 2
+
+    /// Whether an account last asked for at `lastAsked`, whose tokens live `lifetime`
+    /// seconds, is still in use at `now`.
+    static func holds(lastAsked: Date, lifetime: Double?, now: Date) -> Bool {
+      now.timeIntervalSince(lastAsked) <= max(shortest, (lifetime ?? 0) * lifetimes)
+    }
+  }
+
+  /// How long `type`'s provider keeps an unused refresh token, when it drops idle ones.
+  func refreshTokenIdleLifetime(_ type: String, world: AgentWorld) -> Double? {
+    let registry = (try? world.configured().registry) ?? world.registry
+    return try? registry.descriptor(type).refreshTokenIdleLifetime
   }
 
   private func contextOf(_ world: AgentWorld) -> [String: String] {
@@ -114,10 +155,8 @@ extension AgentService {
           configuration?.configuration.agent.keepFresh == true
           || configuration?.configuration.types[account.type]?.keepFresh == true
         if keepFresh {
-          track(world: world, group: group, account: account)
-        } else if let idle = try? (configuration?.registry ?? world.registry).descriptor(account.type)
-          .refreshTokenIdleLifetime
-        {
+          track(world: world, group: group, account: account, configured: true)
+        } else if let idle = refreshTokenIdleLifetime(account.type, world: world) {
           track(world: world, group: group, account: account, idleLifetime: idle)
         }
       }
@@ -151,6 +190,13 @@ extension AgentService {
         guard let current = try store(key.group).load(key.account) else {
           untrack(key, why: "nothing to refresh")
           return
+        }
+        if let lastAsked = state.withLock({ $0.tracked[key]?.lastAsked }),
+          !InUse.holds(lastAsked: lastAsked, lifetime: current.tokens.lifetime, now: clock.now)
+        {
+          stopKeeping(key, type: key.account.type, world: world, lastAsked: lastAsked)
+          if state.withLock({ $0.tracked[key] == nil }) { return }
+          continue
         }
         stored = current
       } catch {
@@ -270,6 +316,22 @@ extension AgentService {
       state.tracked[key]?.lastError = line
       state.lastError = line
     }
+  }
+
+  /// An account nobody asked for in a while (``InUse``): no more refreshes ahead of its
+  /// access token. Its refresh token is still kept alive where the provider drops idle ones.
+  private func stopKeeping(_ key: TrackKey, type: String, world: AgentWorld, lastAsked: Date) {
+    let unused = "not asked for in \(Int(clock.now.timeIntervalSince(lastAsked) / 60)) min"
+    guard let idle = refreshTokenIdleLifetime(type, world: world) else {
+      untrack(key, why: unused + "; the next request refreshes it")
+      return
+    }
+    let name = state.withLock { state -> String? in
+      state.tracked[key]?.idleLifetime = idle
+      state.tracked[key]?.lastAsked = nil
+      return state.tracked[key]?.name
+    }
+    if let name { log("keeping only the refresh token of \(type):\(name) alive: \(unused)") }
   }
 
   private func untrack(_ key: TrackKey, why: String) {

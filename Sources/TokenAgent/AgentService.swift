@@ -61,6 +61,10 @@ public final class AgentService: Sendable {
     var lastError: String?
     var task: Task<Void, Never>?
     var idleLifetime: Double?
+    /// When a client last asked for the account's token: it is refreshed ahead while it is
+    /// in use (``InUse``). Nil when config.toml keeps it fresh whoever asks, or when only its
+    /// refresh token is kept alive (`idleLifetime`).
+    var lastAsked: Date?
     /// The wait for the next refresh, cancelled to look again at once when the schedule
     /// changes (a client asked for the access token of an account kept only for its
     /// refresh token). Never a refresh in flight.

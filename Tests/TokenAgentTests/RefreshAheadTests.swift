@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 import TokenKit
@@ -124,6 +125,112 @@ import TokenStoreTesting
   }
 
   // MARK: After failures
+
+  // MARK: While in use
+
+  /// The accounts the agent keeps fresh now, as `tokenctl agent status` lists them, once
+  /// the refresh-ahead tasks have settled (a task that stops does so on its own thread).
+  func keptFresh(_ service: AgentService, count: Int) async throws -> Int {
+    let end = ContinuousClock.now + .seconds(20)
+    while service.status().values("account").count != count, ContinuousClock.now < end {
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    return service.status().values("account").count
+  }
+
+  /// Asked for once, an account of one-hour tokens is refreshed ahead twice (the two
+  /// lifetimes it stays in use), then no more: no request, no wait. The next ask pays one
+  /// refresh and keeps it fresh again.
+  @Test func anAccountNobodyAsksForStopsBeingRefreshedAhead() async throws {
+    let issued = Atomic(0)
+    let transport = ScriptedTransport { _ in
+      let n = issued.add(1, ordering: .sequentiallyConsistent).newValue
+      return ScriptedTransport.tokens(access: "access-\(n)", refresh: "refresh-\(n)", expiresIn: 3600)
+    }
+    let sleep = ManualSleep(clock: clock)
+    let service = try service(transport, sleep: sleep)
+    defer { service.stop() }
+    try await askOnce(service, try seed(lifetime: 3600))
+    #expect(await sleep.next() == .milliseconds(2_700_001))
+    sleep.elapse()
+    #expect((2699...2701).contains(await sleep.next().seconds))
+    sleep.elapse()
+    #expect((2699...2701).contains(await sleep.next().seconds))
+    #expect(transport.requestCount == 2, "refreshed ahead while in use: two hours after the ask")
+    sleep.elapse()
+    #expect(try await keptFresh(service, count: 0) == 0, "no longer kept fresh, 135 min after the ask")
+    #expect(transport.requestCount == 2, "and not refreshed for it")
+
+    let stored = try #require(
+      try InMemoryTokenStore(group: Account.defaultGroup, backing: backing).load(AccountKey(type: "corp", id: "sub-1")))
+    _ = try await service.accessToken(group: Account.defaultGroup, stored: stored, minimumValidity: 0)
+    #expect(try await keptFresh(service, count: 1) == 1, "asked again: kept fresh again")
+    #expect(await sleep.next().seconds > 0)
+  }
+
+  /// An account asked for between its refreshes is kept fresh for as long as it is asked.
+  @Test func anAccountInUseIsKeptFresh() async throws {
+    let transport = ScriptedTransport { _ in
+      ScriptedTransport.tokens(access: "access-n", refresh: "refresh-n", expiresIn: 3600)
+    }
+    let sleep = ManualSleep(clock: clock)
+    let service = try service(transport, sleep: sleep)
+    defer { service.stop() }
+    try await askOnce(service, try seed(lifetime: 3600))
+    for _ in 0..<5 {
+      _ = await sleep.next()
+      sleep.elapse()
+      let stored = try #require(
+        try InMemoryTokenStore(group: Account.defaultGroup, backing: backing)
+          .load(AccountKey(type: "corp", id: "sub-1")))
+      _ = try await service.accessToken(group: Account.defaultGroup, stored: stored, minimumValidity: 0)
+    }
+    _ = await sleep.next()
+    // Nearly four hours on: refreshed every 45 minutes (a client's ask at the due time may be the
+    // one that refreshes), and kept fresh still.
+    #expect(transport.requestCount >= 5)
+    #expect(try await keptFresh(service, count: 1) == 1)
+  }
+
+  /// `keep_fresh` in config.toml keeps an account fresh whoever asks, for as long as the
+  /// agent runs.
+  @Test func anAccountConfigToKeepFreshIsNeverDropped() async throws {
+    let config = directory.url.appendingPathComponent("config/tokenctl")
+    try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+    try "[agent]\nkeep_fresh = true\n".write(
+      to: config.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+    let transport = ScriptedTransport { _ in
+      ScriptedTransport.tokens(access: "access-n", refresh: "refresh-n", expiresIn: 3600)
+    }
+    let sleep = ManualSleep(clock: clock)
+    let service = try service(transport, sleep: sleep)
+    defer { service.stop() }
+    let stored = try seed(lifetime: 3600)
+    // Asked for once too: the configuration still wins.
+    try await askOnce(service, stored)
+    service.keepConfiguredAccountsFresh()
+    for _ in 0..<5 {
+      _ = await sleep.next()
+      sleep.elapse()
+    }
+    _ = await sleep.next()
+    #expect(transport.requestCount == 5, "refreshed ahead five times, nearly four hours after the only ask")
+    #expect(try await keptFresh(service, count: 1) == 1)
+  }
+
+  /// The rule itself: an hour at least, or two lifetimes of the token.
+  @Test func theInUseRule() {
+    let now = clock.now
+    func holds(_ askedAgo: Double, lifetime: Double?) -> Bool {
+      AgentService.InUse.holds(lastAsked: now.addingTimeInterval(-askedAgo), lifetime: lifetime, now: now)
+    }
+    #expect(holds(3600, lifetime: 300), "five-minute tokens: an hour")
+    #expect(!holds(3601, lifetime: 300))
+    #expect(holds(7200, lifetime: 3600), "one-hour tokens: two hours")
+    #expect(!holds(7201, lifetime: 3600))
+    #expect(holds(86_400 * 2, lifetime: 86_400), "one-day tokens: two days")
+    #expect(!holds(3601, lifetime: nil), "no known lifetime: an hour")
+  }
 
   @Test func aFailingServerIsAskedAgainAfterDoublingWaitsUpToFiveMinutes() async throws {
     let transport = ScriptedTransport { _ in ScriptedTransport.oauthError("server_error", status: 500) }

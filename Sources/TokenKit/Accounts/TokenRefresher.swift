@@ -93,7 +93,13 @@ public struct TokenRefresher: Sendable {
     // journal, if the store refused it.
     try replayJournal(account.key, group: account.group)
     let current = try load(account.key)
-    if current.tokens != stored.tokens {
+    // Another process refreshed when the tokens themselves differ, not their times: the
+    // caller's copy may have come through the keyring's JSON, which keeps whole seconds,
+    // and this one from a store that keeps more. Taking that for another's refresh gave
+    // back the old token as new, and the agent asked again at once, and again.
+    if current.tokens.accessToken != stored.tokens.accessToken
+      || current.tokens.refreshToken != stored.tokens.refreshToken
+    {
       if current.account.needsSignIn {
         throw TokenKitError(
           .needsSignIn, "\(account.qualifiedName) needs a new sign-in", remedy: signInAgain(account))

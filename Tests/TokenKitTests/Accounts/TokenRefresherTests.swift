@@ -49,6 +49,27 @@ import TokenKit
     #expect(events.first?.account == fresh.account)
   }
 
+  /// A caller's copy of the same tokens, read through the keyring's JSON (whole seconds),
+  /// is not taken for another process's refresh: the refresh asked for happens. The agent
+  /// took the store's own copy for new tokens, handed back the old ones, and asked again
+  /// at once, for ever.
+  @Test func theSameTokensWithTimesInWholeSecondsAreNotAnotherProcesssRefresh() async throws {
+    let harness = try H(responses: [T.tokens(access: "AT-2", refresh: "RT-2", expiresIn: 3600)])
+    harness.clock.advance(by: 0.25)
+    let seeded = try harness.seed(left: 600)
+    var copy = seeded
+    copy.tokens.issuedAt = copy.tokens.issuedAt.map {
+      Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down))
+    }
+    copy.tokens.expiresAt = copy.tokens.expiresAt.map {
+      Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down))
+    }
+    #expect(copy.tokens != seeded.tokens)
+    let fresh = try await harness.refresher.freshTokens(for: copy, minimumValidity: 900)
+    #expect(harness.transport.requestCount == 1)
+    #expect(fresh.tokens.accessToken == "AT-2")
+  }
+
   /// The account a caller has just read is not read again when its token is valid: the
   /// store has lost it meanwhile, and nothing notices.
   @Test func aValidStoredAccountIsAnsweredWithoutReadingTheStore() async throws {
