@@ -8,8 +8,12 @@ lifetime is over, so that no test can leave a server behind.
 
 The stand-ins that guard a resource with the authorization server (the git, hg, cargo,
 docker, kube and Python index servers) also share here how they are started
-(`arguments`), how they read the Authorization header (`credential`), how they ask
-whether a token is active (`is_active`) and how they log each request (`record`).
+(`arguments`: --state-dir DIR, --introspect URL, --introspect-client ID:SECRET,
+--watch-pid PID, default the parent, and --lifetime SECONDS, default 300), how they read
+the Authorization header (`credential`), how they ask whether a token is active, on every
+request and never cached (`is_active`), and how they log each request as one JSON line in
+DIR/requests.log, with the first 16 hex digits of the token's SHA-256 and never the token,
+so a test can tell which token was sent (`record`).
 """
 
 import argparse
