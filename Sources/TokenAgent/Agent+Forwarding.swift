@@ -60,18 +60,51 @@ extension Agent {
     Self.waitForHangUp(connection)
   }
 
+  /// Connections of a host held for their request while the idle bound is full, at most:
+  /// what ssh carries comes a round trip after its connection (ssh opens the channel,
+  /// then sends what the remote program wrote), so a host's programs asking at once are
+  /// all idle at first. Held on the accepting thread, they cost a descriptor each, not a
+  /// thread; beyond these, a host's idle connections are closed at once.
+  static let heldPerHost = 256
+
   /// Serves the connections of a forwarded host's socket until it is closed.
+  ///
+  /// The main socket's bound of idle connections holds here too (``admitIdle(_:)``), so
+  /// that a host holding thousands costs the agent no more threads than one process here
+  /// can. A connection over the bound waits here for its request instead of being closed:
+  /// it gets a thread once its request is there, or is closed when it does not come
+  /// within the time any connection has to send it.
   private func acceptForwarded(_ socket: ForwardedSocket) {
-    while let connection = socket.accept() {
-      // The local ssh runs as this user; anything else gets nothing.
-      guard AgentSocketIO.peerUID(connection) == getuid() else {
-        close(connection)
-        continue
+    var held: [(connection: Int32, until: ContinuousClock.Instant)] = []
+    defer { for entry in held { close(entry.connection) } }
+    let clock = ContinuousClock()
+    let patience = Duration.milliseconds(Int(Self.requestTimeoutMilliseconds))
+    while true {
+      let now = clock.now
+      for entry in held where entry.until <= now { close(entry.connection) }
+      held.removeAll { $0.until <= now }
+      let wait = held.map { $0.until }.min().map { Int32(max(1, ($0 - now) / .milliseconds(1))) } ?? -1
+      guard let event = socket.next(waiting: held.map(\.connection), timeoutMilliseconds: wait) else { return }
+      let connection: Int32
+      switch event {
+      case .timedOut: continue
+      case .request(let ready):
+        held.removeAll { $0.connection == ready }
+        connection = ready
+      case .connection(let accepted):
+        // The local ssh runs as this user; anything else gets nothing.
+        guard AgentSocketIO.peerUID(accepted) == getuid() else {
+          close(accepted)
+          continue
+        }
+        connection = accepted
       }
-      // The main socket's bound of idle connections, so that a host holding thousands
-      // costs the agent no more threads than one process here can.
       guard let pid = admitIdle(connection) else {
-        close(connection)
+        if case .connection = event, held.count < Self.heldPerHost {
+          held.append((connection, clock.now + patience))
+        } else {
+          close(connection)
+        }
         continue
       }
       let host = socket.host

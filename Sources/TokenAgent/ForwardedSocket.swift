@@ -50,21 +50,36 @@ final class ForwardedSocket: Sendable {
     return ForwardedSocket(host: host, path: path, descriptor: descriptor, stop: (ends[0], ends[1]))
   }
 
-  /// The next connection; nil once ``close()`` was called (the listener is then closed).
-  func accept() -> Int32? {
+  /// What the thread that accepts was woken for.
+  enum Event {
+    /// A new connection.
+    case connection(Int32)
+    /// The request of a connection in the waiting list has come (or its peer hung up).
+    case request(Int32)
+    /// None of that within the wait given.
+    case timedOut
+  }
+
+  /// The next event: a new connection, or bytes on one of `waiting` (connections held for
+  /// their request, ``Agent``'s idle bound being full), within `timeoutMilliseconds` (-1:
+  /// no limit); nil once ``close()`` was called (the listener is then closed).
+  func next(waiting: [Int32], timeoutMilliseconds: Int32) -> Event? {
     while true {
-      var entries = [
-        pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-        pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0),
-      ]
-      let ready = poll(&entries, 2, -1)
+      var entries =
+        [
+          pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+          pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0),
+        ] + waiting.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+      let ready = poll(&entries, nfds_t(entries.count), timeoutMilliseconds)
       if ready < 0 {
         if errno == EINTR { continue }
         break
       }
+      if ready == 0 { return .timedOut }
       if entries[1].revents != 0 { break }
+      if let held = entries.dropFirst(2).first(where: { $0.revents != 0 }) { return .request(held.fd) }
       let connection = tokenctl_accept4(descriptor, Int32(SOCK_CLOEXEC.rawValue))
-      if connection >= 0 { return connection }
+      if connection >= 0 { return .connection(connection) }
       if errno == EINTR || errno == ECONNABORTED || errno == EAGAIN { continue }
       if errno == EMFILE || errno == ENFILE {
         usleep(10_000)

@@ -160,8 +160,10 @@ extension ForwardingTests {
   }
 
   /// The main socket's bound of idle connections holds on a host's socket too: beyond a
-  /// few, idle ones are closed at once, not after a second each, and the host's own
-  /// client meanwhile gets its token.
+  /// few (16 served, `Agent.connectionsPerProcess`, and 256 held for their request without
+  /// a thread, `Agent.heldPerHost`), idle ones are closed at once, not after a second each;
+  /// the host's own client meanwhile gets its token, and so does each of many asking at
+  /// once, whose connections ssh opens a round trip before their requests come.
   @Test func idleConnectionsOnAHostsSocketAreBoundedAndDoNotStallItsClient() async throws {
     guard Self.canForward else { return }
     let forwarded = try await Forwarded.start()
@@ -186,8 +188,17 @@ extension ForwardingTests {
     try await Task.sleep(for: .milliseconds(400))
     let closed = held.filter(AgentFloodTests.isClosedByPeer).count
     #expect(
-      closed >= held.count - 2 * 16, "\(held.count - closed) idle connections are held by the agent after 0.4 s")
+      closed >= held.count - 16 - 256 - 16,
+      "\(held.count - closed) idle connections are held by the agent after 0.4 s")
     let client = try await forwarded.overSSH("tokenctl token gitlocal:ada --group \(group)")
+    // Many programs of the host asking at once, each connection idle until ssh brings its
+    // request: every one is answered.
+    let many = try await forwarded.overSSH(
+      "for i in $(seq 100); do tokenctl token gitlocal:ada --group \(group) > $HOME/many.$i 2>&1 & done; wait; "
+        + "cat $HOME/many.*; rm -f $HOME/many.*")
+    #expect(
+      many.stdout == String(repeating: forwarded.ada.tokens.accessToken + "\n", count: 100),
+      "\(many.stdout) \(many.stderr)")
     #expect(client.stdout == forwarded.ada.tokens.accessToken + "\n", "\(client.stderr)")
     session.terminate()
     _ = await session.exitStatus()
