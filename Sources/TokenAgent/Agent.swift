@@ -34,6 +34,11 @@ import TokenKit
 ///   write. Then it parks. A client's answer waits for one thread to wake, not two (an
 ///   accepting thread that handed each connection on cost a context switch more on every
 ///   answer), and no connection, however slow, holds up the next.
+/// - **Forwarded hosts** (`Agent+Forwarding.swift`), two threads for each open `tokenctl
+///   ssh`: the connection thread of its `forward` request, which waits for the wrapper to
+///   hang up, and one that accepts on the host's socket, holds connections over the idle
+///   bound until their request comes (``heldPerHost``), and serves each on a connection
+///   thread as above.
 /// - **Signals** (``SignalPipe``): waits for SIGTERM, SIGINT and SIGHUP.
 /// - **Socket watch** (``watchSocket()``): inotify on the socket's folder.
 /// - **Timers** (`DeadlineTimer.shared`): the service's sleeps, refreshes ahead included.
