@@ -93,27 +93,40 @@ public final class DesktopNotifications: @unchecked Sendable {
 
   /// Asks with a notification and waits for the answer, at most `timeout`; nil when no
   /// notification server runs, so nobody was asked.
+  ///
+  /// The question is taken off the screen when it ends, however it ends: answered (a
+  /// daemon such as dunst leaves a notification up after its action), unanswered at the
+  /// timeout, or withdrawn because the task was cancelled (the user decided another way,
+  /// with `tokenctl allow`). A question left up would offer an answer that no longer counts.
   public func ask(
     summary: String, body: String, actions: [(key: String, label: String)], timeout: Duration
   ) async -> Outcome? {
-    let once = Once()
-    return await withCheckedContinuation { (continuation: CheckedContinuation<Outcome?, Never>) in
-      let shown = show(summary: summary, body: body, actions: actions) { answer in
-        if once.claim() { continuation.resume(returning: answer.map(Outcome.answered) ?? .unanswered) }
-      }
-      guard let shown else {
-        if once.claim() { continuation.resume(returning: nil) }
-        return
-      }
-      Task(executorPreference: ThreadPoolExecutor.shared) { [self] in
-        try? await DeadlineTimer.shared.sleep(for: timeout)
-        if once.claim() {
-          waiting.withLock { _ = $0.removeValue(forKey: shown) }
-          close(shown)
-          continuation.resume(returning: .unanswered)
+    let question = Question()
+    return await withTaskCancellationHandler {
+      await withCheckedContinuation { (continuation: CheckedContinuation<Outcome?, Never>) in
+        question.begin(continuation)
+        let shown = show(summary: summary, body: body, actions: actions) { answer in
+          question.end(answer.map(Outcome.answered) ?? .unanswered)
+        }
+        guard let shown else {
+          question.end(nil)
+          return
+        }
+        if question.showed(shown) { withdraw(shown) }
+        Task(executorPreference: ThreadPoolExecutor.shared) { [self] in
+          try? await DeadlineTimer.shared.sleep(for: timeout)
+          if question.end(.unanswered) { withdraw(shown) }
         }
       }
+    } onCancel: {
+      if let shown = question.cancel() { withdraw(shown) }
     }
+  }
+
+  /// Forgets a question nobody answered and takes it off the screen.
+  private func withdraw(_ shown: Shown) {
+    waiting.withLock { _ = $0.removeValue(forKey: shown) }
+    close(shown)
   }
 
   /// Takes a notification off the screen.
@@ -143,13 +156,63 @@ public final class DesktopNotifications: @unchecked Sendable {
       if forged { service.log("ignored \(signal) for notification \(id) from \(sender), which did not show it") }
       return
     }
-    // Off the bus thread: a handler may call the bus (and wait for its reply).
-    Task(executorPreference: ThreadPoolExecutor.shared) { handler(key) }
+    // Off the bus thread: a handler may call the bus (and wait for its reply). An answered
+    // notification is closed: dunst, for one, leaves it up with its actions still offered.
+    let shown = Shown(server: sender, id: id)
+    Task(executorPreference: ThreadPoolExecutor.shared) { [self] in
+      if key != nil { close(shown) }
+      handler(key)
+    }
   }
 
-  /// True for the first caller only.
-  private final class Once: Sendable {
-    private let claimed = Atomic<Bool>(false)
-    func claim() -> Bool { claimed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged }
+  /// One question's wait: ended once, by the answer, the timeout or the caller's
+  /// cancellation, whichever comes first, even when the cancellation comes before the
+  /// notification is on screen.
+  private final class Question: Sendable {
+    private struct State {
+      var continuation: CheckedContinuation<Outcome?, Never>?
+      var shown: Shown?
+      var ended = false
+      var cancelled = false
+    }
+    private let state = Mutex(State())
+
+    func begin(_ continuation: CheckedContinuation<Outcome?, Never>) {
+      state.withLock { $0.continuation = continuation }
+    }
+
+    /// Ends the wait with `outcome`; true for the first end only.
+    @discardableResult
+    func end(_ outcome: Outcome?) -> Bool {
+      let continuation = state.withLock { state -> CheckedContinuation<Outcome?, Never>? in
+        guard !state.ended else { return nil }
+        state.ended = true
+        defer { state.continuation = nil }
+        return state.continuation
+      }
+      continuation?.resume(returning: outcome)
+      return continuation != nil
+    }
+
+    /// Notes the notification on screen; true when the caller was cancelled meanwhile, so
+    /// that it must come off again (the wait is then over).
+    func showed(_ shown: Shown) -> Bool {
+      let cancelled = state.withLock { state in
+        state.shown = shown
+        return state.cancelled
+      }
+      return cancelled && end(.unanswered)
+    }
+
+    /// Ends the wait for a cancelled caller; the notification to take off the screen, if
+    /// it is up and nothing else ended the wait.
+    func cancel() -> Shown? {
+      let shown = state.withLock { state in
+        state.cancelled = true
+        return state.shown
+      }
+      guard let shown, end(.unanswered) else { return nil }
+      return shown
+    }
   }
 }

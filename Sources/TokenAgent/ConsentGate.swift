@@ -45,10 +45,21 @@ public final class ConsentGate: Sendable {
   /// Questions nobody answered, asked again only after a growing wait.
   private let backoff = Mutex(PromptBackoff())
 
-  public init(grants: ApplicationGrants, audit: AuditLog, clock: any WallClock) {
+  /// How often a question on screen looks at the grants file for a decision made another
+  /// way (`tokenctl allow` or `tokenctl deny` in a terminal): a second is soon enough for a
+  /// person looking from the terminal to the screen, and a stat a second costs nothing.
+  static let decisionLookInterval: Duration = .seconds(1)
+  /// The agent's sleep, which a test moves on by hand.
+  private let sleep: @Sendable (Duration) async throws -> Void
+
+  public init(
+    grants: ApplicationGrants, audit: AuditLog, clock: any WallClock,
+    sleep: @escaping @Sendable (Duration) async throws -> Void = { try await DeadlineTimer.shared.sleep(for: $0) }
+  ) {
     self.grants = grants
     self.audit = audit
     self.clock = clock
+    self.sleep = sleep
   }
 
   /// How to ask the user (a notification with *Allow* and *Deny*): true allowed, false
@@ -127,7 +138,14 @@ public final class ConsentGate: Sendable {
       guard backoff.withLock({ $0.mayAsk(key, at: clock.now) }) else { return nil }
       let name = account.qualifiedName
       let task = Task(executorPreference: ThreadPoolExecutor.shared) { [self] () -> Answer in
-        let answer = await ask(caller, group, name)
+        let settled = await firstDecision(ask, caller, group, account)
+        guard case .notification(let answer) = settled else {
+          // Decided in the grants file, which holds it and whose command logged it; the
+          // notification was withdrawn.
+          asking.withLock { _ = $0.removeValue(forKey: key) }
+          backoff.withLock { $0.noteAnswered(key) }
+          return settled == .decidedElsewhere(.allowed) ? .allowed : .denied
+        }
         if answer != .notAsked { record(.asked, application, group, name, .notification, nil) }
         do {
           switch answer {
@@ -158,6 +176,40 @@ public final class ConsentGate: Sendable {
     }
     guard let task else { return .unanswered }
     return await task.value
+  }
+
+  /// How a question was settled: by the user's answer to the notification, or by a
+  /// decision written to the grants file meanwhile.
+  private enum Settled: Sendable, Equatable {
+    case notification(Answer)
+    case decidedElsewhere(ConsentDecision)
+  }
+
+  /// The user's answer to the notification, unless the grants file decides first: then the
+  /// notification is withdrawn (its task cancelled), so that it does not stay on screen
+  /// offering a choice that no longer counts.
+  private func firstDecision(
+    _ ask: @escaping Ask, _ caller: PeerApplication, _ group: String, _ account: Account
+  ) async -> Settled {
+    await withTaskGroup(of: Settled?.self) { tasks in
+      tasks.addTask { .notification(await ask(caller, group, account.qualifiedName)) }
+      tasks.addTask { [self] in
+        while !Task.isCancelled {
+          let decision = grants.decision(application: caller.name, group: group, account: account.key)
+          if decision != .undecided { return .decidedElsewhere(decision) }
+          do { try await sleep(Self.decisionLookInterval) } catch { return nil }
+        }
+        return nil
+      }
+      var settled: Settled = .notification(.unanswered)
+      for await first in tasks {
+        guard let first else { continue }
+        settled = first
+        break
+      }
+      tasks.cancelAll()
+      return settled
+    }
   }
 
   private func record(

@@ -34,7 +34,7 @@ import shutil
 import sys
 import tempfile
 import time
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 # Chromium's first start in a fresh profile, on a machine busy with a build, takes a few
 # seconds; the whole sign-in must end well inside the login's own wait.
@@ -89,7 +89,7 @@ def run(url):
     action = os.environ.get("CHROMIUM_BROWSER_ACTION") or "allow"
     artefacts = os.environ["CHROMIUM_BROWSER_ARTEFACTS"]
     name = os.environ.get("CHROMIUM_BROWSER_NAME") or "page"
-    redirect = urlsplit(dict(p.split("=", 1) for p in urlsplit(url).query.split("&")).get("redirect_uri", ""))
+    redirect = urlsplit((parse_qs(urlsplit(url).query).get("redirect_uri") or [""])[0])
 
     profile = tempfile.mkdtemp(prefix="chromium-profile-")
     options = webdriver.ChromeOptions()

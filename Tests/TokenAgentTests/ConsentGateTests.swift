@@ -215,4 +215,45 @@ import TokenKit
   func theWaitDoublesUpToAnHour(count: Int, wait: Double) {
     #expect(PromptBackoff().wait(after: count) == wait)
   }
+
+  /// `tokenctl allow` in a terminal while the question is on screen: the grants file
+  /// decides, the caller gets its answer at once, and the notification is withdrawn (its
+  /// ask cancelled) instead of staying up with Allow and Deny still offered.
+  @Test func aGrantWrittenWhileTheQuestionIsUpAnswersItAndWithdrawsTheNotification() async throws {
+    let sleep = ManualSleep(clock: clock)
+    let watching = ConsentGate(grants: gate.grants, audit: gate.audit, clock: clock, sleep: sleep.sleep)
+    let (shown, showing) = AsyncStream<Void>.makeStream()
+    let withdrawn = Counter()
+    watching.askWith { _, _, _ in
+      showing.yield()
+      // On screen until withdrawn; a few seconds of real time bound it when nothing does.
+      let deadline = ContinuousClock.now + .seconds(5)
+      while !Task.isCancelled && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+      if Task.isCancelled { withdrawn.add(1, ordering: .relaxed) }
+      return .unanswered
+    }
+    let admitted = Task {
+      await watching.admit(.success(Self.app), group: "default", account: Self.account, via: .dbus)
+    }
+    for await _ in shown { break }
+    // What `tokenctl allow` writes, through the grants file of its own.
+    let home = directory.url.path
+    let directories = XDGDirectories(environment: ["HOME": home, "XDG_STATE_HOME": home + "/state"])
+    try ApplicationGrants(directories: directories, warn: { _ in }).allow(
+      application: Self.app.name, group: "default",
+      accounts: [GrantedAccount(key: Self.account.key, name: Self.account.qualifiedName)], at: clock.now)
+    let done = Counter()
+    let answer = Task {
+      defer { done.add(1, ordering: .relaxed) }
+      return await admitted.value
+    }
+    // The gate's next look at the file: each wait it asks for ends now.
+    while done.load(ordering: .relaxed) == 0 {
+      sleep.elapse()
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    #expect(await answer.value, "the grant written meanwhile answers the question")
+    #expect(withdrawn.load(ordering: .relaxed) == 1, "the notification was withdrawn")
+    #expect(await watching.admit(.success(Self.app), group: "default", account: Self.account, via: .dbus))
+  }
 }
