@@ -81,14 +81,15 @@ let package = Package(
     // NativeAppSupport, which holds only what an app asks for. Not a product: an
     // app reaches it only through NativeAppSupport.
     .target(name: "ProcessRuntime", dependencies: ["CLinux"]),
-    // AgentWire for the one rule of tokenctl's runtime folder, which the front end needs too.
+    // XDGRuntime for the one rule of tokenctl's runtime folder, which the front end needs too.
     // Its Files group is the one files layer every target above it uses: the owner-and-mode
     // table (FilePolicy), one reader, one atomic writer, one lock file and one hashed name
     // (SHA-256, hence Crypto).
     .target(
       name: "NativeAppSupport",
       dependencies: [
-        "TokenKit", "CCurl", "CLinux", "AgentWire", "ProcessRuntime", .product(name: "Crypto", package: "swift-crypto"),
+        "TokenKit", "CCurl", "CLinux", "XDGRuntime", "ProcessRuntime",
+        .product(name: "Crypto", package: "swift-crypto"),
       ]),
     // tokenctl's own processes, which no app shares: the refresh child (`_refresh-worker`)
     // with its protocol and report, the test hook that holds a refresh, the user's hook,
@@ -114,13 +115,14 @@ let package = Package(
 
     // The files users configure tokenctl with: config.toml (tokenctl-config(5)) and the
     // account type files (tokenctl-types(5)), the owner-and-mode rule for both worded
-    // (NativeAppSupport's FilePolicy decides it), and applying the settings to the registry. Kept out of the core, which names no file and
-    // reads no TOML, and out of the CLI, so that the readers are tested and fuzzed without
-    // the commands. NativeAppSupport for the XDG directories and user names,
+    // (NativeAppSupport's FilePolicy decides it), and applying the settings to the registry.
+    // Kept out of the core, which names no file and reads no TOML, and out of the CLI, so
+    // that the readers are tested and fuzzed without the commands; below TokenCtlRuntime,
+    // tokenctl's own processes, which read no setting. NativeAppSupport for the XDG directories and user names,
     // GitCredentialHelper for the URL prefixes of `[git.accounts]`.
     .target(
       name: "AccountTypeFiles",
-      dependencies: ["TokenKit", "TOMLReader", "NativeAppSupport", "GitCredentialHelper", "TokenCtlRuntime"]),
+      dependencies: ["TokenKit", "TOMLReader", "NativeAppSupport", "GitCredentialHelper"]),
 
     // libsecret, and the GLib, GObject and GIO it stands on, opened with dlopen by the first
     // keyring operation, not linked (see Sources/CLibSecret/include/libsecret-shim.h):
@@ -169,11 +171,14 @@ let package = Package(
     // implementation under the agent's protocol and the keyring's reads without GIO.
     // Nothing but Glibc.
     .target(name: "SocketIO"),  // In Embedded Swift's subset too: the front end builds it.
+    // Where tokenctl's runtime folder is: the one rule under the agent's socket and the
+    // native-app support's folders. In Embedded Swift's subset too: the front end builds it.
+    .target(name: "XDGRuntime"),
     // The agent's wire protocol (tokenctl-agent(1)): framed `key=value` messages, read by
     // a loop over bytes so that a client's fast path needs no Codable or JSON machinery,
     // and where the socket is. Nothing but Glibc, and Embedded Swift's subset: the front end
     // builds its sources again as Embedded Swift (tokenctl-front-end below).
-    .target(name: "AgentWire", dependencies: ["CLinux", "SocketIO"]),
+    .target(name: "AgentWire", dependencies: ["CLinux", "SocketIO", "XDGRuntime"]),
     // The messages that carry the core's values (errors, account records), on the wire.
     // Apart from the agent, so that clients, tests and the fuzzer reach it without it.
     .target(name: "AgentProtocol", dependencies: ["AgentWire", "TokenKit"]),
@@ -227,7 +232,7 @@ let package = Package(
     // program, which must load libraries, links libstdc++ and libgcc's unwinder statically
     // in release builds instead (Makefile, STATIC_CXX): it binds only libc and libm at start.
     //
-    // Built as Embedded Swift, from AgentFrontEnd's, AgentWire's and SocketIO's own sources
+    // Built as Embedded Swift, from AgentFrontEnd's, AgentWire's, SocketIO's and XDGRuntime's sources
     // (symbolic links in Sources/tokenctl-front-end), so that the rules stay written once.
     // Why: a static program of full Swift carries the runtime, whose start was most of the
     // front end's: its metadata to relocate, the backtracer's search for swift-backtrace,

@@ -1,3 +1,8 @@
+#if !hasFeature(Embedded)
+  // Embedded, the front end is one module of these sources (Sources/tokenctl-front-end).
+  import XDGRuntime
+#endif
+
 /// Where the agent listens and clients look for it (tokenctl-agent(1)).
 ///
 /// Each rule reads the environment through a lookup (`variable`): the front end's is
@@ -29,16 +34,14 @@ public enum AgentSocketLocation {
   static let socketVariable = "TOKENCTL_AGENT_SOCKET"
 
   /// tokenctl's folder in the session's runtime directory, `$XDG_RUNTIME_DIR/tokenctl`;
-  /// nil without one (the XDG spec says a relative path must be ignored). The one rule for
-  /// it: XDGDirectories builds on it.
+  /// nil without one (``XDGRuntime``, the one rule for it, which XDGDirectories uses too).
   public static func runtimeFolder(environment: [String: String]) -> String? {
     runtimeFolder { environment[$0] }
   }
 
   /// ``runtimeFolder(environment:)`` with the environment's `variable` lookup.
   public static func runtimeFolder(_ variable: (String) -> String?) -> String? {
-    guard let runtime = variable("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") else { return nil }
-    return runtime + "/tokenctl"
+    XDGRuntime.tokenctlFolder(variable)
   }
 
   /// The lock file that lets one agent at a time serve `socket`.

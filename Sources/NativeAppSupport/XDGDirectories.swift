@@ -1,5 +1,5 @@
-import AgentWire
 import TokenKit
+import XDGRuntime
 
 #if canImport(FoundationEssentials)
   import FoundationEssentials
@@ -52,7 +52,7 @@ public struct XDGDirectories: Sendable, Hashable {
     config = base("XDG_CONFIG_HOME", ".config") + "/tokenctl"
     cache = base("XDG_CACHE_HOME", ".cache") + "/tokenctl"
     state = base("XDG_STATE_HOME", ".local/state") + "/tokenctl"
-    let runtime = AgentSocketLocation.runtimeFolder(environment: environment)
+    let runtime = XDGRuntime.tokenctlFolder { environment[$0] }
     if let runtime {
       self.runtime = runtime
       runtimeRoot = runtime

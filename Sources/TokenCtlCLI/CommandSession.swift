@@ -1,6 +1,7 @@
 import AccountTypeFiles
 import NativeAppSupport
 import Synchronization
+import TokenCtlRuntime
 import TokenKit
 
 /// A command's world, built once and in plain sight at the start of its `run`: the

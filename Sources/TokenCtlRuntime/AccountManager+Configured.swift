@@ -1,5 +1,4 @@
 import NativeAppSupport
-import TokenCtlRuntime
 import TokenKit
 
 extension AccountManager {
