@@ -359,18 +359,10 @@ def add_query(url, params):
 
 
 def main(argv):
-    action = (os.environ.get("SCRIPTED_BROWSER_ACTION") or "allow").strip().lower()
-    usage = "usage: scripted-browser URL | scripted-browser --device VERIFICATION_URI [USER_CODE]"
-    if argv[:1] == ["--device"] and len(argv) in (2, 3):
-        mode = "device"
-    elif len(argv) == 1 and not argv[0].startswith("-"):
-        mode = "url"
-    else:
-        print(usage, file=sys.stderr)
+    parsed = browser_standin.command_line(argv, "scripted-browser", "SCRIPTED_BROWSER_ACTION", ACTIONS)
+    if parsed is None:
         return 2
-    if action not in ACTIONS:
-        print(f"scripted-browser: unknown SCRIPTED_BROWSER_ACTION {action!r}", file=sys.stderr)
-        return 2
+    mode, action = parsed
 
     if mode == "url" and os.environ.get("SCRIPTED_BROWSER_FOREGROUND") != "1":
         detach()

@@ -44,6 +44,25 @@ def timeout_seconds(variable, maximum):
         return float(maximum)
 
 
+def command_line(argv, name, variable, actions):
+    """(mode, action) of a scripted browser run as `NAME URL` (mode "url") or `NAME
+    --device VERIFICATION_URI [USER_CODE]` ("device"), the action from the environment's
+    `variable` (default "allow"), or None when either is wrong, said on stderr (status 2).
+    """
+    action = (os.environ.get(variable) or "allow").strip().lower()
+    if argv[:1] == ["--device"] and len(argv) in (2, 3):
+        mode = "device"
+    elif len(argv) == 1 and not argv[0].startswith("-"):
+        mode = "url"
+    else:
+        print("usage: %s URL | %s --device VERIFICATION_URI [USER_CODE]" % (name, name), file=sys.stderr)
+        return None
+    if action not in actions:
+        print("%s: unknown %s %r" % (name, variable, action), file=sys.stderr)
+        return None
+    return mode, action
+
+
 def stop_after(seconds, log):
     """A hard stop in `seconds` (and 2 more) whatever happens, logged, with status 3: the
     requests' own timeouts should come first."""
