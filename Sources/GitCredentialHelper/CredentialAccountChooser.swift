@@ -98,6 +98,32 @@ public struct CredentialAccountChooser: Sendable {
       })
   }
 
+  /// The types that serve the request's host: those that list it, else those without
+  /// hosts whose issuer is there. `accounts` (every account of ``typesWithoutHosts`` by
+  /// type id) is asked for only when no type lists the host.
+  public func servingTypes(
+    of request: CredentialRequest, accounts: () throws -> [String: [Account]]
+  ) rethrows -> ServingTypes {
+    let listing = typesListingHost(of: request)
+    guard listing.types.isEmpty else { return listing }
+    return typesServingIssuerHost(of: request, accounts: try accounts())
+  }
+
+  /// The rule of ``rules`` for `prefix` when it can never apply: the account it names is of
+  /// a type that does not serve the prefix's host (by ``servingTypes(of:accounts:)``), so
+  /// `get` declines there. nil when the rule can apply, or when which type it names is not
+  /// known (`type`: the named account's, when it names none itself). For `doctor`.
+  public func ruleThatCannotApply(
+    prefix: String, type: String?, accounts: [String: [Account]]
+  ) -> (host: String, type: String)? {
+    guard let name = rules[prefix], let parsed = GitRemotePrefix(prefix),
+      let named = reference(name).type ?? type
+    else { return nil }
+    let request = CredentialRequest(scheme: parsed.scheme, host: parsed.host)
+    guard servingTypes(of: request, accounts: { accounts }).type(named) == nil else { return nil }
+    return (parsed.host, named)
+  }
+
   /// The types that list no git hosts and serve their issuers' hosts instead.
   public var typesWithoutHosts: [GitAccountType] { types.filter { $0.git.hosts.isEmpty } }
 

@@ -11,6 +11,10 @@ public enum CredentialDecline: Sendable, Hashable {
   /// The named account is signed in, but its type does not serve `host` (or, for a type
   /// that serves its issuer's host, it signed in to another instance).
   case doesNotServeHost(Account, namedBy: NamedAccount, host: String)
+  /// A `[credentials.accounts]` rule of config.toml matched the request, but no type serves
+  /// its host, so the account it names can never answer there: the user wrote the rule for
+  /// this very host, and would otherwise never learn why it does nothing.
+  case ruleForUnservedHost(NamedAccount, host: String)
   /// Several accounts serve `host` and nothing in the request or the configuration says
   /// which one.
   case ambiguous([Account], host: String)

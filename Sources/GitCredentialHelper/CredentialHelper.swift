@@ -99,9 +99,14 @@ public struct CredentialHelper: Sendable {
   public func choose(for message: CredentialMessage) throws -> CredentialSelection {
     guard let request = CredentialRequest(message) else { return .notOurs }
     let serving = try servingTypes(request)
-    // No type of ours serves this host (or not over this protocol): nothing to read.
-    guard !serving.types.isEmpty else { return .notOurs }
-    if let named = chooser.namedAccount(for: request) {
+    let named = chooser.namedAccount(for: request)
+    // No type of ours serves this host (or not over this protocol): nothing to read, and
+    // nothing to say, unless a rule of the user's names an account for it.
+    guard !serving.types.isEmpty else {
+      guard let named, case .rule = named.source else { return .notOurs }
+      return .declined(.ruleForUnservedHost(named, host: request.host))
+    }
+    if let named {
       return chooser.select(named, resolvedTo: try account(named.reference), serving: serving, for: request)
     }
     return chooser.select(among: try candidates(of: serving.typesToRead), serving: serving, for: request)
@@ -119,13 +124,13 @@ public struct CredentialHelper: Sendable {
   /// say which hosts they serve, so they are listed, one keyring search per such type,
   /// only for hosts that no type lists.
   private func servingTypes(_ request: CredentialRequest) throws -> CredentialAccountChooser.ServingTypes {
-    let listing = chooser.typesListingHost(of: request)
-    guard listing.types.isEmpty else { return listing }
-    var accounts: [String: [Account]] = [:]
-    for type in chooser.typesWithoutHosts {
-      accounts[type.id] = try store.list(AccountQuery(type: type.id)).map(\.account)
+    try chooser.servingTypes(of: request) {
+      var accounts: [String: [Account]] = [:]
+      for type in chooser.typesWithoutHosts {
+        accounts[type.id] = try store.list(AccountQuery(type: type.id)).map(\.account)
+      }
+      return accounts
     }
-    return chooser.typesServingIssuerHost(of: request, accounts: accounts)
   }
 
   /// The account `reference` names, or nil when none is signed in.

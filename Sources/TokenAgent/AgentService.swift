@@ -245,7 +245,17 @@ public final class AgentService: Sendable {
     let tokens = try await handOut(
       world: ask.world, group: ask.group, stored: ask.stored, asked: ask.minValid.map(Double.init),
       warnings: warnings)
+    warnOfUnmeetableMargin(ask.minValid, tokens, ask.stored.account, warnings)
     return tokenAnswer(ask, tokens: tokens, warnings: warnings, handedOut: handedOut)
+  }
+
+  /// Tells the client once when its `min-valid` asks for more than the server's tokens
+  /// live (``UnmeetableMargin``), in the command's own words.
+  private func warnOfUnmeetableMargin(_ asked: Int?, _ tokens: TokenSet, _ account: Account, _ warnings: Warnings) {
+    guard let asked, let shortfall = UnmeetableMargin(asked: Double(asked), handedOut: tokens, now: clock.now) else {
+      return
+    }
+    warnings.add(shortfall.warning(for: account))
   }
 
   /// The answer with the account's own `tokens`, once they are handed out: the account is
@@ -258,17 +268,19 @@ public final class AgentService: Sendable {
     var answer = AgentMessage(AgentMessage.Answer.token)
     answer.append("access-token", tokens.accessToken)
     if let scopes = ask.scopes { answer.append("scopes", scopes.text) }
-    Self.describe(tokens, granted: tokens.scope ?? ask.stored.account.scopes, in: &answer)
+    Self.describe(tokens, carrying: CarriedScopes(ownToken: tokens, granted: ask.stored.account.scopes), in: &answer)
     for warning in ask.world.typeWarnings { answer.append("type-warning", warning) }
     for warning in warnings.drain() { answer.append("warning", warning) }
     return answer
   }
 
   /// What `token --json` shows of a token beside it: when it expires (`expires`, seconds
-  /// since 1970) and the scopes it carries (`token-scopes`). Neither is secret.
-  static func describe(_ tokens: TokenSet, granted: [String], in answer: inout AgentMessage) {
+  /// since 1970), the scopes it carries (`token-scopes`) and whether the token or the
+  /// server said so (`token-scopes-confirmed`, 1 or 0). None is secret.
+  static func describe(_ tokens: TokenSet, carrying carried: CarriedScopes, in answer: inout AgentMessage) {
     if let expiresAt = tokens.expiresAt { answer.append("expires", "\(Int64(expiresAt.timeIntervalSince1970))") }
-    answer.append("token-scopes", granted.joined(separator: " "))
+    answer.append("token-scopes", carried.scopes.joined(separator: " "))
+    answer.append("token-scopes-confirmed", carried.confirmed ? "1" : "0")
   }
 
   /// `tokenctl token --scope`: a token for other scopes than the account's own, from
@@ -307,10 +319,11 @@ public final class AgentService: Sendable {
         return tokens
       }
     }
+    warnOfUnmeetableMargin(minimumValidity.map { Int($0) }, tokens, stored.account, warnings)
     var answer = AgentMessage(AgentMessage.Answer.token)
     answer.append("access-token", tokens.accessToken)
     answer.append("scopes", scopes.text)
-    Self.describe(tokens, granted: tokens.scope ?? scopes.scopes, in: &answer)
+    Self.describe(tokens, carrying: CarriedScopes(tokens, asked: scopes.scopes), in: &answer)
     for warning in world.typeWarnings { answer.append("type-warning", warning) }
     for warning in warnings.drain() { answer.append("warning", warning) }
     return answer

@@ -77,6 +77,8 @@ enum ChooserFixtures {
       return "not signed in: \(named.reference) by \(describe(named.source))"
     case .declined(.doesNotServeHost(let account, let named, let host)):
       return "\(account.key) by \(describe(named.source)) does not serve \(host)"
+    case .declined(.ruleForUnservedHost(let named, let host)):
+      return "\(named.reference) by \(describe(named.source)) for \(host), which no type serves"
     case .declined(.ambiguous(let accounts, let host)):
       return "ambiguous on \(host): " + accounts.map(\.key.description).joined(separator: ",")
     }

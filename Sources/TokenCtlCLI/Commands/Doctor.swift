@@ -60,6 +60,7 @@ extension TokenCtl {
       checks.append(SettingsChecks.typeFiles(inventory))
       checks += SettingsChecks.clientIDs(inventory)
       checks += GitHelperChecks.checks(inventory)
+      checks += GitHelperChecks.rules(inventory)
       checks.append(AgentCheck.check(environment: context.environment))
       checks.append(LibcurlCheck.check())
       if online { checks += await OnlineChecks.checks(inventory) }

@@ -24,7 +24,10 @@ extension TokenCtl {
         after that wait, up to three times.
 
         A relative URL (`/me` or `me`) is resolved against the account type's API base, \
-        keeping its path: `graph` + `/me` is https://graph.microsoft.com/v1.0/me. An \
+        keeping its path: `graph` + `/me` is https://graph.microsoft.com/v1.0/me. Only \
+        types with an API base take a path alone: the built-in ones for an API (graph, \
+        github, gitlab, google, bitbucket) and type files that set api_base; the error for \
+        any other names them. For other types, oidc among them, give the full https URL. An \
         absolute URL must be https (http only on the loopback address), and its origin \
         (scheme, host and port) one the account type serves (see `tokenctl types`), or \
         the URL be the userinfo endpoint of the issuer the account signed in at; \
@@ -103,7 +106,7 @@ extension TokenCtl {
       let reference = AccountReference(parsing: account, knownTypes: Set(context.registry.ids))
       let key = try reference.resolve(in: store).account.key
       let manager = try session.configured().manager
-      let target = try Self.resolve(url, against: try manager.registry.descriptor(key.type))
+      let target = try Self.resolve(url, against: try manager.registry.descriptor(key.type), in: manager.registry)
 
       var request = HTTPRequest(method: "GET", url: target, headers: try headers.map(Self.header(parsing:)))
       if let data {
@@ -151,8 +154,11 @@ extension TokenCtl {
       return origin
     }
 
-    /// `url` as an absolute URL: itself, or resolved against the type's API base.
-    static func resolve(_ url: String, against descriptor: EndpointDescriptor) throws -> URL {
+    /// `url` as an absolute URL: itself, or resolved against the type's API base. A path
+    /// for a type without one is refused with the types of `registry` that have one.
+    static func resolve(
+      _ url: String, against descriptor: EndpointDescriptor, in registry: AccountTypeRegistry
+    ) throws -> URL {
       if let scheme = url.firstRange(of: "://").map({ url[..<$0.lowerBound] }),
         !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) })
       {
@@ -163,9 +169,14 @@ extension TokenCtl {
         return absolute
       }
       guard let base = descriptor.apiBase else {
+        let withBase = registry.all.map(\.descriptor).filter { $0.apiBase != nil }.map(\.id)
         throw TokenKitError(
-          .notConfigured, "account type '\(descriptor.id)' has no API base to resolve '\(url)' against",
-          recovery: "Give an absolute URL, such as https://host/path.")
+          .notConfigured,
+          "account type '\(descriptor.id)' has no API base to resolve '\(TerminalSafe.text(url))' against: a path "
+            + "alone works only for types with one ("
+            + (withBase.isEmpty ? "none here" : withBase.joined(separator: ", ")) + ")",
+          recovery: "Give the full https URL instead, such as https://HOST/PATH; a host the type does not serve "
+            + "also needs --allow-host HOST (tokenctl-request(1)).")
       }
       // String joining rather than RFC 3986 resolution, which would drop the base's last
       // segment (`/v1.0` + `me` → `/me`): users expect `v1.0/me`.

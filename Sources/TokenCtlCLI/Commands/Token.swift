@@ -31,7 +31,12 @@ extension TokenCtl {
         it is. A scope the server refuses (invalid_scope) gives exit status 17.
 
         --json prints the token with when it expires and the scopes it carries, as a \
-        document with a format version.
+        document with a format version. The scopes are those the token names (a JWT's \
+        scope or scp claim), else those the server's answer named, else those asked for; \
+        scopes_confirmed is false in that last case: the server said nothing (RFC 6749 \
+        section 5.1 lets a client assume it granted what was asked, and some servers \
+        answer a refresh for other scopes so while issuing the sign-in's). The plain form \
+        says so on standard error.
         """)
 
     @Argument(
@@ -78,6 +83,11 @@ extension TokenCtl {
       switch context.agent?.token(account: account, minValid: minValid, scopes: scopes, group: store.group) {
       case .answered(let answer, _, let warnings):
         let token = answer["access-token"] ?? ""
+        let carried = answer["token-scopes"].map {
+          // An agent that does not say whether they were confirmed reported them as before.
+          CarriedScopes(
+            scopes: $0.split(separator: " ").map(String.init), confirmed: answer["token-scopes-confirmed"] != "0")
+        }
         context.output.write(
           json
             ? JSONOutput.render(
@@ -86,9 +96,10 @@ extension TokenCtl {
                 expires_at: answer["expires"].flatMap(Double.init).map {
                   JSONOutput.timestamp(Date(timeIntervalSince1970: $0))
                 },
-                scopes: answer["token-scopes"].map { $0.split(separator: " ").map(String.init) }))
+                scopes: carried?.scopes, scopes_confirmed: carried?.confirmed))
             : token + "\n")
         for warning in warnings { context.warnings.add(warning) }
+        if let carried { warnOfUnconfirmedScopes(carried, json: json, context) }
         return
       case .failed(let error, _): throw error
       case nil: break
@@ -99,7 +110,13 @@ extension TokenCtl {
         let manager = try session.configured().manager
         let tokens = try await manager.freshTokens(
           for: stored, scopes: scopes, minimumValidity: minValid.map(Double.init))
-        context.output.write(Self.text(tokens, scopes: tokens.scope ?? scopes.scopes, json: json))
+        warnOfUnmeetableMargin(minValid, tokens, stored.account, context)
+        let carried =
+          scopes.isOwn(of: stored.account)
+          ? CarriedScopes(ownToken: tokens, granted: stored.account.scopes)
+          : CarriedScopes(tokens, asked: scopes.scopes)
+        context.output.write(Self.text(tokens, carrying: carried, json: json))
+        warnOfUnconfirmedScopes(carried, json: json, context)
         return
       }
       // The fast path: a valid token needs no configuration or network, and of the lock
@@ -109,30 +126,58 @@ extension TokenCtl {
         forAtLeast: margin, clock: context.clock, locks: context.accountLocks,
         registry: { try session.configured().registry })
       {
-        context.output.write(Self.text(tokens, scopes: tokens.scope ?? stored.account.scopes, json: json))
+        context.output.write(
+          Self.text(tokens, carrying: CarriedScopes(ownToken: tokens, granted: stored.account.scopes), json: json))
         return
       }
       let manager = try session.configured().manager
       let tokens = try await manager.freshTokens(for: stored, minimumValidity: minValid.map(Double.init))
-      context.output.write(Self.text(tokens, scopes: tokens.scope ?? stored.account.scopes, json: json))
+      warnOfUnmeetableMargin(minValid, tokens, stored.account, context)
+      context.output.write(
+        Self.text(tokens, carrying: CarriedScopes(ownToken: tokens, granted: stored.account.scopes), json: json))
+    }
+
+    /// Says, for the plain form, that the server did not confirm the scopes a token for
+    /// other scopes was asked for (``CarriedScopes``); `--json` says it in
+    /// `scopes_confirmed`.
+    private static func warnOfUnconfirmedScopes(_ carried: CarriedScopes, json: Bool, _ context: CLIContext) {
+      guard !carried.confirmed, !json else { return }
+      context.warnings.add(
+        "the server did not confirm that this token carries \(carried.scopes.joined(separator: " ")): its answer "
+          + "named no scope, and the token is not a JWT that names them, so it may carry other scopes, such as "
+          + "those of the sign-in")
+    }
+
+    /// Says once when `--min-valid` asks for more than the server's tokens live
+    /// (``UnmeetableMargin``), which the refresh just handed out all the same.
+    private static func warnOfUnmeetableMargin(
+      _ minValid: Int?, _ tokens: TokenSet, _ account: Account, _ context: CLIContext
+    ) {
+      guard let minValid,
+        let shortfall = UnmeetableMargin(asked: Double(minValid), handedOut: tokens, now: context.clock.now)
+      else { return }
+      context.warnings.add(shortfall.warning(for: account))
     }
 
     /// The token alone on a line, or with its expiry and scopes as JSON.
-    private static func text(_ tokens: TokenSet, scopes: [String], json: Bool) -> String {
+    private static func text(_ tokens: TokenSet, carrying carried: CarriedScopes, json: Bool) -> String {
       guard json else { return tokens.accessToken + "\n" }
       return JSONOutput.render(
         TokenDocument(
-          access_token: tokens.accessToken, expires_at: tokens.expiresAt.map(JSONOutput.timestamp), scopes: scopes))
+          access_token: tokens.accessToken, expires_at: tokens.expiresAt.map(JSONOutput.timestamp),
+          scopes: carried.scopes, scopes_confirmed: carried.confirmed))
     }
   }
 
   /// `token --json`: the token, when it expires (RFC 3339, null when the server did not
-  /// say) and the scopes it carries.
+  /// say), the scopes it carries, and whether the token or the server said so
+  /// (``CarriedScopes``).
   struct TokenDocument: Encodable {
     let format = JSONOutput.formatVersion
     var access_token: String
     var expires_at: String?
     var scopes: [String]?
+    var scopes_confirmed: Bool?
 
     func encode(to encoder: any Encoder) throws {
       var container = encoder.container(keyedBy: CodingKeys.self)
@@ -141,8 +186,9 @@ extension TokenCtl {
       // null rather than absent: a script reads `.expires_at` either way.
       try container.encode(expires_at, forKey: .expires_at)
       try container.encodeIfPresent(scopes, forKey: .scopes)
+      try container.encodeIfPresent(scopes_confirmed, forKey: .scopes_confirmed)
     }
 
-    enum CodingKeys: String, CodingKey { case format, access_token, expires_at, scopes }
+    enum CodingKeys: String, CodingKey { case format, access_token, expires_at, scopes, scopes_confirmed }
   }
 }

@@ -64,6 +64,28 @@ enum GitHelperChecks {
     return checks
   }
 
+  /// Each `[credentials.accounts]` rule of config.toml that can never apply, because the
+  /// account it names is of a type that does not serve the rule's host: `get` declines
+  /// there, with the same words (``CredentialDecline/ruleCannotApply(_:account:host:)``).
+  static func rules(_ inventory: DoctorInventory) -> [DoctorCheck] {
+    guard let rules = inventory.configuration?.gitAccounts, !rules.isEmpty else { return [] }
+    let chooser = CredentialAccountChooser(registry: inventory.registry, rules: rules)
+    var accounts: [String: [Account]] = [:]
+    for type in chooser.typesWithoutHosts { accounts[type.id] = inventory.accounts(ofType: type.id) }
+    return rules.keys.sorted().compactMap { prefix in
+      let name = rules[prefix] ?? ""
+      // A name without a type: the type of the one signed-in account of that name.
+      let named = (inventory.accounts ?? []).filter { $0.name == name || $0.id == name }
+      let type = named.count == 1 ? named[0].type : nil
+      guard let (host, _) = chooser.ruleThatCannotApply(prefix: prefix, type: type, accounts: accounts) else {
+        return nil
+      }
+      let (problem, fix) = CredentialDecline.ruleCannotApply(
+        "the rule for \(prefix) in config.toml", account: type.map { "\($0):\(name)" } ?? name, host: host)
+      return .warn("git-rule:\(prefix)", "git rule for \(prefix)", problem, fix: fix + ".")
+    }
+  }
+
   /// The scheme and host of a `credential.<url>` context that is an http or https URL.
   private static func servedURL(_ context: String) -> GitServedURL? {
     let parts = context.split(separator: "://", maxSplits: 1)

@@ -158,8 +158,10 @@ extension TokenRefresher {
       updated.updatedAt = now
       try saveRefreshed(updated, tokens: tokens, replacing: current.tokens)
     }
-    // An ID token in the answer says nothing the account's does not, and is not kept.
-    let tokens = response.tokenSet(receivedAt: now, requestedScope: scopes.scopes).withoutGrant
+    // An ID token in the answer says nothing the account's does not, and is not kept. The
+    // scope is what the server named, nil when it named none: that it granted what was
+    // asked is an assumption (``CarriedScopes``), not the server's word.
+    let tokens = response.tokenSet(receivedAt: now).withoutGrant
     try store.saveToken(tokens, scopes: scopes, of: updated)
     return tokens
   }
