@@ -111,6 +111,16 @@ extension AccountTypeRegistry {
           recovery: "Remove issuer from [types.\(id)].")
       }
     }
+    if let parameters = settings.authorizationParameters {
+      // The protocol's own parameters are tokenctl's to set, as in a type file.
+      for name in parameters.keys.sorted()
+      where DescriptorFile.protocolParameters.contains(name) || name.hasPrefix("code_") {
+        throw problem(
+          "authorization_parameters must not set \(name): tokenctl sets this protocol parameter itself",
+          recovery: "Remove \(name) from authorization_parameters in [types.\(id)].")
+      }
+      descriptor.additionalAuthorizationParameters.merge(parameters) { $1 }
+    }
     if let port = settings.redirectPort {
       guard port != 0 else { throw problem("redirect_port must be 1–65535") }
       switch original.redirect {

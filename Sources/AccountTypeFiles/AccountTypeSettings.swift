@@ -17,6 +17,9 @@ public struct AccountTypeSettings: Sendable, Hashable {
   /// The loopback redirect's port (RFC 8252 §7.3), for a client registered with a fixed
   /// redirect URI.
   public var redirectPort: UInt16?
+  /// `authorization_parameters`: parameters to add to the authorization request (OpenID
+  /// Connect Core §3.1.2.1 `prompt`, `acr_values`, …), winning over the type's own.
+  public var authorizationParameters: [String: String]?
   /// Settings the type's plugin defines for itself (a tenant, a cloud's hosts), by key.
   public var options: [String: String] = [:]
   /// `keep_fresh`: the agent refreshes this type's accounts ahead of time whether or not
@@ -25,7 +28,9 @@ public struct AccountTypeSettings: Sendable, Hashable {
 
   /// The keys every `[types.ID]` table takes, as config.toml names the fields above; a
   /// plugin may declare more of its own.
-  public static let keys = ["client_id", "client_secret", "issuer", "scopes", "redirect_port", "keep_fresh"]
+  public static let keys = [
+    "client_id", "client_secret", "issuer", "scopes", "redirect_port", "keep_fresh", "authorization_parameters",
+  ]
 
   public init(
     clientID: String? = nil, clientSecret: String? = nil, issuer: String? = nil, scopes: [String]? = nil,
@@ -41,7 +46,7 @@ public struct AccountTypeSettings: Sendable, Hashable {
   /// Whether no field is set.
   public var isEmpty: Bool {
     clientID == nil && clientSecret == nil && issuer == nil && scopes == nil && redirectPort == nil
-      && options.isEmpty && keepFresh == nil
+      && authorizationParameters == nil && options.isEmpty && keepFresh == nil
   }
 }
 
@@ -54,6 +59,9 @@ extension AccountTypeSettings: CustomStringConvertible, CustomDebugStringConvert
     if let issuer { fields.append("issuer: \(issuer)") }
     if let scopes { fields.append("scopes: \(scopes.joined(separator: " "))") }
     if let redirectPort { fields.append("redirectPort: \(redirectPort)") }
+    if let authorizationParameters {
+      fields.append("authorizationParameters: \(authorizationParameters.sorted { $0.key < $1.key })")
+    }
     return "AccountTypeSettings(" + fields.joined(separator: ", ") + ")"
   }
 
@@ -67,6 +75,7 @@ extension AccountTypeSettings: CustomStringConvertible, CustomDebugStringConvert
       children: [
         "clientID": clientID as Any, "clientSecret": clientSecret.map { _ in "<redacted>" } as Any,
         "issuer": issuer as Any, "scopes": scopes as Any, "redirectPort": redirectPort as Any,
+        "authorizationParameters": authorizationParameters as Any,
       ])
   }
 }

@@ -34,6 +34,8 @@ import TokenKit
 /// scopes = ["openid", "email", "offline_access"]
 /// # For an app registered with a fixed redirect URI, http://127.0.0.1:8400/.
 /// redirect_port = 8400
+/// # Added to the authorization request; these win over the type's own.
+/// authorization_parameters = { prompt = "consent" }
 ///
 /// # Which account answers git for a remote URL, when a host has several: the
 /// # longest matching prefix wins (git-credential-tokenctl(1)). A prefix longer than
@@ -200,6 +202,20 @@ public struct Configuration: Sendable, Hashable {
       case "keep_fresh":
         guard let flag = value.boolean else { throw expected("true or false") }
         settings.keepFresh = flag
+      case "authorization_parameters":
+        guard let parameters = value.table else { throw expected("a table of strings") }
+        var result: [String: String] = [:]
+        for name in parameters.keys {
+          guard let parameter = parameters.entry(name) else { continue }
+          guard let string = parameter.value.string else {
+            throw problem(
+              path, parameter.valuePosition,
+              "expected a string for \(TOMLTable.displayKey(name)) in authorization_parameters in \(header), found \(parameter.value.kind)"
+            )
+          }
+          result[name] = string
+        }
+        settings.authorizationParameters = result
       case "redirect_port":
         guard let port = value.integer else { throw expected("an integer") }
         guard (1...65535).contains(port) else {

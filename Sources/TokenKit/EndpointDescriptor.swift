@@ -52,6 +52,11 @@ public struct EndpointDescriptor: Sendable, Hashable {
   /// Client metadata a server needs beyond RFC 7591's when registering (the type's
   /// `registration_metadata`); the RFC's members win over these.
   public var additionalRegistrationMetadata: [String: JSONValue] = [:]
+  /// Whether the issuer follows OpenID Connect Core §11 to the letter: it honours
+  /// `offline_access` (issues a refresh token) only on a request with `prompt=consent`.
+  /// The sign-in then asks for consent when it needs a refresh token
+  /// (``OfflineAccessConsent``).
+  public var offlineAccessNeedsConsent = false
 
   public init(
     id: String, displayName: String, endpoints: EndpointConfiguration,

@@ -137,7 +137,8 @@ import TokenKit
     let error = #expect(throws: TokenKitError.self) { try Self.parse("[types.graph]\nsecret = 1") }
     #expect(
       error?.recovery
-        == "Known keys in [types.graph]: client_id, client_secret, issuer, scopes, redirect_port, keep_fresh.")
+        == "Known keys in [types.graph]: client_id, client_secret, issuer, scopes, redirect_port, keep_fresh, authorization_parameters."
+    )
   }
 
   @Test(arguments: [

@@ -21,6 +21,9 @@ public enum OpenIDConnectPlugin: AccountTypePlugin {
     // member makes the client public as asked. Servers ignore members they do not know
     // (RFC 7591 §2).
     descriptor.additionalRegistrationMetadata = ["client_confidential": false]
+    // Any issuer may enforce OpenID Connect Core §11 (LemonLDAP::NG does): without
+    // `prompt=consent`, `offline_access` brings no refresh token.
+    descriptor.offlineAccessNeedsConsent = true
     return descriptor
   }()
 

@@ -152,6 +152,16 @@ public struct AccountManager: Sendable {
       if let loginHint = options.loginHint {
         configuration.descriptor.additionalAuthorizationParameters["login_hint"] = loginHint
       }
+      if descriptor.offlineAccessNeedsConsent {
+        // The account signed in again, if any: a new sign-in has no refresh token yet.
+        var refreshToken = false
+        if let again = options.signingInAgain { refreshToken = try store.load(again.key)?.tokens.refreshToken != nil }
+        configuration.descriptor.additionalAuthorizationParameters.merge(
+          OfflineAccessConsent.parameters(
+            scopes: scopes, accountHasRefreshToken: refreshToken,
+            configured: configuration.descriptor.additionalAuthorizationParameters)
+        ) { $1 }
+      }
       if let behavior = registry.behavior(type) {
         let refreshable = try store.list(AccountQuery(type: type)).contains { $0.tokens.refreshable }
         configuration.descriptor.additionalAuthorizationParameters.merge(
