@@ -30,13 +30,8 @@ import TokenStoreTesting
   ) async throws
     -> (status: Int32, stdout: String, stderr: String)
   {
-    let output = CapturedOutput(isTerminal: terminal)
-    let backing = backing
-    let context = CLIContext(
-      registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0, backing: backing) },
-      clock: FixedClock(Self.now), environment: environment, output: output)
-    let status = await TokenCtl.main(arguments: arguments, context: context)
-    return (status, output.stdout, output.stderr)
+    try await runInMemory(
+      arguments, backing: backing, clock: FixedClock(Self.now), environment: environment, terminal: terminal)
   }
 
   @Test func typesLabelsEveryEndpoint() async throws {

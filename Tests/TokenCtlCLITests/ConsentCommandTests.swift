@@ -36,13 +36,7 @@ import TokenStoreTesting
   var directories: XDGDirectories { XDGDirectories(environment: environment) }
 
   func run(_ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {
-    let output = CapturedOutput()
-    let backing = backing
-    let context = CLIContext(
-      registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0, backing: backing) },
-      clock: FixedClock(Self.now), environment: environment, output: output)
-    let status = await TokenCtl.main(arguments: arguments, context: context)
-    return (status, output.stdout, output.stderr)
+    try await runInMemory(arguments, backing: backing, clock: FixedClock(Self.now), environment: environment)
   }
 
   func auditLines() throws -> [String] {

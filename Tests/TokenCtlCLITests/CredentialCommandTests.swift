@@ -1,5 +1,6 @@
 import Foundation
 import NativeAppSupport
+import TestSupport
 import Testing
 import TokenCtlCLI
 import TokenCtlRuntime
@@ -15,19 +16,10 @@ import TokenStoreTesting
 
   init() throws {
     // A type of the user's own that takes bearer tokens and the account's name.
-    let types = home.appendingPathComponent("config/tokenctl/types")
-    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
-    try """
-    id = "corpgit"
-    display_name = "Corp git"
-    issuer = "https://id.corp.example"
-    client_id = "tokenctl"
-
-    [git]
-    hosts = ["git.corp.example"]
-    username = "account-name"
-    bearer = true
-    """.write(to: types.appendingPathComponent("corpgit.toml"), atomically: true, encoding: .utf8)
+    try UserTypeFile(
+      id: "corpgit", displayName: "Corp git", issuer: "https://id.corp.example", clientID: "tokenctl",
+      gitHosts: ["git.corp.example"], gitUsername: "account-name", gitBearer: true
+    ).write(configHome: home.appendingPathComponent("config"))
   }
 
   func seed(_ type: String, _ id: String, _ name: String, access: String = "ACCESS", issuer: String? = nil) throws {

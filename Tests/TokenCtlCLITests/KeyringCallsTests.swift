@@ -30,21 +30,9 @@ import Testing
 
   static func credentialGet() throws {
     try Self.expectFourCalls(type: "calls") { session, environment in
-      let types = session.directory.appendingPathComponent("config/tokenctl/types")
-      try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
-      let type = types.appendingPathComponent("calls.toml")
-      try """
-      id = "calls"
-      display_name = "Calls"
-      issuer = "http://127.0.0.1:9"
-      client_id = "calls"
-
-      [git]
-      hosts = ["calls.example"]
-      username = "oauth2"
-
-      """.write(to: type, atomically: true, encoding: .utf8)
-      try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: type.path)
+      try UserTypeFile(
+        id: "calls", displayName: "Calls", issuer: "http://127.0.0.1:9", clientID: "calls", gitHosts: ["calls.example"]
+      ).write(configHome: session.directory.appendingPathComponent("config"))
       var environment = environment
       environment["XDG_CONFIG_HOME"] = session.directory.appendingPathComponent("config").path
       let get = try TestProcess.run(

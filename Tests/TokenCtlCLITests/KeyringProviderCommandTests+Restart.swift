@@ -13,20 +13,9 @@ extension KeyringProviderCommandTests {
   /// and the rotated refresh token, in the new daemon.
   @Test(.enabled(if: matrix && !throughAgent && ProviderRestart.isAvailable), .timeLimit(.minutes(5)))
   func theAgentServesAcrossARestartOfTheProvider() async throws {
-    let server = try await AuthServer.shared
-    let directory = try TemporaryDirectory()
-    let home = directory.url.appendingPathComponent("home")
-    let group = TokenStoreConformance.freshGroup()
-    try Self.writeMatrixType(server: server, home: home)
-    var environment = GitCredentialTests.environment(home: home, group: group)
-    environment["TOKENCTL_AGENT_SOCKET"] = directory.path("no-agent.sock")
-    environment["TOKENCTL_LOG"] = nil
-    environment["TOKENCTL_CONFIG"] = nil
-    environment["BROWSER"] = AuthServer.path("Tests/Support/scripted-browser")
-    environment["SCRIPTED_BROWSER_SERVER_JSON"] = server.serverJSON
-    environment["SCRIPTED_BROWSER_LOG"] = directory.path("browser.log")
-    let store = SecretServiceTokenStore(group: group, prompting: KeyringPrompting { _ in })
-    defer { for listing in (try? store.list(.all)) ?? [] { _ = try? store.remove(listing.account.key) } }
+    let matrix = try await MatrixSignIn()
+    let (server, directory, environment, store) = (matrix.server, matrix.directory, matrix.environment, matrix.store)
+    defer { matrix.removeAccounts() }
     func tokenctl(_ arguments: [String], _ environment: [String: String]) async throws -> ProcessResult {
       try await TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
     }
@@ -35,12 +24,7 @@ extension KeyringProviderCommandTests {
     try #require(login.status == 0, "login: \(login.stderr)")
     let key = try #require(try store.list(AccountQuery(type: "matrix")).first).account.key
     let name = try #require(try store.list(AccountQuery(type: "matrix")).first).account.qualifiedName
-    let run = directory.url.appendingPathComponent("agent")
-    try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
-    try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: run.path)
-    let agent = try await TestAgent.start(
-      environment: environment, socket: run.appendingPathComponent("agent.sock").path,
-      log: directory.path("agent.log"))
+    let agent = try await TestAgent.start(environment: environment, in: directory.url)
     // The agent writes once before the restart: its libsecret holds the old daemon's
     // service and session.
     let before = try await tokenctl(["token", "--scope", "read", name], agent.environment)

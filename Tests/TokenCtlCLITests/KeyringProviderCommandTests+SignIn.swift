@@ -18,21 +18,9 @@ extension KeyringProviderCommandTests {
   @Test(.enabled(if: matrix && !throughAgent), .timeLimit(.minutes(5)))
   func signInRefreshOtherScopesGitAndTheAgent() async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
-    let server = try await AuthServer.shared
-    let directory = try TemporaryDirectory()
-    let home = directory.url.appendingPathComponent("home")
-    let group = TokenStoreConformance.freshGroup()
-    try Self.writeMatrixType(server: server, home: home)
-    var environment = GitCredentialTests.environment(home: home, group: group)
-    environment["TOKENCTL_AGENT_SOCKET"] = directory.path("no-agent.sock")
-    environment["TOKENCTL_LOG"] = nil
-    environment["TOKENCTL_CONFIG"] = nil
-    environment["BROWSER"] = AuthServer.path("Tests/Support/scripted-browser")
-    environment["SCRIPTED_BROWSER_SERVER_JSON"] = server.serverJSON
-    environment["SCRIPTED_BROWSER_LOG"] = directory.path("browser.log")
-    // DISPLAY stays the provider's own (Xvfb): its dialogs are shown and answered there.
-    let store = SecretServiceTokenStore(group: group, prompting: KeyringPrompting { _ in })
-    defer { for listing in (try? store.list(.all)) ?? [] { _ = try? store.remove(listing.account.key) } }
+    let matrix = try await MatrixSignIn()
+    let (server, directory, environment, store) = (matrix.server, matrix.directory, matrix.environment, matrix.store)
+    defer { matrix.removeAccounts() }
     var errors: [String] = []
     func tokenctl(_ arguments: [String], _ environment: [String: String]) async throws -> ProcessResult {
       let result = try await TestProcess.run(TestProcess.tokenctl, arguments, environment: environment)
@@ -75,12 +63,7 @@ extension KeyringProviderCommandTests {
     #expect(fill.stdout.contains("username=oauth2\n") && fill.stdout.contains("password=\(own.accessToken)\n"))
 
     // The same through an agent of the test's own, reading the provider in its process.
-    let run = directory.url.appendingPathComponent("agent")
-    try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
-    try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: run.path)
-    let agent = try await TestAgent.start(
-      environment: environment, socket: run.appendingPathComponent("agent.sock").path,
-      log: directory.path("agent.log"))
+    let agent = try await TestAgent.start(environment: environment, in: directory.url)
     let served = try await agent.requests()
     let viaAgent = try await tokenctl(["token", name], agent.environment)
     #expect(viaAgent.status == 0 && viaAgent.stdout == own.accessToken + "\n", "agent token: \(viaAgent.stderr)")
@@ -105,25 +88,34 @@ extension KeyringProviderCommandTests {
     }
   }
 
-  /// The user type `matrix`: the server's issuer and native client, a loopback redirect,
-  /// and git's host 127.0.0.1 (tokenctl-types(5)).
-  static func writeMatrixType(server: AuthServer, home: URL) throws {
-    let types = home.appendingPathComponent("config/tokenctl/types")
-    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
-    try """
-    id = "matrix"
-    display_name = "The provider matrix's server"
-    issuer = "\(server.issuer)"
-    client_id = "\(server.nativeClientID)"
-    scopes = ["openid", "read", "write"]
+  /// A sign-in at the shared server as the provider matrix's tests make one: the user
+  /// type `matrix` (the server's issuer and native client, a loopback redirect, and git's
+  /// host 127.0.0.1) in a home of its own, a fresh group in the provider's keyring, and a
+  /// tokenctl that asks no agent and signs in through the scripted browser. DISPLAY stays
+  /// the provider's own (Xvfb): its dialogs are shown and answered there.
+  struct MatrixSignIn {
+    let server: AuthServer
+    let directory: TemporaryDirectory
+    let environment: [String: String]
+    let store: SecretServiceTokenStore
 
-    [redirect]
-    host = "127.0.0.1"
-    path = "/callback"
+    init() async throws {
+      server = try await AuthServer.shared
+      directory = try TemporaryDirectory()
+      let home = directory.url.appendingPathComponent("home")
+      let group = TokenStoreConformance.freshGroup()
+      try server.writeType(
+        id: "matrix", displayName: "The provider matrix's server", scopes: ["openid", "read", "write"], home: home,
+        gitHosts: ["127.0.0.1"])
+      var environment = server.signInEnvironment(home: home, group: group, directory: directory)
+      environment["TOKENCTL_AGENT_SOCKET"] = directory.path("no-agent.sock")
+      self.environment = environment
+      store = SecretServiceTokenStore(group: group, prompting: KeyringPrompting { _ in })
+    }
 
-    [git]
-    hosts = ["127.0.0.1"]
-    username = "oauth2"
-    """.write(to: types.appendingPathComponent("matrix.toml"), atomically: true, encoding: .utf8)
+    /// Removes every account of the group: what the test signed in.
+    func removeAccounts() {
+      for listing in (try? store.list(.all)) ?? [] { _ = try? store.remove(listing.account.key) }
+    }
   }
 }

@@ -25,13 +25,8 @@ import TokenStoreTesting
   let backing = InMemoryTokenStore.Backing()
 
   func tokenctl(_ arguments: String...) async throws -> (status: Int32, stderr: String) {
-    let output = CapturedOutput()
-    let backing = backing
-    let context = CLIContext(
-      registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0, backing: backing) },
-      clock: SystemClock(),
-      environment: environment, output: output)
-    return (await TokenCtl.main(arguments: arguments, context: context), output.stderr)
+    let run = try await runInMemory(arguments, backing: backing, clock: SystemClock(), environment: environment)
+    return (run.status, run.stderr)
   }
 
   func helpers(_ host: String, scheme: String = "https") async throws -> [String] {
@@ -43,20 +38,10 @@ import TokenStoreTesting
   /// An account type of the user's whose git host and authorization server are both on
   /// this machine, as in the tests: the helper answers its host over plain http too.
   func writeLoopbackForgeType() throws {
-    let types = home.appendingPathComponent("xdg/tokenctl/types")
-    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
-    let file = types.appendingPathComponent("forge.toml")
-    try """
-    id = "forge"
-    display_name = "Loopback forge"
-    issuer = "http://127.0.0.1:9"
-    client_id = "forge-app"
-
-    [git]
-    hosts = ["127.0.0.1:3000"]
-    username = "oauth2"
-    """.write(to: file, atomically: true, encoding: .utf8)
-    try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+    try UserTypeFile(
+      id: "forge", displayName: "Loopback forge", issuer: "http://127.0.0.1:9", clientID: "forge-app",
+      gitHosts: ["127.0.0.1:3000"]
+    ).write(configHome: home.appendingPathComponent("xdg"))
   }
 
   /// Which helpers real git runs for `get` on `url`, from its trace: what it will ask.

@@ -37,12 +37,8 @@ import TokenStoreTesting
   }
 
   func run(_ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {
-    let output = CapturedOutput()
-    let context = CLIContext(
-      registry: try BuiltinPlugins.registry(), makeStore: { InMemoryTokenStore(group: $0) },
-      clock: FixedClock(Date(timeIntervalSince1970: 1_800_000_000)), environment: environment, output: output)
-    let status = await TokenCtl.main(arguments: arguments, context: context)
-    return (status, output.stdout, output.stderr)
+    try await runInMemory(
+      arguments, clock: FixedClock(Date(timeIntervalSince1970: 1_800_000_000)), environment: environment)
   }
 
   @Test func typesFromBothDirectoriesAreListedWithTheirFile() async throws {

@@ -38,16 +38,8 @@ import Testing
           """
         ])
       home = URL(fileURLWithPath: session.environment["HOME"]!)
-      let types = home.appendingPathComponent(".config/tokenctl/types")
-      try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
-      let file = types.appendingPathComponent("gitlocal.toml")
-      try """
-      id = "gitlocal"
-      display_name = "Git on this machine"
-      issuer = "\(stub.baseURL)"
-      client_id = "git"
-      """.write(to: file, atomically: true, encoding: .utf8)
-      chmod(file.path, 0o600)
+      try UserTypeFile(id: "gitlocal", displayName: "Git on this machine", issuer: stub.baseURL, clientID: "git")
+        .write(configHome: home.appendingPathComponent(".config"))
     }
 
     /// Stores account `name` with a fresh family from the stub, expiring in `expiresIn`.

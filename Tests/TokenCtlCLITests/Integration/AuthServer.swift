@@ -26,15 +26,31 @@ struct AuthServer: Sendable {
   /// on a display, with its configuration and cache under `scratch` and the browser's log
   /// in `scratch/browser.log`.
   func browserEnvironment(scratch: URL) -> [String: String] {
-    var environment = ProcessInfo.processInfo.environment
-    environment["BROWSER"] = Self.path("Tests/Support/scripted-browser")
-    environment["SCRIPTED_BROWSER_SERVER_JSON"] = serverJSON
-    environment["SCRIPTED_BROWSER_LOG"] = scratch.appendingPathComponent("browser.log").path
+    var environment = ProcessInfo.processInfo.environment.merging(scriptedBrowser(in: scratch)) { $1 }
     environment["XDG_CACHE_HOME"] = scratch.appendingPathComponent("cache").path
     environment["XDG_CONFIG_HOME"] = scratch.appendingPathComponent("config").path
     environment["TOKENCTL_CONFIG"] = nil
     environment["DISPLAY"] = ":0"
     return environment
+  }
+
+  /// The scripted user (Tests/Support/scripted-browser) as tokenctl's browser, signing in
+  /// here and logging what it did in `folder/browser.log`: to merge into an environment.
+  func scriptedBrowser(in folder: URL) -> [String: String] {
+    [
+      "BROWSER": Self.path("Tests/Support/scripted-browser"), "SCRIPTED_BROWSER_SERVER_JSON": serverJSON,
+      "SCRIPTED_BROWSER_LOG": folder.appendingPathComponent("browser.log").path,
+    ]
+  }
+
+  /// `GitCredentialTests.environment` for `home` and `group`, without the caller's log
+  /// level or config file, and with the scripted user signing in here (its log in
+  /// `directory`): what the suites that sign in through a browser start from.
+  func signInEnvironment(home: URL, group: String, directory: TemporaryDirectory) -> [String: String] {
+    var environment = GitCredentialTests.environment(home: home, group: group)
+    environment["TOKENCTL_LOG"] = nil
+    environment["TOKENCTL_CONFIG"] = nil
+    return environment.merging(scriptedBrowser(in: directory.url)) { $1 }
   }
 
   // Each server starts on first use and once per test process. Starting one waits for it,
@@ -106,20 +122,12 @@ struct AuthServer: Sendable {
 
   /// Writes the user type `id` (tokenctl-types(5)) under `home`'s config: this server as
   /// the issuer, its native client, `scopes`, and the loopback redirect it registers.
-  func writeType(id: String, displayName: String, scopes: [String], home: URL) throws {
-    let types = home.appendingPathComponent("config/tokenctl/types")
-    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
-    try """
-    id = "\(id)"
-    display_name = "\(displayName)"
-    issuer = "\(issuer)"
-    client_id = "\(nativeClientID)"
-    scopes = [\(scopes.map { "\"\($0)\"" }.joined(separator: ", "))]
-
-    [redirect]
-    host = "127.0.0.1"
-    path = "/callback"
-    """.write(to: types.appendingPathComponent("\(id).toml"), atomically: true, encoding: .utf8)
+  /// `gitHosts`, when given, are the hosts git asks tokenctl about (`[git]`).
+  func writeType(id: String, displayName: String, scopes: [String], home: URL, gitHosts: [String] = []) throws {
+    try UserTypeFile(
+      id: id, displayName: displayName, issuer: issuer, clientID: nativeClientID, scopes: scopes,
+      loopbackRedirect: true, gitHosts: gitHosts
+    ).write(configHome: home.appendingPathComponent("config"))
   }
 
   /// What the server says of `token` (RFC 7662), asked as the service client: whether it

@@ -154,18 +154,10 @@ extension GlewlwydSuites {
     @Test func aTypeFileWithRegistrationTrueRegistersToo() async throws {
       let server = try await GlewlwydServer.shared
       defer { _ = try? registrations.remove(issuer: server.issuer) }
-      let types = directory.url.appendingPathComponent("config/tokenctl/types")
-      try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
-      try """
-      id = "corp"
-      display_name = "Corp sign-in"
-      issuer = "\(server.issuer)"
-      scopes = ["openid", "email"]
-      registration = true
-
-      [registration_metadata]
-      client_confidential = false
-      """.write(to: types.appendingPathComponent("corp.toml"), atomically: true, encoding: .utf8)
+      try UserTypeFile(
+        id: "corp", displayName: "Corp sign-in", issuer: server.issuer, scopes: ["openid", "email"],
+        more: "registration = true\n\n[registration_metadata]\nclient_confidential = false"
+      ).write(configHome: directory.url.appendingPathComponent("config"))
       let environment = environment(server)
       let login = try await tokenctl(["login", "corp"], environment)
       #expect(login.status == 0, "\(login.stderr)")

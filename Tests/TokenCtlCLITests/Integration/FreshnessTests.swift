@@ -27,12 +27,7 @@ import TokenStoreTesting
   var home: URL { directory.url.appendingPathComponent("home") }
 
   var environment: [String: String] {
-    var environment = GitCredentialTests.environment(home: home, group: group)
-    environment["TOKENCTL_LOG"] = nil
-    environment["TOKENCTL_CONFIG"] = nil
-    environment["BROWSER"] = AuthServer.path("Tests/Support/scripted-browser")
-    environment["SCRIPTED_BROWSER_SERVER_JSON"] = server.serverJSON
-    environment["SCRIPTED_BROWSER_LOG"] = directory.path("browser.log")
+    var environment = server.signInEnvironment(home: home, group: group, directory: directory)
     environment["DISPLAY"] = ":0"
     return environment
   }
@@ -167,12 +162,7 @@ import TokenStoreTesting
     let account = try #require(try store.list(AccountQuery(type: "shipped")).first?.account)
     defer { _ = try? store.remove(account.key) }
 
-    let run = directory.url.appendingPathComponent("run")
-    try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
-    try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: run.path)
-    let agent = try await TestAgent.start(
-      environment: environment, socket: run.appendingPathComponent("agent.sock").path,
-      log: directory.path("agent.log"))
+    let agent = try await TestAgent.start(environment: environment, in: directory.url)
     let viaAgent = TestAgent.clientEnvironment(environment, socket: agent.socket)
     var direct = environment
     direct["TOKENCTL_AGENT"] = "0"

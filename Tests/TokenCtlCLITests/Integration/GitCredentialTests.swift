@@ -79,19 +79,10 @@ import TokenStoreTesting
   static func writeGitType(
     home: URL, issuer: String, clientID: String, host: String, scopes: [String] = [], table: String = "git"
   ) throws {
-    let types = home.appendingPathComponent("config/tokenctl/types")
-    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
-    let scopeLine = scopes.isEmpty ? "" : "scopes = [\(scopes.map { "\"\($0)\"" }.joined(separator: ", "))]\n"
-    try """
-    id = "gitlocal"
-    display_name = "Git on this machine"
-    issuer = "\(issuer)"
-    client_id = "\(clientID)"
-    \(scopeLine)
-    [\(table)]
-    hosts = ["\(host)"]
-    username = "oauth2"
-    """.write(to: types.appendingPathComponent("gitlocal.toml"), atomically: true, encoding: .utf8)
+    try UserTypeFile(
+      id: "gitlocal", displayName: "Git on this machine", issuer: issuer, clientID: clientID, scopes: scopes,
+      more: "[\(table)]\nhosts = [\"\(host)\"]\nusername = \"oauth2\""
+    ).write(configHome: home.appendingPathComponent("config"))
   }
 
   /// `environment` with `git-credential-tokenctl` as git's only credential helper.

@@ -61,9 +61,7 @@ import TokenKit
       environment["TOKENCTL_CONFIG"] = nil
       environment["TOKENCTL_LOG"] = nil
       environment["TOKENCTL_ACCOUNT"] = nil
-      environment["BROWSER"] = AuthServer.path("Tests/Support/scripted-browser")
-      environment["SCRIPTED_BROWSER_SERVER_JSON"] = server.serverJSON
-      environment["SCRIPTED_BROWSER_LOG"] = session.directory.appendingPathComponent("browser.log").path
+      environment.merge(server.scriptedBrowser(in: session.directory)) { $1 }
       environment["DISPLAY"] = ":0"
       var direct = environment
       direct["TOKENCTL_AGENT"] = "0"
@@ -80,12 +78,7 @@ import TokenKit
 
     /// An agent of this world's, without the pause: only the command line's refreshes are held.
     func agent() async throws -> TestAgent {
-      let run = session.directory.appendingPathComponent("agent")
-      try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
-      try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: run.path)
-      return try await TestAgent.start(
-        environment: environment, socket: run.appendingPathComponent("agent.sock").path,
-        log: session.directory.appendingPathComponent("agent.log").path)
+      return try await TestAgent.start(environment: environment, in: session.directory)
     }
 
     /// Starts `tokenctl refresh` held at the pause, once the server has answered and

@@ -57,9 +57,7 @@ import TokenCtlRuntime
     environment["TOKENCTL_CONFIG"] = nil
     environment["TOKENCTL_LOG"] = nil
     environment["TOKENCTL_ACCOUNT"] = nil
-    environment["BROWSER"] = AuthServer.path("Tests/Support/scripted-browser")
-    environment["SCRIPTED_BROWSER_SERVER_JSON"] = server.serverJSON
-    environment["SCRIPTED_BROWSER_LOG"] = session.directory.appendingPathComponent("browser.log").path
+    environment.merge(server.scriptedBrowser(in: session.directory)) { $1 }
     environment["DISPLAY"] = ":0"
     environment[RefreshTestPause.variable] = pause.path
     var direct = environment
@@ -78,12 +76,7 @@ import TokenCtlRuntime
     let account = try await signIn()
     var agent: TestAgent?
     if test.path == .agent {
-      let run = session.directory.appendingPathComponent("agent")
-      try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
-      try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: run.path)
-      agent = try await TestAgent.start(
-        environment: environment, socket: run.appendingPathComponent("agent.sock").path,
-        log: session.directory.appendingPathComponent("agent.log").path)
+      agent = try await TestAgent.start(environment: environment, in: session.directory)
     }
     defer { if let agent { Task { await agent.stop() } } }
     let client = agent?.environment ?? direct

@@ -53,9 +53,7 @@ import TokenCtlRuntime
     environment["TOKENCTL_CONFIG"] = nil
     environment["TOKENCTL_LOG"] = nil
     environment["TOKENCTL_AGENT"] = "0"
-    environment["BROWSER"] = AuthServer.path("Tests/Support/scripted-browser")
-    environment["SCRIPTED_BROWSER_SERVER_JSON"] = server.serverJSON
-    environment["SCRIPTED_BROWSER_LOG"] = session.directory.appendingPathComponent("browser.log").path
+    environment.merge(server.scriptedBrowser(in: session.directory)) { $1 }
     // No display: the keyring, once locked, cannot ask to be unlocked.
     environment["DISPLAY"] = nil
     environment["WAYLAND_DISPLAY"] = nil
@@ -97,23 +95,11 @@ import TokenCtlRuntime
     let data = try Data(contentsOf: URL(fileURLWithPath: server.serverJSON))
     let json = try JSONSerialization.jsonObject(with: data) as? [String: Any]
     let endpoints = try #require(json?["endpoints"] as? [String: String])
-    let types = home.appendingPathComponent("config/tokenctl/types")
-    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
-    try """
-    id = "\(id)"
-    display_name = "No revocation"
-    client_id = "\(server.nativeClientID)"
-    scopes = ["openid", "read"]
-
-    [endpoints]
-    authorization = "\(try #require(endpoints["authorization"]))"
-    token = "\(try #require(endpoints["token"]))"
-    jwks = "\(try #require(endpoints["jwks"]))"
-    issuer = "\(server.issuer)"
-
-    [redirect]
-    host = "127.0.0.1"
-    path = "/callback"
-    """.write(to: types.appendingPathComponent("\(id).toml"), atomically: true, encoding: .utf8)
+    let named = try ["authorization", "token", "jwks"].map { "\($0) = \"\(try #require(endpoints[$0]))\"" }
+    try UserTypeFile(
+      id: id, displayName: "No revocation", clientID: server.nativeClientID, scopes: ["openid", "read"],
+      more: (["[endpoints]"] + named + ["issuer = \"\(server.issuer)\""]).joined(separator: "\n"),
+      loopbackRedirect: true
+    ).write(configHome: home.appendingPathComponent("config"))
   }
 }

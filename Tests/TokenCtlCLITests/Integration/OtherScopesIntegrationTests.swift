@@ -30,13 +30,8 @@ import TokenStoreTesting
 
   /// No agent unless a test starts one; the scripted user signs in when the browser opens.
   var environment: [String: String] {
-    var environment = GitCredentialTests.environment(home: home, group: group)
+    var environment = server.signInEnvironment(home: home, group: group, directory: directory)
     environment["TOKENCTL_AGENT_SOCKET"] = directory.path("no-agent.sock")
-    environment["TOKENCTL_LOG"] = nil
-    environment["TOKENCTL_CONFIG"] = nil
-    environment["BROWSER"] = AuthServer.path("Tests/Support/scripted-browser")
-    environment["SCRIPTED_BROWSER_SERVER_JSON"] = server.serverJSON
-    environment["SCRIPTED_BROWSER_LOG"] = directory.path("browser.log")
     environment["DISPLAY"] = ":0"
     return environment
   }

@@ -20,20 +20,11 @@ import TokenStoreTesting
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
     server = try await AuthServer.shortLived
     directory = try TemporaryDirectory()
+    try UserTypeFile(
+      id: "svc", displayName: "Service on the test server", issuer: server.issuer, clientID: server.serviceClientID,
+      scopes: ["read"], gitHosts: ["127.0.0.1"]
+    ).write(configHome: home.appendingPathComponent("config"))
     let config = home.appendingPathComponent("config/tokenctl")
-    try FileManager.default.createDirectory(
-      at: config.appendingPathComponent("types"), withIntermediateDirectories: true)
-    try """
-    id = "svc"
-    display_name = "Service on the test server"
-    issuer = "\(server.issuer)"
-    client_id = "\(server.serviceClientID)"
-    scopes = ["read"]
-
-    [git]
-    hosts = ["127.0.0.1"]
-    username = "oauth2"
-    """.write(to: config.appendingPathComponent("types/svc.toml"), atomically: true, encoding: .utf8)
     // The secret belongs in config.toml, which only the user may read.
     let file = config.appendingPathComponent("config.toml")
     try "[types.svc]\nclient_secret = \"\(server.serviceClientSecret)\"\n".write(

@@ -27,6 +27,18 @@ final class TestAgent: Sendable {
     return environment
   }
 
+  /// Starts an agent with `environment` whose socket is `folder/agent/agent.sock`, in a
+  /// folder only its user may enter (as the agent asks of its socket's folder), and whose
+  /// log is `folder/agent.log`.
+  static func start(environment: [String: String], in folder: URL) async throws -> TestAgent {
+    let run = folder.appendingPathComponent("agent")
+    try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
+    try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: run.path)
+    return try await start(
+      environment: environment, socket: run.appendingPathComponent("agent.sock").path,
+      log: folder.appendingPathComponent("agent.log").path)
+  }
+
   /// Starts an agent with `environment` on `socket` and waits (60 s at most: a bound for a
   /// loaded CI machine, where each `agent status` is a debug binary's start) until it
   /// answers `status`. `log` is where its standard error goes (appended to by restarts
