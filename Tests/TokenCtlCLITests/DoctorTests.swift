@@ -347,17 +347,10 @@ import Testing
 
   @Test func aLoopbackForgeIsCheckedOverBothSchemesTheHelperAnswers() async throws {
     let world = try await World(.unlockedKeyring)
-    try world.write(
-      """
-      id = "forge"
-      display_name = "Loopback forge"
-      issuer = "http://127.0.0.1:9"
-      client_id = "forge-app"
-
-      [git]
-      hosts = ["127.0.0.1:3000"]
-      username = "oauth2"
-      """, to: "types/forge.toml")
+    let forge = UserTypeFile(
+      id: "forge", displayName: "Loopback forge", issuer: "http://127.0.0.1:9", clientID: "forge-app",
+      gitHosts: ["127.0.0.1:3000"])
+    try world.write(forge.text, to: "types/forge.toml")
     let before = try await world.doctor()
     #expect(before.checks["git:https://127.0.0.1:3000"]?.status == "warn")
     #expect(before.checks["git:http://127.0.0.1:3000"]?.status == "warn")
