@@ -70,7 +70,9 @@ public protocol AccountTypeBehavior: Sendable {
   /// registration (``RegistrationFinding``), for a diagnosis before anyone signs in; each
   /// setting the provider's documentation names but no such answer shows is a finding of
   /// verdict `unknown` that says where to look. Nothing secret is sent. The default: none.
-  func registrationFindings(_ configuration: ServiceConfiguration, transport: any HTTPTransport) async
+  func registrationFindings(
+    _ configuration: ServiceConfiguration, transport: any HTTPTransport
+  ) async
     -> [RegistrationFinding]
 }
 
@@ -107,7 +109,9 @@ extension AccountTypeBehavior {
 
   public func endpoints(_ configured: Endpoints, forIssuer issuer: String) -> Endpoints? { configured }
 
-  public func registrationFindings(_ configuration: ServiceConfiguration, transport: any HTTPTransport) async
+  public func registrationFindings(
+    _ configuration: ServiceConfiguration, transport: any HTTPTransport
+  ) async
     -> [RegistrationFinding]
   { [] }
 }

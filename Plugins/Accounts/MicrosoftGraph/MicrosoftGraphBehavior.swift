@@ -110,6 +110,9 @@ public struct MicrosoftGraphBehavior: AccountTypeBehavior {
         + "(a Cloud Application Administrator, an Application Administrator, or the app's owner) can enable it under "
         + "Enterprise applications, the app's Properties, \"Enabled for users to sign in?\"."
     }
+    // AADSTS90002 InvalidTenantName: the tenant the endpoints name is not one Microsoft
+    // knows, in this cloud (the discovery document and the signing keys answer it too).
+    if numbers.contains("90002") { return Self.unknownTenantAdvice }
     // AADSTS700016: the application was not found in the directory.
     if numbers.contains("700016") {
       return "The client id is not an app registered in this tenant: check the client id, or sign in through a "
@@ -117,6 +120,14 @@ public struct MicrosoftGraphBehavior: AccountTypeBehavior {
     }
     return nil
   }
+
+  /// What to do about a tenant Microsoft does not know (AADSTS90002, "Check to make sure
+  /// you have the correct tenant ID and are signing into the correct cloud",
+  /// https://learn.microsoft.com/en-us/entra/identity-platform/reference-error-codes).
+  static let unknownTenantAdvice =
+    "Microsoft does not know this tenant: set the type's tenant to the \"Directory (tenant) ID\" on the app "
+    + "registration's Overview page, or to a verified domain of the tenant, or to \"organizations\" or \"common\"; "
+    + "a tenant of a national cloud also needs that cloud's authority_host."
 
   /// Every tenant's issuer is `https://AUTHORITY/{tid}/v2.0` ("Fetch the OpenID
   /// configuration document",

@@ -183,6 +183,14 @@ extension TokenCtl {
       }
     }
 
+    /// Whether a sign-in that names no method opens a browser here: a display, or a browser
+    /// the user named (BROWSER, a text browser in an SSH session, say, or a script that
+    /// hands the address on), as xdg-open would; else it signs in with a code where the
+    /// type offers it.
+    static func showsBrowser(environment: [String: String]) -> Bool {
+      [environment["DISPLAY"], environment["WAYLAND_DISPLAY"], environment["BROWSER"]].contains { !($0 ?? "").isEmpty }
+    }
+
     /// The method the user asked for, else the device grant when no display can show a
     /// browser and the type offers it, else the browser (or paste for out-of-band types).
     private func choose(
@@ -192,13 +200,7 @@ extension TokenCtl {
     ) async throws -> Method {
       if let method { return method }
       if case .manualPaste = descriptor.redirect { return .paste }
-      // A display, or a browser the user named (BROWSER, a text browser in an SSH session,
-      // say, or a script that hands the address on): the browser, as xdg-open would.
-      let display = [
-        context.environment["DISPLAY"], context.environment["WAYLAND_DISPLAY"], context.environment["BROWSER"],
-      ]
-      .contains { !($0 ?? "").isEmpty }
-      if display { return .browser }
+      if Self.showsBrowser(environment: context.environment) { return .browser }
       var options = options
       // Only the endpoints are looked at here; a client yet to be registered has no id.
       if registering, options.clientID == nil { options.clientID = "(to be registered)" }

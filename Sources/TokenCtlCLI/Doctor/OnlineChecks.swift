@@ -43,7 +43,11 @@ enum OnlineChecks {
       do {
         let response = try await recorder.send(HTTPRequest(method: "GET", url: url))
         let tls = url.scheme == "https" ? " over TLS with a certificate this machine trusts" : ""
-        checks.append(.ok(id, title, "reached\(tls) (\(url.absoluteString) answered HTTP \(response.status))"))
+        if let problem = keySetProblem(response, at: url, inventory: inventory) {
+          checks.append(.fail(id, title, "reached\(tls), but \(problem.detail)", fix: problem.fix))
+        } else {
+          checks.append(.ok(id, title, "reached\(tls) (\(url.absoluteString) answered HTTP \(response.status))"))
+        }
       } catch {
         let detail = TokenKitError(.transport(error), while: "reach \(url.absoluteString)").message
         checks.append(.fail(id, title, detail, fix: fix(for: .transport(error), issuer: url, inventory: inventory)))
@@ -54,6 +58,76 @@ enum OnlineChecks {
     }
     if let worst = skews.max(by: { abs($0.seconds) < abs($1.seconds) }) {
       checks.append(clock(worst.seconds, against: worst.issuer))
+    }
+    checks += await registrationChecks(inventory)
+    return checks
+  }
+
+  /// Why `response` from `url` is no usable signing key set (RFC 7517 §5), when `url` is
+  /// the key set of a type in use: ID tokens are checked against it, so an error there
+  /// (a tenant the server does not know, say) ends every sign-in. Other addresses only
+  /// show that the server is reached, whatever their status.
+  private static func keySetProblem(
+    _ response: HTTPResponse, at url: URL, inventory: DoctorInventory
+  ) -> (detail: String, fix: String)? {
+    let owner = inventory.typesInUse.first { entry in
+      guard case .fixed(let endpoints) = entry.descriptor.endpoints else { return false }
+      return endpoints.jwks == url
+    }
+    guard let type = owner?.descriptor.id else { return nil }
+    do {
+      _ = try AuthorizationService.body(of: response, document: "key set", bodyRequired: false)
+      return nil
+    } catch {
+      let failure = TokenKitError(error, while: "fetch the signing keys at \(url.absoluteString)")
+      return (
+        failure.message,
+        inventory.registry.advice(for: failure, type: type)
+          ?? "Check the settings of account type '\(type)' in \(inventory.configurationPath) (tokenctl-config(5)): "
+          + "ID tokens are checked against these keys."
+      )
+    }
+  }
+
+  /// What each type's plugin finds out about the client's registration before anyone
+  /// signs in (``AccountTypeBehavior/registrationFindings(_:transport:)``), for the types in
+  /// use with a client id. A finding no answer can settle is a warning where the sign-in
+  /// it concerns is the one `login` would use here, and otherwise only said.
+  static func registrationChecks(_ inventory: DoctorInventory) async -> [DoctorCheck] {
+    guard inventory.configurationError == nil else { return [] }
+    let context = inventory.context
+    let deviceByDefault = !TokenCtl.Login.showsBrowser(environment: context.environment)
+    var checks: [DoctorCheck] = []
+    for entry in inventory.typesInUse {
+      let descriptor = entry.descriptor
+      guard let behavior = inventory.registry.behavior(descriptor.id),
+        descriptor.endpoints != .discoveredFromUserIssuer,
+        let configuration = try? await ServiceConfiguration.resolve(
+          descriptor, discovery: MetadataDiscovery(transport: context.transport, cache: nil, clock: context.clock))
+      else { continue }
+      for finding in await behavior.registrationFindings(configuration, transport: context.transport) {
+        let id = "registration:\(descriptor.id):\(finding.aspect)"
+        let title = "\(finding.subject) of \(descriptor.id)"
+        var fix = finding.advice ?? "See tokenctl-providers(7)."
+        if finding.neededBy == .deviceSignIn {
+          fix += " A sign-in with a code (`tokenctl login \(descriptor.id) --device`) needs it."
+        }
+        switch finding.verdict {
+        case .holds:
+          checks.append(.ok(id, title, finding.detail))
+        case .fails:
+          checks.append(.fail(id, title, finding.detail, fix: fix))
+        case .unknown:
+          let matters =
+            switch finding.neededBy {
+            case .everySignIn: true
+            case .deviceSignIn: deviceByDefault
+            case .browserSignIn: !deviceByDefault
+            }
+          checks.append(
+            matters ? .warn(id, title, finding.detail, fix: fix) : .ok(id, title, finding.detail + ". " + fix))
+        }
+      }
     }
     return checks
   }
