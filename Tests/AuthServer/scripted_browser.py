@@ -43,7 +43,7 @@ from urllib.parse import parse_qs, urlencode, urljoin, urlsplit, urlunsplit
 # The scripted users' shared part lives beside the other stand-ins.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "Support"))
 import browser_standin  # noqa: E402
-from browser_standin import detach, origin, redact  # noqa: E402
+from browser_standin import origin, redact  # noqa: E402
 
 MAX_SECONDS = 55
 ACTIONS = ("allow", "deny", "print", "forge-state", "ignore", "inject-foreign-code")
@@ -359,27 +359,9 @@ def add_query(url, params):
 
 
 def main(argv):
-    parsed = browser_standin.command_line(argv, "scripted-browser", "SCRIPTED_BROWSER_ACTION", ACTIONS)
-    if parsed is None:
-        return 2
-    mode, action = parsed
-
-    if mode == "url" and os.environ.get("SCRIPTED_BROWSER_FOREGROUND") != "1":
-        detach()
-
-    browser_standin.stop_after(timeout_seconds(), log)
-
-    url = argv[1] if mode == "device" else argv[0]
-    log(f"start: {mode} mode, action {action}, {urlsplit(url).scheme}://{urlsplit(url).netloc}{urlsplit(url).path}")
-
-    def step():
-        if action == "ignore":
-            return 0
-        if mode == "device":
-            return run_device(url, argv[2] if len(argv) == 3 else None, action)
-        return run_authorization(url, action)
-
-    return browser_standin.exit_status("scripted-browser", log, step, Failure)
+    return browser_standin.main(
+        argv, "scripted-browser", "SCRIPTED_BROWSER", ACTIONS, log, timeout_seconds(), run_authorization, run_device,
+        Failure)
 
 
 if __name__ == "__main__":

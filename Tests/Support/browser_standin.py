@@ -63,6 +63,33 @@ def command_line(argv, name, variable, actions):
     return mode, action
 
 
+def main(argv, name, prefix, actions, log, seconds, run_authorization, run_device, failure, detail=True):
+    """A scripted browser's run from its command line (`command_line`, the action in
+    PREFIX_ACTION) to its exit status (`exit_status`): in the background for a URL unless
+    PREFIX_FOREGROUND is 1, stopped after `seconds`, and the URL logged without its query.
+    `run_authorization(url, action)` and `run_device(uri, user_code, action)` do the work.
+    """
+    parsed = command_line(argv, name, prefix + "_ACTION", actions)
+    if parsed is None:
+        return 2
+    mode, action = parsed
+    if mode == "url" and os.environ.get(prefix + "_FOREGROUND") != "1":
+        detach()
+    stop_after(seconds, log)
+    url = argv[1] if mode == "device" else argv[0]
+    shown = urlsplit(url)
+    log("start: %s mode, action %s, %s://%s%s" % (mode, action, shown.scheme, shown.netloc, shown.path))
+
+    def step():
+        if action == "ignore":
+            return 0
+        if mode == "device":
+            return run_device(url, argv[2] if len(argv) == 3 else None, action)
+        return run_authorization(url, action)
+
+    return exit_status(name, log, step, failure, detail)
+
+
 def stop_after(seconds, log):
     """A hard stop in `seconds` (and 2 more) whatever happens, logged, with status 3: the
     requests' own timeouts should come first."""
