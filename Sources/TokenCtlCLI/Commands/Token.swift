@@ -31,12 +31,12 @@ extension TokenCtl {
         it is. A scope the server refuses (invalid_scope) gives exit status 17.
 
         --json prints the token with when it expires and the scopes it carries, as a \
-        document with a format version. The scopes are those the token names (a JWT's \
-        scope or scp claim), else those the server's answer named, else those asked for; \
-        scopes_confirmed is false in that last case: the server said nothing (RFC 6749 \
-        section 5.1 lets a client assume it granted what was asked, and some servers \
-        answer a refresh for other scopes so while issuing the sign-in's). The plain form \
-        says so on standard error.
+        document with a format version. The scopes are those the token itself names (a \
+        JWT's scope or scp claim), else those the server's answer named. For a token asked \
+        for with --scope whose server named none, they are the ones asked for, and \
+        scopes_confirmed is false: RFC 6749 section 5.1 lets a client assume it got what it \
+        asked for, but some servers say nothing and issue the sign-in's scopes instead. \
+        The plain form says so on standard error.
         """)
 
     @Argument(
