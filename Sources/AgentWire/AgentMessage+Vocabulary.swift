@@ -40,7 +40,8 @@ extension AgentMessage {
     /// `access-token`, then `warning`s; and for a request with `scopes`, those `scopes`
     /// again, so that a client knows the agent heard them (an agent older than them does
     /// not echo them, and answered with the account's own token). `expires` (seconds since
-    /// 1970, when known) and `token-scopes` describe the token, for `token --json`.
+    /// 1970, when known), `token-scopes` and `token-scopes-confirmed` (1, or 0 when they
+    /// are only the ones asked for) describe the token, for `token --json`.
     public static let token = "token"
     /// An optional `answer` (git's response, serialized), then `warning`s.
     public static let credential = "credential"
