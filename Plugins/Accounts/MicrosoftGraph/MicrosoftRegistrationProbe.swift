@@ -108,7 +108,7 @@ struct MicrosoftRegistrationProbe {
     case "90002":
       return finding(
         .unknown, "not checked: Microsoft does not know the tenant (AADSTS90002)",
-        advice: MicrosoftGraphBehavior.unknownTenantAdvice)
+        advice: "Correct the tenant first; the redirect is checked once Microsoft knows it.")
     default:
       return finding(
         .unknown, "not checked: Microsoft's answer (HTTP \(response.status)) shows neither a redirect nor AADSTS50011",
