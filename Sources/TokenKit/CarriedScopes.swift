@@ -5,8 +5,8 @@
 /// asked for, and some servers answer a refresh for other scopes with none while issuing
 /// what the grant had all along. So, in this order:
 /// 1. an access token that is a JWT with a `scope` claim (a space-separated string: RFC 9068
-///    §2.2.3, RFC 8693 §4.2) or `scp` (a string or an array of strings, as Microsoft's and
-///    Okta's are) carries what the claim says, whatever was asked. The claim is read, not
+///    §2.2.3, RFC 8693 §4.2) or `scp` (a string or an array of strings, as some providers issue
+///    them) carries what the claim says, whatever was asked. The claim is read, not
 ///    trusted: the token is not the client's to verify, and nothing but this report uses it;
 /// 2. a token the server's answer named scopes for carries those (`TokenSet.scope`);
 /// 3. otherwise it carries what was asked, as far as anyone said: not confirmed.
