@@ -25,9 +25,12 @@ import TokenKit
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stderr == "Removed graph:ada from group 'default'; the server was not told (--local).\n")
     #expect(try sandbox.store.load(AccountKey(type: "graph", id: "oid-1")) == nil)
-    // The hook runs without being waited for.
+    // The hook runs without being waited for, and its shell makes the file before echo
+    // writes the line: wait for the whole line.
     let deadline = ContinuousClock.now + .seconds(10)
-    while ContinuousClock.now < deadline, (try? String(contentsOfFile: heard, encoding: .utf8)) == nil {
+    while ContinuousClock.now < deadline,
+      (try? String(contentsOfFile: heard, encoding: .utf8))?.hasSuffix("\n") != true
+    {
       try await Task.sleep(for: .milliseconds(20))
     }
     #expect((try? String(contentsOfFile: heard, encoding: .utf8)) == "revoked graph:ada\n")
