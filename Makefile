@@ -69,7 +69,14 @@ KEYRING := Tests/Support/with-private-keyring
 # Secret Service backend uses it).
 # chromium, chromium-driver and dunst: `make test-desktop` signs in with a real browser and
 # asks for consent in a real notification daemon (dunst 1.9, which offers actions).
-DEBIAN_PACKAGES := binutils libstdc++-12-dev libgcc-12-dev libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish curl bubblewrap xdg-dbus-proxy keepassxc xvfb xdotool libkf5wallet-bin libqca-qt5-2-plugins python3-secretstorage skopeo mercurial mercurial-keyring openssh-server chromium chromium-driver dunst
+# lemonldap-ng, lemonldap-ng-fastcgi-server and nginx: LemonLDAP::NG 2.16, an enterprise
+# OpenID Connect provider, for `make test-lemonldap` (Tests/Support/lemonldap-ng-server.sh
+# runs its own portal on 127.0.0.1). Its admin CLI needs libemail-sender-perl and
+# libmime-tools-perl, its portal libgd-securityimage-perl: recommended, so named for hosts
+# that skip recommends. On a host with systemd the packages also start the system's nginx
+# (port 80, every interface) and FastCGI server: install-packages stops and disables them
+# again when it was the one to install them.
+DEBIAN_PACKAGES := binutils libstdc++-12-dev libgcc-12-dev libsecret-1-0 libsecret-1-dev libcurl4-openssl-dev libsecret-tools gnome-keyring dbus libglib2.0-bin pkg-config git python3 python3-venv strace systemd python3-dbus python3-gi glewlwyd openssl zsh fish curl bubblewrap xdg-dbus-proxy keepassxc xvfb xdotool libkf5wallet-bin libqca-qt5-2-plugins python3-secretstorage skopeo mercurial mercurial-keyring openssh-server chromium chromium-driver dunst lemonldap-ng lemonldap-ng-fastcgi-server nginx libemail-sender-perl libmime-tools-perl libgd-securityimage-perl
 # Only `make bench` needs these: the timer, the baselines it measures us against (curl,
 # git's contrib libsecret helper, built from git's documentation directory with
 # build-essential, git-credential-oauth), GNU time for peak memory, valgrind to count
@@ -99,6 +106,12 @@ install-packages:
 	    if [ -d /run/systemd/system ]; then \
 	      echo "Stopping and disabling the system's glewlwyd service (the tests run their own on 127.0.0.1)"; \
 	      $$sudo systemctl disable --now glewlwyd.service; \
+	    fi;; \
+	  esac; \
+	  case " $$missing " in *" nginx "*|*" lemonldap-ng-fastcgi-server "*) \
+	    if [ -d /run/systemd/system ]; then \
+	      echo "Stopping and disabling the system's nginx and LemonLDAP::NG FastCGI server (the tests run their own on 127.0.0.1)"; \
+	      $$sudo systemctl disable --now nginx.service lemonldap-ng-fastcgi-server.service; \
 	    fi;; \
 	  esac; \
 	  case " $$missing " in *" openssh-server "*) \
@@ -228,6 +241,15 @@ desktop-test-deps:
 	  || { echo "python3 -m venv failed (on Debian: apt-get install python3-venv)"; exit 1; }; \
 	$(DESKTOP_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-input -r Tests/Support/desktop-requirements.txt \
 	  && echo "$$key" > $(DESKTOP_VENV)/.requirements-stamp
+
+# LemonLDAP::NG as an OpenID Connect provider (Tests/TokenCtlCLITests/LemonLDAPProviderTests.swift),
+# set up by Tests/Support/lemonldap-ng-server.sh from Debian's packages: the suite runs
+# directly, then through the agent. About 3 minutes (two waits for a 60 s token to expire).
+.PHONY: test-lemonldap
+test-lemonldap: build
+	TOKENCTL_TEST_LEMONLDAP=1 $(KEYRING) $(SWIFT) test --skip-build --filter LemonLDAPProviderTests
+	TOKENCTL_TEST_LEMONLDAP=1 $(KEYRING) Tests/Support/with-agent $(SWIFT) test --skip-build \
+	  --filter LemonLDAPProviderTests
 
 # The hardening checks in full: 200 kills, every fault, the secret scan, and 1,000,000
 # fuzz runs per target (about 20 minutes on 2 cores).
