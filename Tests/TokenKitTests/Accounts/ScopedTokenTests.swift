@@ -60,8 +60,13 @@ import TokenKit
     #expect(second.accessToken == "AT-mail-2")
     #expect(harness.transport.requests.map { $0[field: "refresh_token"] } == ["RT-1", "RT-2"])
     #expect(try harness.stored()?.tokens.refreshToken == "RT-3")
-    // No scope in the answer: the scopes asked for were granted (§5.1).
-    #expect(second.scope == ["IMAP", "Mail.Send"])
+    // No scope in the answer: none is stored, and what is reported is the scopes asked
+    // for, unconfirmed (RFC 6749 §5.1 lets a client assume them; a server may have
+    // issued others).
+    #expect(second.scope == nil)
+    #expect(
+      CarriedScopes(second, asked: ["IMAP", "Mail.Send"])
+        == CarriedScopes(scopes: ["IMAP", "Mail.Send"], confirmed: false))
   }
 
   @Test func minimumValidityBeyondTheTokensLifeGetsANewOne() async throws {
