@@ -47,6 +47,9 @@ public struct CLIContext: Sendable {
   /// Where the clients registered at issuers (RFC 7591) are kept: the keyring, shared by
   /// every group.
   public var registrations: any ClientRegistrationStore = SecretServiceClientRegistrationStore()
+  /// Takes the road to the keyring step by step, as `doctor` does, for the hint of a keyring
+  /// error outside a desktop; nil where the store is no Secret Service.
+  var diagnoseKeyring: (@Sendable () -> SecretServiceDiagnosis)?
 
   public init(
     registry: AccountTypeRegistry, makeStore: @escaping @Sendable (String) -> any TokenStore,
@@ -93,6 +96,7 @@ public struct CLIContext: Sendable {
     isolation.warn = { [warnings = context.warnings] in warnings.add($0) }
     context.refreshIsolation = isolation
     context.agent = AgentClient(environment: environment)
+    context.diagnoseKeyring = { SecretServiceDiagnosis.run() }
     return context
   }
 

@@ -72,6 +72,8 @@ enum RemedyWording {
     case .requestScope(let scope):
       return
         "Request the \(scope) scope (--scope \(scope) …), or use an account type that knows how to look up the user."
+    case .nameScope(let type):
+      return nameScope(type: type, signIn: login(type) + " --client-credentials")
     case .chooseType(let known):
       return "Known types: \(known.joined(separator: ", ")). Run `tokenctl types` for details."
     case .registerClient(let type):
@@ -86,6 +88,13 @@ enum RemedyWording {
       return "Ask only for scopes the sign-in granted (\(granted.joined(separator: " "))), or sign in again asking for "
         + "them all: `\(login(account: account))\(both.map { " --scope \(ShellWord.quoted($0))" }.joined())`."
     }
+  }
+
+  /// The words of ``TokenKitError/Remedy/nameScope(type:)``, `signIn` being the command
+  /// line that signed in (the options the user gave kept, where the command knows them).
+  static func nameScope(type: String, signIn: String) -> String {
+    "Ask for the scope the server's administrator set up for this client: add --scope and that scope to `\(signIn)`, "
+      + "or set scopes in the [types.\(type)] table of config.toml."
   }
 
   private static func login(_ type: String?) -> String {

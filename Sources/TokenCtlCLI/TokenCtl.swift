@@ -205,8 +205,14 @@ public struct TokenCtl: ParsableCommand {
       TerminalSafe.text(String($0))
     }
     var text = "tokenctl: \(lines.joined(separator: "\n"))\n"
-    let recovery = RemedyWording.recovery(for: error)
-    if let recovery { text += "hint: \(TerminalSafe.text(recovery))\n" }
+    let recipe = headlessKeyringRecipe(for: error, context: context)
+    let recovery = recipe ?? RemedyWording.recovery(for: error)
+    if let recipe {
+      // Our own text, a command a line: its line breaks are kept.
+      text += "hint: \(recipe)\n"
+    } else if let recovery {
+      text += "hint: \(TerminalSafe.text(recovery))\n"
+    }
     context.output.writeError(text)
     if json {
       let status = ExitStatus(for: error)
@@ -216,6 +222,21 @@ public struct TokenCtl: ParsableCommand {
             error: .init(
               code: error.code.description, message: error.message, recovery: recovery, exit: status.rawValue))))
     }
+  }
+}
+
+extension TokenCtl {
+  /// Outside a desktop, the hint for a keyring that cannot be reached is `doctor`'s recipe
+  /// for the step that fails, in a terminal: the store's own hints send the user to a
+  /// desktop session or to Seahorse, and `dbus-run-session` alone leads to a bus without a
+  /// keyring. Nil on a desktop, for other errors, and where the road to the keyring
+  /// passes every step now.
+  static func headlessKeyringRecipe(for error: TokenKitError, context: CLIContext) -> String? {
+    guard error.code == .keyringUnavailable || error.code == .keyringLocked,
+      let session = HeadlessSession(environment: context.environment),
+      let step = context.diagnoseKeyring?().failure?.step
+    else { return nil }
+    return session.keyringRecipe(step)
   }
 }
 

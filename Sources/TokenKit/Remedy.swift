@@ -27,8 +27,8 @@ extension TokenKitError {
     /// this machine (pasting the address, the device grant).
     case finishSignIn(type: String?)
     /// Sign in to `type` another way: with the device grant (`device`), or with the
-    /// browser or by pasting the redirected address; the type, or its client, does not
-    /// support the way just tried.
+    /// browser or by pasting the redirected address; the server (the issuer, or the type's
+    /// fixed endpoints), or its client, does not support the way just tried.
     case signInAnotherWay(type: String, device: Bool)
     /// No account by the name given: see which accounts `group` holds (nil: the group
     /// just searched).
@@ -46,6 +46,10 @@ extension TokenKitError {
     case allowOrigin(String)
     /// Ask for `scope`, without which the server does not say who signed in.
     case requestScope(String)
+    /// The server wants a scope named where none was asked for (RFC 6749 §4.4.2 lets a
+    /// client name none): name the one its administrator set up for the client, for this
+    /// sign-in to `type` or in the type's settings.
+    case nameScope(type: String)
     /// There is no type of the id given; these are known.
     case chooseType(known: [String])
     /// The issuer registers no client for us (RFC 7591): register a public client with the
@@ -90,7 +94,7 @@ extension TokenKitError {
         "Sign in again and finish in the browser, or sign in another way if the browser cannot reach this computer."
       case .signInAnotherWay(_, let device):
         device
-          ? "Sign in with the device grant, if the type supports it."
+          ? "Sign in with the device grant, where the server offers it."
           : "Sign in with the browser, or by pasting the redirected address."
       case .listAccounts:
         "The account may have been signed out."
@@ -104,6 +108,9 @@ extension TokenKitError {
         "Allow \(origin) for this request only if you trust it with this token."
       case .requestScope(let scope):
         "Request the \(scope) scope, or use an account type that knows how to look up the user."
+      case .nameScope:
+        "Ask for the scope the server's administrator set up for this client, for this sign-in or in the account "
+          + "type's settings."
       case .chooseType(let known):
         "Known types: \(known.joined(separator: ", "))."
       case .registerClient(let type):

@@ -36,6 +36,9 @@ extension TokenCtl.Login {
         ? "Run `\(commandLine(with: .device))`."
         : "Run `\(commandLine(with: .browser))`, or `\(commandLine(with: .paste))` over SSH."
       return error.with(recovery: recovery, remedy: nil)
+    case .nameScope(let type):
+      return error.with(
+        recovery: RemedyWording.nameScope(type: type, signIn: commandLine(with: .clientCredentials)), remedy: nil)
     case .nameIssuer(let named) where issuer != nil:
       return error.with(recovery: "Run `\(commandLine(with: method, issuer: named))`.", remedy: nil)
     default:

@@ -20,12 +20,20 @@ extension TokenCtl {
         for the browser to come back to a listener on 127.0.0.1 (RFC 8252). The request \
         uses PKCE, state and, for OpenID Connect, a nonce.
 
+        The listener takes a port free at the time, which a provider that follows RFC 8252 \
+        §7.3 accepts whatever it is: register http://127.0.0.1/ there. A provider that \
+        matches the port exactly needs it fixed: register http://127.0.0.1:8400/, say, and \
+        set redirect_port = 8400 in the type's table of config.toml (tokenctl-config(5)). A \
+        provider that refuses the client id or the redirect shows its error page in the \
+        browser and never comes back: tokenctl says so as it waits; stop it with Ctrl-C.
+
         With --paste, for SSH sessions or types whose redirect is out of band, tokenctl \
         prints the address and reads the address the browser ended on (or the code) from \
         the terminal.
 
         With --device (the default when none of DISPLAY, WAYLAND_DISPLAY and BROWSER is set \
-        and the type supports it) tokenctl shows a code to enter on another device (RFC 8628).
+        and the server offers it: its discovery document names a device_authorization_endpoint) \
+        tokenctl shows a code to enter on another device (RFC 8628).
 
         With --client-credentials a confidential client signs in as itself (RFC 6749 §4.4).
 
@@ -114,7 +122,8 @@ extension TokenCtl {
     func run(in session: CommandSession) async throws {
       let context = session.context
       let store = session.store
-      let manager = session.manager
+      var manager = session.manager
+      manager.sleep = context.sleep
       var options = SignInOptions(
         scopes: scopes.isEmpty ? nil : scopes, clientID: clientID, issuer: issuer, timeout: .seconds(timeout))
       options.loginHint = loginHint
@@ -141,6 +150,7 @@ extension TokenCtl {
       if let registered {
         options.clientID = registered.clientID
         options.clientSecret = registered.clientSecret
+        options.clientRegisteredAt = registered.registeredAt
       }
       // A service account signs in again as the client it is.
       let chosen: Method
@@ -157,6 +167,7 @@ extension TokenCtl {
           at: registrationIssuer, for: descriptor, redirectURIs: [Self.redirectURI(of: method, descriptor)])
         options.clientID = registration.clientID
         options.clientSecret = registration.clientSecret
+        options.clientRegisteredAt = registration.registeredAt
         context.inform(
           "Registered tokenctl at \(registration.issuer) as client \(registration.clientID) "
             + "(`tokenctl unregister \(registration.issuer)` deletes it).")
@@ -220,6 +231,18 @@ extension TokenCtl {
       }
     }
 
+    /// What to do when the browser shows the provider's error page rather than its sign-in,
+    /// said once as the wait begins: the provider then never sends the browser back, and
+    /// tokenctl would wait out its whole timeout without a word. The two usual causes are a
+    /// client id the provider does not know and a redirect address it does not accept (a
+    /// provider that compares the port too, against RFC 8252 §7.3).
+    static func refusedSignInAdvice(redirectURI: String, type: String, paste: String, device: String) -> String {
+      "If the browser shows an error page instead, the provider refused the client id or the redirect address "
+        + "\(redirectURI): stop with Ctrl-C, check the client id, or try `\(paste)` or `\(device)`. A provider "
+        + "that accepts only the exact port registered needs that port as redirect_port in the [types.\(type)] "
+        + "table of config.toml (see tokenctl-providers(7)).\n"
+    }
+
     /// `registeredPort`: the port a registered client's redirect URI names, used when the
     /// type fixes none; when it is taken, any port, which servers that follow RFC 8252
     /// §7.3 accept.
@@ -261,6 +284,9 @@ extension TokenCtl {
         let open = context.openBrowser
         let noBrowser = self.noBrowser
         let timeout = self.timeout
+        let refusal = Self.refusedSignInAdvice(
+          redirectURI: listener.redirectURI, type: type, paste: commandLine(with: .paste),
+          device: commandLine(with: .device))
         return .browser(receiver: listener) { url in
           output.writeError("Open this address to sign in:\n\n  \(url.absoluteString)\n\n")
           if !noBrowser {
@@ -276,7 +302,9 @@ extension TokenCtl {
                   + TerminalSafe.text("tokenctl login \(type) --device") + " (where the server offers it). ")
             }
           }
-          output.writeError("Waiting up to \(DurationText.format(seconds: timeout)) for the sign-in to finish…\n")
+          output.writeError(
+            "Waiting up to \(DurationText.format(seconds: timeout)) for the browser to come back to "
+              + "\(listener.redirectURI) once you have signed in.\n" + refusal)
         }
       case .paste:
         let redirectURI: String

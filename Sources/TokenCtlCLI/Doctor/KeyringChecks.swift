@@ -87,47 +87,9 @@ enum KeyringChecks {
   private static func fix(
     for failure: (step: SecretServiceDiagnosis.Step, error: TokenKitError), _ environment: [String: String]
   ) -> String {
-    let recovery = RemedyWording.recovery(for: failure.error) ?? "Run `tokenctl list` to see the keyring's own error."
-    guard let session = HeadlessSession(environment: environment) else { return recovery }
-    let unlock = """
-      and type the keyring's password followed by Ctrl-D (where there is no keyring yet, a new \
-      password creates it)
-      """
-    let pam = """
-      or have your login start and unlock it: `sudo apt install libpam-gnome-keyring`, then add \
-      these lines to /etc/pam.d/\(session.pamService):
-        auth optional pam_gnome_keyring.so
-        session optional pam_gnome_keyring.so auto_start
-      """
-    switch failure.step {
-    case .library:
-      return recovery
-    case .sessionBus:
-      return """
-        \(session.sentence): nothing started a session bus or a keyring for it. Either start \
-        both for one shell:
-          dbus-run-session -- sh
-          gnome-keyring-daemon --unlock --components=secrets
-        \(unlock);
-        \(pam)
-        """
-    case .secretService:
-      return """
-        \(session.sentence): nothing started a keyring on its session bus. Either start one \
-        (`sudo apt install gnome-keyring` first, if it is missing):
-          gnome-keyring-daemon --unlock --components=secrets
-        \(unlock);
-        \(pam)
-        """
-    case .defaultCollection, .unlocked:
-      // --replace: a running gnome-keyring-daemon ignores --unlock from another one (Debian
-      // 12's 42.1); one that takes over opens the login keyring with the password.
-      return """
-        \(session.sentence), where no login unlocks the keyring. Either run
-          gnome-keyring-daemon --replace --unlock --components=secrets
-        \(unlock);
-        \(pam)
-        """
+    if let session = HeadlessSession(environment: environment), let recipe = session.keyringRecipe(failure.step) {
+      return recipe
     }
+    return RemedyWording.recovery(for: failure.error) ?? "Run `tokenctl list` to see the keyring's own error."
   }
 }

@@ -53,6 +53,9 @@ public struct AccountManager: Sendable {
   public var locks: any AccountLocking
   public var discovery: MetadataDiscovery
   public var events: AccountEventCenter
+  /// Waits a sign-in makes on its own: the pause before asking about a client registered
+  /// moments ago once more (``RecentRegistration``). Injected so that tests do not wait.
+  public var sleep: @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }
   /// Where refreshes run once their lock is held (see ``RefreshIsolation``); nil: here.
   public var refreshIsolation: (any RefreshIsolation)?
   /// For tests only: see ``TokenRefresher/pauseForTests``.
@@ -168,9 +171,10 @@ public struct AccountManager: Sendable {
           behavior.authorizationParameters(hasRefreshableAccount: refreshable, signingInAgain: options.signingInAgain)
         ) { $1 }
       }
-      let flow = AuthorizationCodeFlow(
+      var flow = AuthorizationCodeFlow(
         configuration: configuration, scopes: scopes, receiver: receiver, transport: transport,
         timeout: options.timeout, bareCodeAllowed: bareCodeAllowed, presentURL: presentURL)
+      flow.recentRegistration = recentRegistration(options, configuration, sleep: sleep)
       let (tokens, request) = try await flow.run()
       response = tokens
       nonce = request.nonce
@@ -184,10 +188,11 @@ public struct AccountManager: Sendable {
           "\(server) does not offer the device authorization grant (no device_authorization_endpoint)",
           remedy: .signInAnotherWay(type: type, device: false))
       }
-      response = try await DeviceAuthorizationFlow(
+      var flow = DeviceAuthorizationFlow(
         configuration: configuration, scopes: scopes, transport: transport, clock: clock,
-        timeout: Double(options.timeout.components.seconds), sleep: sleep, present: present
-      ).run()
+        timeout: Double(options.timeout.components.seconds), sleep: sleep, present: present)
+      flow.recentRegistration = recentRegistration(options, configuration, sleep: sleep)
+      response = try await flow.run()
     case .clientCredentials:
       guard configuration.client.secret != nil else {
         throw TokenKitError(
@@ -197,6 +202,16 @@ public struct AccountManager: Sendable {
       if let problem = registry.behavior(type)?.clientCredentialsProblem(configuration) { throw problem }
       do {
         response = try await configuration.service(transport: transport).token(.clientCredentials(scope: scopes))
+      } catch .oauth(let oauth, _) where oauth.code == OAuthError.invalidScope && scopes.isEmpty {
+        // None was asked for (RFC 6749 §4.4.2 lets a client name none): the server wants
+        // one named, which only its administrator knows.
+        var error = TokenKitError(
+          .scopeRefused,
+          "the authorization server wants a scope named, and none was asked for (\(oauth)) while trying to get a "
+            + "token for client \(configuration.client.id)" + TokenKitError.reference(oauth),
+          remedy: .nameScope(type: type))
+        error.oauthError = oauth
+        throw advised(error, type: type)
       } catch {
         throw explained(error, while: "get a token for client \(configuration.client.id)", type: type)
       }
@@ -217,6 +232,17 @@ public struct AccountManager: Sendable {
       // The server issued a grant the keyring did not take: it must not outlive the
       // sign-in unseen, a live refresh token nobody holds.
       throw await unstored(response, configuration: configuration, storeError: error)
+    }
+  }
+
+  /// The client of `configuration` as one registered moments ago, when `options` say when
+  /// tokenctl registered it.
+  private func recentRegistration(
+    _ options: SignInOptions, _ configuration: ServiceConfiguration,
+    sleep: @escaping @Sendable (Double) async throws -> Void
+  ) -> RecentRegistration? {
+    options.clientRegisteredAt.map {
+      RecentRegistration(clientID: configuration.client.id, registeredAt: $0, clock: clock, sleep: sleep)
     }
   }
 

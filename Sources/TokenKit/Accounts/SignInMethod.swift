@@ -36,6 +36,9 @@ public struct SignInOptions: Sendable {
   /// The secret of that client, when it has one (a registered client the server made
   /// confidential, RFC 7591 §3.2.1).
   public var clientSecret: String?
+  /// When tokenctl registered that client (RFC 7591), when it did: a refusal of a client
+  /// registered moments ago is asked once more (``RecentRegistration``).
+  public var clientRegisteredAt: Date?
   /// The issuer, for types that discover their endpoints from one the user names.
   public var issuer: String?
   /// How long the user has to finish in the browser, or to approve a device sign-in (at

@@ -50,6 +50,9 @@ public struct OAuthError: Error, Sendable, Hashable, CustomStringConvertible {
   /// `invalid_grant` (§5.2): the refresh token or code is expired, revoked, or was issued
   /// to another client. Only a new sign-in helps.
   public static let invalidGrant = "invalid_grant"
+  /// `invalid_client` (§5.2): client authentication failed, or the server does not know
+  /// the client.
+  public static let invalidClient = "invalid_client"
   /// `unauthorized_client` (§5.2, RFC 8628 §3.2): the client may not use this grant; a
   /// client registered for the authorization code grant alone gets it for the device grant.
   public static let unauthorizedClient = "unauthorized_client"

@@ -18,6 +18,9 @@ public struct AuthorizationCodeFlow: Sendable {
   public var timeout: Duration
   /// Whether a bare code is acceptable (the user pastes it by hand).
   public var bareCodeAllowed: Bool
+  /// The client, when tokenctl registered it moments ago: a refusal of it may be news not
+  /// yet spread through the server (see ``RecentRegistration``).
+  public var recentRegistration: RecentRegistration?
 
   public init(
     configuration: ServiceConfiguration, scopes: [String], receiver: any RedirectReceiver,
@@ -56,9 +59,14 @@ public struct AuthorizationCodeFlow: Sendable {
     let bare = bareCodeAllowed
     let callback = try await receiver.receive(timeout: timeout) { request.judge($0, bareCodeAllowed: bare) }
     let code = try request.outcome(of: callback, bareCodeAllowed: bare)
+    let service = configuration.service(transport: transport)
+    let grant = TokenRequest.Grant.authorizationCode(
+      code: code, redirectURI: receiver.redirectURI, codeVerifier: request.pkce.verifier)
+    let action = "exchange the authorization code at \(configuration.endpoints.token.absoluteString)"
     do {
-      let response = try await configuration.service(transport: transport).token(
-        .authorizationCode(code: code, redirectURI: receiver.redirectURI, codeVerifier: request.pkce.verifier))
+      let response = try await RecentRegistration.exchange(recentRegistration) {
+        () async throws(AuthorizationServiceError) in try await service.token(grant)
+      }
       return (response, request)
     } catch .oauth(let oauth, _) where oauth.code == OAuthError.invalidGrant {
       // A refused code ends this sign-in; no stored account is affected.
@@ -74,8 +82,9 @@ public struct AuthorizationCodeFlow: Sendable {
         "the authorization server does not let client \(configuration.client.id) sign in with the browser (\(oauth))",
         remedy: .signInAnotherWay(type: configuration.descriptor.id, device: true))
     } catch {
-      throw TokenKitError(
-        error, while: "exchange the authorization code at \(configuration.endpoints.token.absoluteString)")
+      let type = configuration.descriptor.id
+      if let refusal = recentRegistration?.refusal(error, while: action, type: type, device: false) { throw refusal }
+      throw TokenKitError(error, while: action)
     }
   }
 }

@@ -18,6 +18,9 @@ public struct DeviceAuthorizationFlow: Sendable {
   /// The longest the user may take to approve, when shorter than the device code's own
   /// lifetime (`expires_in`); nil: the code's lifetime.
   public var timeout: Double?
+  /// The client, when tokenctl registered it moments ago: a refusal of it may be news not
+  /// yet spread through the server (see ``RecentRegistration``).
+  public var recentRegistration: RecentRegistration?
 
   public init(
     configuration: ServiceConfiguration, scopes: [String], transport: any HTTPTransport,
@@ -41,12 +44,17 @@ public struct DeviceAuthorizationFlow: Sendable {
     let service = configuration.service(transport: transport)
     let type = configuration.descriptor.id
     let authorization: DeviceAuthorizationResponse
+    let recent = recentRegistration
     do {
-      authorization = try await service.deviceAuthorization(scopes: scopes)
+      authorization = try await RecentRegistration.exchange(recent) {
+        () async throws(AuthorizationServiceError) in try await service.deviceAuthorization(scopes: scopes)
+      }
     } catch .oauth(let oauth, _) where oauth.code == OAuthError.unauthorizedClient {
       throw unauthorized(oauth)
     } catch {
-      throw TokenKitError(error, while: "start a device sign-in for \(type)")
+      let action = "start a device sign-in for \(type)"
+      if let refusal = recent?.refusal(error, while: action, type: type, device: true) { throw refusal }
+      throw TokenKitError(error, while: action)
     }
     let limitedByTimeout = timeout.map { $0 < authorization.expiresIn } ?? false
     let deadline = clock.now.addingTimeInterval(limitedByTimeout ? timeout! : authorization.expiresIn)
@@ -57,7 +65,9 @@ public struct DeviceAuthorizationFlow: Sendable {
       await present(authorization, Int(left.rounded(.up)))
       try await sleep(min(interval, left))
       do {
-        return try await service.token(.deviceCode(authorization.deviceCode))
+        return try await RecentRegistration.exchange(recent) {
+          () async throws(AuthorizationServiceError) in try await service.token(.deviceCode(authorization.deviceCode))
+        }
       } catch .oauth(let oauth, let status) {
         switch configuration.descriptor.deviceGrantErrorAliases[oauth.code] ?? oauth.code {
         case OAuthError.authorizationPending:
@@ -80,7 +90,11 @@ public struct DeviceAuthorizationFlow: Sendable {
             .signInFailed, "the authorization server refused the device code (\(oauth))",
             remedy: .signIn(type: type, device: true))
         default:
-          throw TokenKitError(.oauth(oauth, status: status), while: "finish the device sign-in for \(type)")
+          let action = "finish the device sign-in for \(type)"
+          if let refusal = recent?.refusal(.oauth(oauth, status: status), while: action, type: type, device: true) {
+            throw refusal
+          }
+          throw TokenKitError(.oauth(oauth, status: status), while: action)
         }
       } catch {
         throw TokenKitError(error, while: "finish the device sign-in for \(type)")
