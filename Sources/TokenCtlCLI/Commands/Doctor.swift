@@ -28,13 +28,16 @@ extension TokenCtl {
 
         git:URL, git-helper-program: for each git host of those types, over each scheme the \
         helper answers, whether git asks tokenctl, and whether another helper comes first \
-        (gitcredentials(7)); and whether git finds git-credential-tokenctl.
+        (gitcredentials(7)); and whether git finds git-credential-tokenctl. git-rule:PREFIX: a \
+        [credentials.accounts] rule whose account's type serves no such host, so it never applies.
 
         agent, libcurl: whether the agent runs (not running is fine), and whether libcurl loads.
 
         With --online, discovery:ISSUER and clock: each issuer's discovery document, fetched \
         afresh (network, TLS, the document), and this machine's clock against the servers' \
-        Date headers (a warning beyond a minute).
+        Date headers (a warning beyond a minute). registration:TYPE:ASPECT: what the provider \
+        shows of the app's registration without signing anyone in, where the type's plugin can \
+        ask (Microsoft's: tokenctl-providers(7)).
 
         doctor lists accounts but never reads a token, and prints no secret.
 
