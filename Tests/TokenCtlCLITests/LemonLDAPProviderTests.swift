@@ -167,7 +167,11 @@ struct LemonLDAPProviderTests {
     defer { cleanUp() }
     let server = try await Server.shared
     try writePublicClientConfiguration(server, extra: "authorization_parameters = { prompt = \"none\" }")
-    let login = try await tokenctl(server, "login", "oidc", "--browser", "--timeout", "60")
+    // rtyler, whom no other test signs in: a consent given before would let `none` pass.
+    var environment = environment(server)
+    environment["LEMONLDAP_BROWSER_USER"] = "rtyler"
+    let login = try await TestProcess.run(
+      TestProcess.tokenctl, ["login", "oidc", "--browser", "--timeout", "60"], environment: environment)
     #expect(login.status != 0)
     #expect(login.stderr.contains("consent_required"), "\(login.stderr)")
     #expect(browserLog.contains("no consent page"), "\(browserLog)")
