@@ -46,6 +46,18 @@ public struct EndpointDescriptor: Sendable, Hashable {
   /// an app-only token is for a resource rather than a user, and some platforms name it
   /// by a scope of its own. Nil: `defaultScopes`.
   public var clientCredentialsScopes: [String]?
+  /// The scopes a sign-in asks for when the user names none: `defaultScopes`, or, for a
+  /// type that discovers its endpoints from an issuer and names no scope (a type file
+  /// without `scopes`), `openid`. Without it an OpenID Connect issuer issues no ID token
+  /// and its userinfo endpoint refuses the token (OpenID Connect Core §3.1.2.1, §5.3.1),
+  /// so the sign-in could not tell who signed in; more is the type's to ask for.
+  public var signInScopes: [String] {
+    guard defaultScopes.isEmpty else { return defaultScopes }
+    switch endpoints {
+    case .fixed: return []
+    case .discovered, .discoveredFromUserIssuer: return ["openid"]
+    }
+  }
   /// Whether a sign-in without a client id may register one at the issuer (RFC 7591),
   /// when its discovery document offers a `registration_endpoint`.
   public var dynamicRegistration = false

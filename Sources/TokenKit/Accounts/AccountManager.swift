@@ -146,7 +146,7 @@ public struct AccountManager: Sendable {
     }
     let scopes =
       options.scopes ?? (method.isClientCredentials ? descriptor.clientCredentialsScopes : nil)
-      ?? descriptor.defaultScopes
+      ?? (method.isClientCredentials ? descriptor.defaultScopes : descriptor.signInScopes)
     var response: TokenResponse
     var nonce: String?
     switch method {

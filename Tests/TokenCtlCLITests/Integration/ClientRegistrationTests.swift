@@ -167,6 +167,25 @@ extension GlewlwydSuites {
       #expect(refresh.status == 0, "\(refresh.stderr)")
     }
 
+    /// A type file that names an issuer but no scopes signs in with `openid`: before, it
+    /// asked for none, and glewlwyd's userinfo endpoint refused the token it issued.
+    @Test func aTypeFileWithoutScopesSignsInWithOpenID() async throws {
+      let server = try await GlewlwydServer.shared
+      defer { _ = try? registrations.remove(issuer: server.issuer) }
+      let file = try UserTypeFile(
+        id: "bare", displayName: "Bare sign-in", issuer: server.issuer,
+        more: "registration = true\n\n[registration_metadata]\nclient_confidential = false"
+      ).write(configHome: directory.url.appendingPathComponent("config"))
+      let environment = environment(server)
+      let check = try await tokenctl(["types", "--check", file.path], environment)
+      #expect(check.status == 0, "\(check.stderr)")
+      let login = try await tokenctl(["login", "bare"], environment)
+      #expect(login.status == 0, "\(login.stderr)")
+      let account = try #require(try store.list(.all).first?.account)
+      #expect(account.scopes.contains("openid"), "\(account.scopes)")
+      for listing in try store.list(.all) { _ = try? store.remove(listing.account.key) }
+    }
+
     // MARK: Refusals, from the stub
 
     /// `login oidc` at a stub tenant whose registration endpoint answers as `kind` says, on
