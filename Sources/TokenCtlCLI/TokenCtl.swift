@@ -1,6 +1,12 @@
 import AgentFrontEnd
 import ArgumentParser
+import SecretServiceStore
+import Synchronization
 import TokenKit
+
+#if canImport(Foundation)
+  import Foundation
+#endif
 
 /// The `tokenctl` command.
 public struct TokenCtl: ParsableCommand {
@@ -231,11 +237,26 @@ extension TokenCtl {
   /// desktop session or to Seahorse, and `dbus-run-session` alone leads to a bus without a
   /// keyring. Nil on a desktop, for other errors, and where the road to the keyring
   /// passes every step now.
+  ///
+  /// Not for a locked keyring, whose hint the agent gives too (the answers are the same
+  /// through the agent and without it), and never more than a second of diagnosis: a
+  /// keyring that stopped answering would cost a D-Bus timeout per step on top of the
+  /// one the command already waited out.
   static func headlessKeyringRecipe(for error: TokenKitError, context: CLIContext) -> String? {
-    guard error.code == .keyringUnavailable || error.code == .keyringLocked,
+    guard error.code == .keyringUnavailable,
       let session = HeadlessSession(environment: context.environment),
-      let step = context.diagnoseKeyring?().failure?.step
+      let diagnose = context.diagnoseKeyring
     else { return nil }
+    let result = Mutex<SecretServiceDiagnosis?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+      let diagnosis = diagnose()
+      result.withLock { $0 = diagnosis }
+      done.signal()
+    }
+    guard done.wait(timeout: .now() + 1) == .success, let step = result.withLock({ $0 })?.failure?.step else {
+      return nil
+    }
     return session.keyringRecipe(step)
   }
 }

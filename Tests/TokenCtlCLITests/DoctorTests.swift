@@ -174,18 +174,17 @@ import Testing
     #expect(try await world.doctor().checks["keyring-unlocked"]?.status == "ok")
   }
 
-  /// A command's hint for a locked keyring outside a desktop, run through /bin/sh as
-  /// printed with the password on standard input, unlocks the daemon that runs
-  /// (`gnome-keyring-daemon --unlock` alone would leave it locked).
+  /// The store's own hint for a locked keyring (a command's, with or without the agent),
+  /// run through /bin/sh as printed with the password on standard input, unlocks the
+  /// daemon that runs (`gnome-keyring-daemon --unlock` alone would leave it locked).
   @Test func theLockedKeyringsHintUnlocksTheRunningDaemon() async throws {
     let world = try await World(.unlockedKeyring)
     try await world.session.lockLoginKeyring()
-    // No desktop: the hint's command is on a line of its own (HeadlessKeyringHintTests).
     let locked = try await world.tokenctl(["list"], environment: ["DISPLAY": nil, "WAYLAND_DISPLAY": nil])
     #expect(locked.status != 0)
-    let line = locked.stderr.split(separator: "\n").first { $0.hasPrefix("  gnome-keyring-daemon") }
-    let command = try #require(line?.dropFirst(2), "\(locked.stderr)")
-    #expect(command.hasPrefix("gnome-keyring-daemon"), "\(locked.stderr)")
+    let hint = try #require(locked.stderr.split(separator: "\n").first { $0.hasPrefix("hint: ") }, "\(locked.stderr)")
+    let command = try #require(hint.split(separator: "`").dropFirst().first, "\(hint)")
+    #expect(command.hasPrefix("gnome-keyring-daemon"), "\(hint)")
     let unlock = try await TestProcess.run(
       "/bin/sh", ["-c", String(command)], environment: world.environment, stdin: "tokenctl-test")
     #expect(unlock.status == 0, "\(unlock.stderr)")
