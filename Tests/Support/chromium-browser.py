@@ -29,12 +29,13 @@ Exit status (foreground): 0 done, 1 failed (the reason is in the log), 2 usage.
 """
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
 import time
 from urllib.parse import parse_qs, urlsplit
+
+from browser_standin import detach, redact
 
 # Chromium's first start in a fresh profile, on a machine busy with a build, takes a few
 # seconds; the whole sign-in must end well inside the login's own wait.
@@ -52,27 +53,9 @@ def log(line):
         f.write(f"chromium-browser[{os.getpid()}] {line}\n")
 
 
-def redact(text):
-    """Drops query strings and fragments from anything that may quote a URL."""
-    return re.sub(r"[?#][^\s'\"<>)]*", "?...", str(text))
-
-
 def where(url):
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}{parts.path}"
-
-
-def detach():
-    """Goes on in a background grandchild; the caller's child exits 0 at once."""
-    if os.fork() > 0:
-        os._exit(0)
-    os.setsid()
-    if os.fork() > 0:
-        os._exit(0)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    os.close(devnull)
 
 
 def run(url):

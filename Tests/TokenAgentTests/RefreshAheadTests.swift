@@ -30,6 +30,13 @@ import TokenStoreTesting
       sleep: { try await sleep.sleep($0) })
   }
 
+  /// Writes the agent's config.toml.
+  func writeConfig(_ text: String) throws {
+    let config = directory.url.appendingPathComponent("config/tokenctl")
+    try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+    try text.write(to: config.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+  }
+
   /// Stores `ada` with a token issued now that lives `lifetime` seconds.
   @discardableResult
   func seed(lifetime: Double) throws -> StoredAccount {
@@ -80,10 +87,7 @@ import TokenStoreTesting
 
   @Test(arguments: [(0.5, 1_800_001), (0.9, 3_240_001)] as [(Double, Int64)])
   func configTomlSetsTheFraction(fraction: Double, milliseconds: Int64) async throws {
-    let config = directory.url.appendingPathComponent("config/tokenctl")
-    try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-    try "[agent]\nrefresh_at_percent = \(Int(fraction * 100))\n".write(
-      to: config.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+    try writeConfig("[agent]\nrefresh_at_percent = \(Int(fraction * 100))\n")
     let sleep = ManualSleep(clock: clock)
     let service = try service(ScriptedTransport { _ in HTTPResponse(status: 500) }, sleep: sleep)
     defer { service.stop() }
@@ -195,10 +199,7 @@ import TokenStoreTesting
   /// `keep_fresh` in config.toml keeps an account fresh whoever asks, for as long as the
   /// agent runs.
   @Test func anAccountConfigToKeepFreshIsNeverDropped() async throws {
-    let config = directory.url.appendingPathComponent("config/tokenctl")
-    try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-    try "[agent]\nkeep_fresh = true\n".write(
-      to: config.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+    try writeConfig("[agent]\nkeep_fresh = true\n")
     let transport = ScriptedTransport { _ in
       ScriptedTransport.tokens(access: "access-n", refresh: "refresh-n", expiresIn: 3600)
     }

@@ -159,9 +159,16 @@ extension TokenCtl {
       context.warnings.add(shortfall.warning(for: account))
     }
 
-    /// The token alone on a line, or with its expiry and scopes as JSON.
-    private static func text(_ tokens: TokenSet, carrying carried: CarriedScopes, json: Bool) -> String {
+    /// The token alone on a line, or with its expiry and scopes as JSON. The scopes are
+    /// worked out for JSON alone: reading them may decode the token, which the plain
+    /// form, the hot path, has no use for.
+    private static func text(
+      _ tokens: TokenSet, carrying scopes: @autoclosure () -> CarriedScopes, json: Bool
+    )
+      -> String
+    {
       guard json else { return tokens.accessToken + "\n" }
+      let carried = scopes()
       return JSONOutput.render(
         TokenDocument(
           access_token: tokens.accessToken, expires_at: tokens.expiresAt.map(JSONOutput.timestamp),

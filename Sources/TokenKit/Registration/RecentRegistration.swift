@@ -8,7 +8,7 @@
 /// server's refusal of it means then.
 ///
 /// A provider that runs several workers behind one address may answer from a worker that
-/// has not yet loaded the client another worker registered a moment before (LemonLDAP::NG
+/// has not yet loaded the client another worker registered a moment before (a server that
 /// keeps registered clients in its configuration, which each worker reloads on its own
 /// schedule). That worker answers `invalid_client` (RFC 6749 §5.2) for a client that
 /// exists and whose credentials are right, and the user, who configured no client id or

@@ -2,7 +2,7 @@
 ///
 /// OpenID Connect Core §11: when `offline_access` is requested, "a prompt parameter value
 /// of consent MUST be used" unless other conditions permit offline access; a server
-/// that enforces it (LemonLDAP::NG does) silently drops `offline_access` from a request
+/// that enforces it (the oidc plugin's type says so) silently drops `offline_access` from a request
 /// without `prompt=consent` and issues no refresh token. It grants offline access per
 /// request, not per client: a new sign-in may be another user at the issuer, so only the
 /// account signed in again that still holds a refresh token goes without.
