@@ -226,8 +226,10 @@ import TokenKit
     let withdrawn = Counter()
     watching.askWith { _, _, _ in
       showing.yield()
-      // On screen until withdrawn; a few seconds of real time bound it when nothing does.
-      let deadline = ContinuousClock.now + .seconds(5)
+      // On screen until withdrawn; a minute of real time bounds it when nothing does (a
+      // few seconds were too few on a loaded machine: the question ended unanswered
+      // before the gate's look at the grants file came round).
+      let deadline = ContinuousClock.now + .seconds(60)
       while !Task.isCancelled && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
       if Task.isCancelled { withdrawn.add(1, ordering: .relaxed) }
       return .unanswered
