@@ -24,7 +24,11 @@ import TokenKit
 /// browser out, and a connection that stays silent is closed soon in any case.
 ///
 /// `receive` serves until a response is accepted or rejected, then closes the sockets, so
-/// a second redirect finds nothing listening. It never logs or shows the query: it holds
+/// a second redirect finds nothing listening. Given an `endingPage`, it holds that
+/// browser's answer until ``finish(_:)`` says how the sign-in ended (the code exchanged,
+/// the account known and stored), so that the page names the account or what failed, not
+/// merely that the browser came back; after ``answerHold`` without word it answers with
+/// the page it would have sent at once. It never logs or shows the query: it holds
 /// the authorization code.
 ///
 /// Why our own rather than an HTTP server library (SwiftNIO, Hummingbird, FlyingFox): it
@@ -42,6 +46,7 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
   private let hostNames: Set<String>
   private let successPage: String
   private let failurePage: @Sendable (String) -> String
+  private let endingPage: (@Sendable (SignInEnding) -> String)?
   private let log: @Sendable (String) -> Void
   /// A socket pair (a pipe, made close-on-exec atomically) that wakes the serving thread for cancellation or `close()`.
   private let wakeReader: Int32
@@ -53,6 +58,21 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
     var sockets: [Int32]
     var receiving = false
     var wakeReason: WakeReason?
+    /// The browser's request that ended the wait, unanswered until ``finish(_:)`` or
+    /// ``answerHold``: whichever takes it answers it.
+    var held: HeldAnswer?
+  }
+
+  /// A connection whose answer waits for the sign-in's ending, and the page it gets if
+  /// none comes. Handed from the serving thread to whichever thread answers it, under the
+  /// state's lock; used by one thread at a time.
+  private final class HeldAnswer: @unchecked Sendable {
+    let connection: LoopbackConnection
+    let fallbackPage: String
+    init(_ connection: LoopbackConnection, fallbackPage: String) {
+      self.connection = connection
+      self.fallbackPage = fallbackPage
+    }
   }
 
   private enum WakeReason { case cancelled, closed }
@@ -80,6 +100,13 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
   let firstBytesTimeout: Duration
   /// Browsers open two or three connections per page; more at once is not a browser.
   static let maximumConnections = 16
+  /// How long the browser's answer waits for ``finish(_:)``: the code exchange, the
+  /// account's details and the keyring take a second or two, but a keyring may ask to be
+  /// unlocked first. Browsers wait minutes for an answer; a person looking at a blank
+  /// page should not, so after this the page says to look at the terminal.
+  package static let answerHold: Duration = .seconds(30)
+  /// ``answerHold``, or a test's shorter one.
+  let answerHold: Duration
 
   /// Binds 127.0.0.1:`port` (any free port when nil), and [::1] on the same port for
   /// `localhost`, and starts listening.
@@ -91,6 +118,8 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
   ///   - successPage: the HTML shown after an accepted response.
   ///   - failurePage: makes the HTML shown after a rejected or ignored response from a
   ///     message that is already HTML-escaped.
+  ///   - endingPage: makes the HTML shown once ``finish(_:)`` says how the sign-in ended;
+  ///     given one, the listener holds the browser's answer until then (see above).
   ///   - log: told, in a line, where the listener waits and of what a debug log should
   ///     show: ::1 missing on this machine, connections closed to make room. Never the
   ///     requests, which hold the code.
@@ -108,19 +137,24 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
   public convenience init(
     host: String = "127.0.0.1", port: UInt16? = nil, path: String = "/", successPage: String? = nil,
     failurePage: (@Sendable (_ escapedMessage: String) -> String)? = nil,
+    endingPage: (@Sendable (SignInEnding) -> String)? = nil,
     log: @escaping @Sendable (String) -> Void = { _ in }
   ) throws {
     try self.init(
-      host: host, port: port, path: path, successPage: successPage, failurePage: failurePage, log: log,
-      firstBytesTimeout: Self.firstBytesTimeout)
+      host: host, port: port, path: path, successPage: successPage, failurePage: failurePage,
+      endingPage: endingPage, log: log, firstBytesTimeout: Self.firstBytesTimeout)
   }
 
   package init(
     host: String = "127.0.0.1", port: UInt16? = nil, path: String = "/", successPage: String? = nil,
     failurePage: (@Sendable (_ escapedMessage: String) -> String)? = nil,
-    log: @escaping @Sendable (String) -> Void = { _ in }, firstBytesTimeout: Duration
+    endingPage: (@Sendable (SignInEnding) -> String)? = nil,
+    log: @escaping @Sendable (String) -> Void = { _ in }, firstBytesTimeout: Duration,
+    answerHold: Duration = LoopbackRedirectListener.answerHold
   ) throws {
     self.firstBytesTimeout = firstBytesTimeout
+    self.answerHold = answerHold
+    self.endingPage = endingPage
     let host = host.lowercased()
     guard host == "127.0.0.1" || host == "localhost" else {
       throw TokenKitError(
@@ -178,7 +212,10 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
     let outcome = await withTaskCancellationHandler {
       await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
         let started = DetachedThread.start {
-          continuation.resume(returning: self.serve(sockets, until: deadline, judge: judge))
+          let outcome = self.serve(sockets, until: deadline, judge: judge)
+          continuation.resume(returning: outcome)
+          // The caller now exchanges the code; the browser waits for how that ends.
+          self.holdAnswer(until: .now + self.answerHold)
         }
         if !started { continuation.resume(returning: .failed("no thread to wait for the browser on")) }
       }
@@ -216,6 +253,44 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
       return state.sockets
     }
     if let sockets { sockets.forEach { _ = Glibc.close($0) } } else { wake(.closed) }
+  }
+
+  /// Answers the browser's held request with the page for `ending`, if it still waits;
+  /// returns once the page is sent (at most a second or two: the browser is local).
+  public func finish(_ ending: SignInEnding) {
+    guard let endingPage, let held = takeHeldAnswer() else { return }
+    answer(held.connection, html: endingPage(ending), status: 200)
+    held.connection.lingerThenClose()
+    // The holding thread need not wait out its bound.
+    var byte: UInt8 = 1
+    _ = write(wakeWriter, &byte, 1)
+  }
+
+  /// On the serving thread, after `receive` returned: waits for ``finish(_:)`` to take the
+  /// held request, and answers it with its fallback page after `deadline`.
+  private func holdAnswer(until deadline: ContinuousClock.Instant) {
+    while state.withLock({ $0.held != nil }) {
+      let now = ContinuousClock.now
+      guard now < deadline else { break }
+      var descriptor = pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)
+      let ready = poll(&descriptor, 1, Int32(clamping: (deadline - now).millisecondsRoundedUp))
+      if ready > 0 {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        _ = read(wakeReader, &bytes, bytes.count)
+      }
+    }
+    guard let held = takeHeldAnswer() else { return }
+    log("nothing said how the sign-in ended within \(DurationText.format(answerHold)): the browser gets the plain page")
+    answer(held.connection, html: held.fallbackPage, status: 200)
+    held.connection.lingerThenClose()
+  }
+
+  /// The held request, for the one thread that answers it.
+  private func takeHeldAnswer() -> HeldAnswer? {
+    state.withLock { state in
+      defer { state.held = nil }
+      return state.held
+    }
   }
 
   private func wake(_ reason: WakeReason) {
@@ -276,8 +351,13 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
         case .head(let request?):
           if let outcome = respond(to: request, on: connection, judge: judge) {
             connections.removeAll { $0 === connection }
-            connection.lingerThenClose()
-            return outcome
+            if let fallbackPage = outcome.heldPage {
+              // Answered once the sign-in has ended (`finish`), or by `holdAnswer`.
+              state.withLock { $0.held = HeldAnswer(connection, fallbackPage: fallbackPage) }
+            } else {
+              connection.lingerThenClose()
+            }
+            return outcome.outcome
           }
         }
       }
@@ -287,11 +367,13 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
     }
   }
 
-  /// Answers one request; the outcome when it ends the sign-in.
+  /// Answers one request; the outcome when it ends the sign-in, with the page to send
+  /// if it is held for ``finish(_:)`` and none comes (`heldPage`), in which case it is not
+  /// answered yet.
   private func respond(
     to request: LoopbackRequest, on connection: LoopbackConnection,
     judge: @Sendable (AuthorizationCallback) -> CallbackVerdict
-  ) -> Outcome? {
+  ) -> (outcome: Outcome, heldPage: String?)? {
     let callback: AuthorizationCallback
     switch request.route(path: path, hostNames: hostNames) {
     case .wrongMethod:
@@ -308,12 +390,15 @@ public final class LoopbackRedirectListener: RedirectReceiver, Sendable {
     }
     switch judge(callback) {
     case .accept:
+      if endingPage != nil { return (.callback(callback), successPage) }
       answer(connection, html: successPage, status: 200)
-      return .callback(callback)
+      return (.callback(callback), nil)
     case .reject(let message):
       // 200: the request was fine; the page says the sign-in failed.
-      answer(connection, status: 200, message: message)
-      return .callback(callback)
+      let page = failurePage(LoopbackResponse.escape(message))
+      if endingPage != nil { return (.callback(callback), page) }
+      answer(connection, html: page, status: 200)
+      return (.callback(callback), nil)
     case .ignore(let reason):
       answer(connection, status: 400, message: reason)
       return nil

@@ -23,6 +23,9 @@ Environment:
     SCRIPTED_BROWSER_SERVER_JSON  path to the server.json written by auth-server start
     SCRIPTED_BROWSER_OUTPUT    `print`: file that receives the final redirect URL (mode 0600);
                                `forge-state`: receives the forged callback's HTTP status
+    SCRIPTED_BROWSER_PAGE      allow/deny: file that receives the visible text of the page the
+                               listener answered the redirect with (mode 0600), as a person
+                               reads it
     SCRIPTED_BROWSER_LOG       file to append one line per step to
     SCRIPTED_BROWSER_TIMEOUT   give up after this many seconds (default and maximum 55)
     SCRIPTED_BROWSER_FOREGROUND  1: do not detach in URL mode
@@ -299,6 +302,8 @@ def run_authorization(url, action):
         return 0
 
     response = browser.request("GET", final, label="callback status")
+    if os.environ.get("SCRIPTED_BROWSER_PAGE"):
+        write_file(os.environ["SCRIPTED_BROWSER_PAGE"], " ".join(parse_page(response.text)[1].split()))
     return 0 if response.status_code < 400 or action == "deny" else 1
 
 
@@ -344,7 +349,11 @@ def run_device(verification_uri, user_code, action):
 
 def write_output(line):
     """Replaces SCRIPTED_BROWSER_OUTPUT atomically (mode 0600) with `line`."""
-    output = os.environ["SCRIPTED_BROWSER_OUTPUT"]
+    write_file(os.environ["SCRIPTED_BROWSER_OUTPUT"], line)
+
+
+def write_file(output, line):
+    """Replaces `output` atomically (mode 0600) with `line`."""
     tmp = f"{output}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -108,6 +108,53 @@ import TokenKit
     _ = try await receiving.value
   }
 
+  /// Given an ending page, the browser's answer waits for the sign-in's end: the page then
+  /// names the account, or the failure and what to run next.
+  @Test(arguments: [
+    (SignInEnding.signedIn(account: "ada at local"), "<p>ada at local</p>"),
+    (
+      SignInEnding.failed(message: "refused <x>", hint: "Run `tokenctl login local`."),
+      "<p>refused <x> / Run `tokenctl login local`.</p>"
+    ),
+  ])
+  func theAnswerWaitsForHowTheSignInEnded(ending: SignInEnding, page: String) async throws {
+    let listener = try LoopbackRedirectListener(
+      successPage: "<p>back</p>",
+      endingPage: { ending in
+        switch ending {
+        case .signedIn(let account): "<p>\(account)</p>"
+        case .failed(let message, let hint): "<p>\(message) / \(hint ?? "")</p>"
+        }
+      }, firstBytesTimeout: .seconds(2), answerHold: .seconds(50))
+    let receiving = Task { try await listener.receive(timeout: .seconds(10), judge: Self.judge) }
+    let browser = Task { try await get("\(listener.redirectURI)?code=c&state=good") }
+    #expect(try await receiving.value["code"] == "c")
+    // The code is with the caller, the browser still waits; once told, it gets the page.
+    listener.finish(ending)
+    let answer = try await browser.value
+    #expect(answer.status == 200)
+    #expect(answer.page == page)
+    // Told twice (a caller's mistake): nothing more is sent, nothing breaks.
+    listener.finish(.signedIn(account: "grace"))
+  }
+
+  @Test func aHeldAnswerNobodyFinishesGetsThePlainPageAfterTheHold() async throws {
+    let listener = try LoopbackRedirectListener(
+      successPage: "<p>back</p>", failurePage: { "<p>failed: \($0)</p>" }, endingPage: { _ in "<p>ended</p>" },
+      firstBytesTimeout: .seconds(2), answerHold: .milliseconds(200))
+    let receiving = Task { try await listener.receive(timeout: .seconds(10), judge: Self.judge) }
+    #expect(try await get("\(listener.redirectURI)?code=c&state=good").page == "<p>back</p>")
+    _ = try await receiving.value
+    listener.finish(.signedIn(account: "late"))
+
+    let refusing = try LoopbackRedirectListener(
+      successPage: "<p>back</p>", failurePage: { "<p>failed: \($0)</p>" }, endingPage: { _ in "<p>ended</p>" },
+      firstBytesTimeout: .seconds(2), answerHold: .milliseconds(200))
+    let refused = Task { try await refusing.receive(timeout: .seconds(10), judge: Self.judge) }
+    #expect(try await get("\(refusing.redirectURI)?error=denied").page == "<p>failed: the server said denied</p>")
+    _ = try await refused.value
+  }
+
   @Test func refusesOtherMethodsHostsAndMalformedOrOversizedRequests() async throws {
     let listener = try LoopbackRedirectListener()
     let receiving = Task { try await listener.receive(timeout: .seconds(20), judge: Self.judge) }

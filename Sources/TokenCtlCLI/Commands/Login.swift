@@ -173,16 +173,29 @@ extension TokenCtl {
             + "(`tokenctl unregister \(registration.issuer)` deletes it).")
       }
       if chosen == .browser { try await checkReachable(type, options: options, manager: manager, context: context) }
-      let account = try await manager.signIn(type: type, options: options, method: method)
-      // A repair that signed in another person has repaired nothing: the command fails, so
-      // that a script does not go on as if the account worked.
-      if let again, account.key != again.account.key {
-        throw TokenKitError(
-          .needsSignIn,
-          "the server signed in \(account.qualifiedName), not \(again.account.qualifiedName), which still needs its "
-            + "own sign-in: choose \(again.account.name) in the browser",
-          remedy: .signInAgain(account: again.account.qualifiedName, group: again.account.group))
+      let account: Account
+      do {
+        account = try await manager.signIn(type: type, options: options, method: method)
+        // A repair that signed in another person has repaired nothing: the command fails, so
+        // that a script does not go on as if the account worked.
+        if let again, account.key != again.account.key {
+          throw TokenKitError(
+            .needsSignIn,
+            "the server signed in \(account.qualifiedName), not \(again.account.qualifiedName), which still needs "
+              + "its own sign-in: choose \(again.account.name) in the browser",
+            remedy: .signInAgain(account: again.account.qualifiedName, group: again.account.group))
+        }
+      } catch {
+        // The browser's page says what the terminal says.
+        if let error = error as? TokenKitError {
+          let failure = offeringOtherWays(error)
+          method.finish(.failed(message: failure.message, hint: RemedyWording.recovery(for: failure)))
+        } else {
+          method.finish(.failed(message: "the sign-in stopped", hint: nil))
+        }
+        throw error
       }
+      method.finish(.signedIn(account: "\(account.name) at \(account.type)"))
       if json {
         let listing = try store.list(AccountQuery(type: account.type, id: account.id)).first
         context.output.write(
@@ -261,24 +274,23 @@ extension TokenCtl {
         let debugging = context.isDebugging
         let log: @Sendable (String) -> Void = { line in if debugging { output.writeError("tokenctl: debug: \(line)\n") }
         }
+        let listen = { (port: UInt16?) in
+          try LoopbackRedirectListener(
+            host: host, port: port, path: path, successPage: SignInPages.stillFinishing,
+            failurePage: SignInPages.failure, endingPage: SignInPages.ending, log: log)
+        }
         let listener: LoopbackRedirectListener
         if port == nil, let registeredPort {
           do {
-            listener = try LoopbackRedirectListener(
-              host: host, port: registeredPort, path: path, successPage: SignInPages.success,
-              failurePage: SignInPages.failure, log: log)
+            listener = try listen(registeredPort)
           } catch {
             context.warnings.add(
               "port \(registeredPort), which tokenctl's client was registered with, is taken; a server that "
                 + "compares redirect URIs port included will refuse the sign-in")
-            listener = try LoopbackRedirectListener(
-              host: host, port: nil, path: path, successPage: SignInPages.success,
-              failurePage: SignInPages.failure, log: log)
+            listener = try listen(nil)
           }
         } else {
-          listener = try LoopbackRedirectListener(
-            host: host, port: port, path: path, successPage: SignInPages.success,
-            failurePage: SignInPages.failure, log: log)
+          listener = try listen(port)
         }
         let environment = context.environment
         let open = context.openBrowser

@@ -21,6 +21,12 @@ public enum SignInMethod: Sendable {
   /// itself: the account is the client.
   case clientCredentials
 
+  /// Tells the browser's page, if one still waits, how the sign-in ended
+  /// (``RedirectReceiver/finish(_:)``).
+  public func finish(_ ending: SignInEnding) {
+    if case .browser(let receiver, _, _) = self { receiver.finish(ending) }
+  }
+
   var isClientCredentials: Bool {
     if case .clientCredentials = self { return true }
     return false

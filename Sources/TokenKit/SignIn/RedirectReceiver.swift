@@ -7,6 +7,9 @@
 ///   must not end the sign-in, nor be able to complete it).
 /// - Give up with ``TokenKitError` `.signInTimedOut`` after `timeout`.
 /// - Never log or show the parameters: they hold the authorization code.
+/// - A receiver that answers the browser may hold that answer until ``finish(_:)`` says how
+///   the sign-in ended, so that the page names the account or the failure; it must answer
+///   within a bound of its own even when `finish` never comes.
 public protocol RedirectReceiver: Sendable {
   /// The `redirect_uri` of the authorization request (RFC 6749 §3.1.2).
   var redirectURI: String { get }
@@ -15,6 +18,27 @@ public protocol RedirectReceiver: Sendable {
   func receive(
     timeout: Duration, judge: @escaping @Sendable (AuthorizationCallback) -> CallbackVerdict
   ) async throws -> AuthorizationCallback
+
+  /// Tells the receiver how the sign-in ended, once the code is exchanged and the account
+  /// known (or the sign-in failed): for the page the browser is still waiting for. Called
+  /// at most once, after `receive` returned; returns once the answer is sent.
+  func finish(_ ending: SignInEnding)
+}
+
+extension RedirectReceiver {
+  /// A receiver with nobody waiting for an answer (the user pasted the address) has
+  /// nothing to say.
+  public func finish(_ ending: SignInEnding) {}
+}
+
+/// How a sign-in ended, for the page a browser shows at its end: after the redirect, the
+/// code is still to be exchanged and the account to be learned and stored, and any of that
+/// can fail.
+public enum SignInEnding: Sendable, Hashable {
+  /// Signed in: `account` as the terminal names it (`ada at work`: name and type).
+  case signedIn(account: String)
+  /// Not signed in: the terminal's message, and its hint (a command to run) when it has one.
+  case failed(message: String, hint: String?)
 }
 
 /// The query parameters of a redirect to the client (RFC 6749 §4.1.2): `code`, `state`,

@@ -125,7 +125,7 @@ struct DesktopBrowserTests {
     #expect(stored.map(\.account.name) == ["ada"], "the account is stored")
     #expect(try tokenRequests(server) - before == 1, "one code redemption, whatever else Chromium sent")
     #expect(page.title == "tokenctl: Signed in", "\(page.title)")
-    #expect(page.text.hasPrefix("Signed in"), "\(page.text)")
+    #expect(page.text.contains("Signed in as ada at local."), "the account, once stored: \(page.text)")
     #expect(page.text.contains("You can close this window and return to the terminal"), "\(page.text)")
     let size = try #require(Self.pngSize(page.screenshot), "a screenshot at \(page.screenshot)")
     #expect(size.width > 0 && size.height > 0)
@@ -139,8 +139,10 @@ struct DesktopBrowserTests {
     #expect(try InMemoryTokenStore(group: "default", backing: backing).list(.all).isEmpty)
     #expect(try tokenRequests(server) == before, "no code to redeem")
     #expect(page.title == "tokenctl: Not signed in", "\(page.title)")
-    #expect(page.text.contains("The sign-in was refused: access_denied"), "what went wrong: \(page.text)")
-    #expect(page.text.contains("return to the terminal"), "what to do: \(page.text)")
+    #expect(page.text.contains("the sign-in was refused (access_denied)"), "what went wrong: \(page.text)")
+    #expect(
+      page.text.contains("Run `tokenctl login local --timeout 90` again and allow access"), "what to do: \(page.text)")
+    #expect(page.text.contains("return to the terminal"), "\(page.text)")
     #expect(Self.pngSize(page.screenshot) != nil, "a screenshot at \(page.screenshot)")
   }
 }

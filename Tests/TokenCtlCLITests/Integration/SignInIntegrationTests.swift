@@ -78,6 +78,41 @@ import TokenStoreTesting
     return try await CurlHTTPTransport().send(request.httpRequest).status
   }
 
+  /// The text of the page the scripted browser ended on, which it writes a moment after
+  /// the listener answered.
+  func pageText(_ file: URL) async throws -> String {
+    let deadline = Date().addingTimeInterval(30)
+    while !FileManager.default.fileExists(atPath: file.path), Date() < deadline {
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    return try String(contentsOf: file, encoding: .utf8)
+  }
+
+  /// The page the browser ends on comes after the code exchange: it names the account
+  /// signed in, or says what failed and the command to run next, as the terminal does.
+  @Test func theBrowsersLastPageNamesTheAccountOrWhatFailedAndWhatToRun() async throws {
+    let server = try await AuthServer.shared
+    let signedInPage = scratch.appendingPathComponent("signed-in.txt")
+    let signedIn = try await tokenctl(
+      ["login", "local", "--browser"], server: server, browser: ["SCRIPTED_BROWSER_PAGE": signedInPage.path])
+    #expect(signedIn.status == 0, "\(signedIn.stderr)")
+    let signedInText = try await pageText(signedInPage)
+    #expect(signedInText.contains("Signed in as ada at local."), "\(signedInText)")
+    #expect(signedInText.contains("You can close this window and return to the terminal."), "\(signedInText)")
+
+    let deniedPage = scratch.appendingPathComponent("denied.txt")
+    let denied = try await tokenctl(
+      ["login", "local", "--browser"], server: server,
+      browser: ["SCRIPTED_BROWSER_ACTION": "deny", "SCRIPTED_BROWSER_PAGE": deniedPage.path])
+    #expect(denied.status == 12, "\(denied.stderr)")
+    let deniedText = try await pageText(deniedPage)
+    let hint = try #require(
+      denied.stderr.split(separator: "\n").first { $0.hasPrefix("hint: ") }?.dropFirst("hint: ".count),
+      "the terminal's hint: \(denied.stderr)")
+    #expect(deniedText.contains("tokenctl could not sign you in"), "\(deniedText)")
+    #expect(deniedText.contains(String(hint)), "the page gives the terminal's hint: \(deniedText)")
+  }
+
   @Test func browserSignInStoresTheAccountAndSigningInAgainUpdatesIt() async throws {
     let server = try await AuthServer.shared
     let first = try await tokenctl(["login", "local", "--browser"], server: server)
