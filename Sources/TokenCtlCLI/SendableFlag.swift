@@ -4,6 +4,8 @@ import Synchronization
 final class SendableFlag: Sendable {
   private let value = Mutex(false)
 
+  var isSet: Bool { value.withLock { $0 } }
+
   /// Sets the flag and returns whether it was already set.
   func testAndSet() -> Bool {
     value.withLock { value in

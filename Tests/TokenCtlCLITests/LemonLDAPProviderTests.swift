@@ -212,6 +212,30 @@ struct LemonLDAPProviderTests {
     #expect(refreshed.tokens.refreshToken != nil)
   }
 
+  /// No client id configured: tokenctl registers a client at the issuer (RFC 7591, on in
+  /// this portal) and signs in with it at once. The portal runs two workers, and only the
+  /// one that registered the client knows it until the other reloads its configuration
+  /// (every ten minutes by default): the browser may meet the other's error page, which
+  /// tokenctl never hears of. The wait says so as it begins, with the command for later;
+  /// the sign-in either succeeds or times out with the registration kept.
+  @Test func signInWithAClientRegisteredMomentsAgo() async throws {
+    defer { cleanUp() }
+    let server = try await Server.shared
+    try write("[types.oidc]\nissuer = \"\(server.issuer)\"\n")
+    let login = try await tokenctl(server, "login", "oidc", "--browser", "--timeout", "20")
+    #expect(login.stderr.contains("Registered tokenctl at"), "\(login.stderr)")
+    #expect(
+      login.stderr.contains("registered its client seconds ago")
+        && login.stderr.contains("`tokenctl login oidc --browser --timeout 20`"), "\(login.stderr)")
+    if login.status == 0 {
+      #expect(try store.list(AccountQuery(type: "oidc")).first?.account.name == "dwho")
+    } else {
+      #expect(login.status == 13, "a timeout, nothing else: \(login.stderr)\nbrowser: \(browserLog)")
+    }
+    let unregister = try await tokenctl(server, "unregister", server.issuer)
+    #expect(unregister.status == 0, "\(unregister.stderr)")
+  }
+
   // MARK: The agent
 
   /// In the pass through the agent (`make test-lemonldap` runs one), `token` is answered by
@@ -273,6 +297,112 @@ struct LemonLDAPProviderTests {
     #expect(gavePassword, "the helper did not give git the account's current access token")
     let leaked = get.stderr.contains(current) || get.stderr.contains(account.tokens.accessToken)
     #expect(!leaked, "the helper wrote a token to standard error")
+  }
+
+  /// A `[credentials.accounts]` rule naming dwho for a host the `oidc` type does not serve
+  /// (it serves its issuer's host only) never applies: `get` says so, and so does `doctor`.
+  @Test func aGitRuleThatCannotApplyIsSaid() async throws {
+    defer { cleanUp() }
+    let server = try await Server.shared
+    try writePublicClientConfiguration(
+      server, extra: "\n[credentials.accounts]\n\"https://git.example.org\" = \"oidc:dwho\"")
+    _ = try await signIn(server)
+    let helper = URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent()
+      .appendingPathComponent("git-credential-tokenctl").path
+    let get = try await TestProcess.run(
+      helper, ["get"], environment: environment(server), stdin: "protocol=https\nhost=git.example.org\n\n")
+    #expect(!get.stdout.contains("password="))
+    #expect(get.stderr.contains("names oidc:dwho, whose type does not serve git.example.org"), "\(get.stderr)")
+    let doctor = try await tokenctl(server, "doctor")
+    #expect(doctor.stdout.contains("warn  git rule for https://git.example.org: "), "\(doctor.stdout)")
+  }
+
+  // MARK: What this provider does not offer, and what it answers
+
+  /// Its tokens live 60 s: `--min-valid 120` can never be met, and `token` says so, with
+  /// what it can get, while still handing out a token.
+  @Test func aMarginTheTokensCannotMeetIsSaid() async throws {
+    defer { cleanUp() }
+    let server = try await Server.shared
+    try writePublicClientConfiguration(server)
+    _ = try await signIn(server)
+    let token = try await tokenctl(server, "token", "oidc:dwho", "--min-valid", "120")
+    #expect(token.status == 0, "\(token.stderr)")
+    #expect(!token.stdout.isEmpty)
+    let said = "tokens live \(server.accessTokenSeconds) s at the server; --min-valid 120 cannot be met"
+    #expect(token.stderr.contains(said), "\(token.stderr)")
+  }
+
+  /// The issuer publishes no device authorization endpoint: the refusal names the
+  /// issuer, not the type (another issuer of the same type may offer it), and the hint
+  /// runs the browser sign-in.
+  @Test func theDeviceGrantIsRefusedAsThisIssuers() async throws {
+    defer { cleanUp() }
+    let server = try await Server.shared
+    try writePublicClientConfiguration(server)
+    let login = try await tokenctl(server, "login", "oidc", "--device", "--timeout", "20")
+    #expect(login.status != 0)
+    #expect(login.stderr.contains("does not offer the device authorization grant"), "\(login.stderr)")
+    #expect(login.stderr.contains(server.host.split(separator: ":")[0]), "names the issuer: \(login.stderr)")
+    #expect(login.stderr.contains("`tokenctl login oidc --browser"), "\(login.stderr)")
+  }
+
+  /// Without `redirect_port`, the portal refuses the redirect (it compares the port) and
+  /// shows its error page; the browser never comes back. The wait says, before it starts,
+  /// what such a page means and the setting that fixes it.
+  @Test func aRefusedRedirectIsExplainedAsTheWaitBegins() async throws {
+    defer { cleanUp() }
+    let server = try await Server.shared
+    try write(
+      """
+      [types.oidc]
+      issuer = "\(server.issuer)"
+      client_id = "\(server.publicClient)"
+      """)
+    let login = try await tokenctl(server, "login", "oidc", "--browser", "--timeout", "8")
+    #expect(login.status != 0)
+    #expect(login.stderr.contains("If the browser shows an error page instead"), "\(login.stderr)")
+    #expect(login.stderr.contains("redirect_port in the [types.oidc] table"), "\(login.stderr)")
+    #expect(try store.list(AccountQuery(type: "oidc")).isEmpty)
+  }
+
+  /// The issuer ignores `scope` on refresh and names none in its answer (RFC 6749 §5.1
+  /// lets it): the scopes reported for a token asked for with `--scope` are those the
+  /// token carries, or are marked unconfirmed, never claimed as granted.
+  @Test func scopesTheServerDidNotConfirmAreNotReportedAsGranted() async throws {
+    defer { cleanUp() }
+    let server = try await Server.shared
+    try writePublicClientConfiguration(server)
+    _ = try await signIn(server)
+    let token = try await tokenctl(server, "token", "oidc:dwho", "--scope", "openid phone", "--json")
+    #expect(token.status == 0, "\(token.stderr)")
+    let document = try #require(
+      try JSONSerialization.jsonObject(with: Data(token.stdout.utf8)) as? [String: Any], "\(token.stdout)")
+    let scopes = document["scopes"] as? [String] ?? []
+    let confirmed = document["scopes_confirmed"] as? Bool
+    #expect(!scopes.contains("phone") || confirmed == false, "\(token.stdout)")
+  }
+
+  /// A type file that names no scopes, for the confidential client: the issuer wants a
+  /// scope named, and the error says that none was asked for and how to name one, not that
+  /// "the scope asked for" was refused.
+  @Test func clientCredentialsWithoutAScopeSayNoneWasAskedFor() async throws {
+    defer { cleanUp() }
+    let server = try await Server.shared
+    let types = scratch.appendingPathComponent("config/tokenctl/types")
+    try FileManager.default.createDirectory(at: types, withIntermediateDirectories: true)
+    try """
+    id = "service"
+    display_name = "LemonLDAP::NG service client"
+    issuer = "\(server.issuer)"
+    client_id = "\(server.confidentialClient)"
+    """.write(to: types.appendingPathComponent("service.toml"), atomically: true, encoding: .utf8)
+    try write("[types.service]\nclient_secret = \"\(server.confidentialSecret)\"\n")
+    let login = try await tokenctl(server, "login", "service", "--client-credentials")
+    #expect(login.status == 17, "\(login.stderr)")
+    #expect(login.stderr.contains("wants a scope named, and none was asked for"), "\(login.stderr)")
+    #expect(login.stderr.contains("add --scope and that scope to `tokenctl login service"), "\(login.stderr)")
+    #expect(!login.stdout.contains(server.confidentialSecret) && !login.stderr.contains(server.confidentialSecret))
   }
 
   // MARK: Client credentials

@@ -161,13 +161,16 @@ extension TokenCtl {
           type, descriptor, manager: manager, options: options, registering: registrationIssuer != nil,
           context: context)
       }
-      let method = try signInMethod(chosen, type, descriptor, port: registered?.loopbackPort, context: context)
+      let registeredNow = SendableFlag()
+      let method = try signInMethod(
+        chosen, type, descriptor, port: registered?.loopbackPort, registeredNow: registeredNow, context: context)
       if let registrationIssuer, registered == nil, chosen != .clientCredentials {
         let (registration, _) = try await registrar.client(
           at: registrationIssuer, for: descriptor, redirectURIs: [Self.redirectURI(of: method, descriptor)])
         options.clientID = registration.clientID
         options.clientSecret = registration.clientSecret
         options.clientRegisteredAt = registration.registeredAt
+        _ = registeredNow.testAndSet()
         context.inform(
           "Registered tokenctl at \(registration.issuer) as client \(registration.clientID) "
             + "(`tokenctl unregister \(registration.issuer)` deletes it).")
@@ -256,12 +259,23 @@ extension TokenCtl {
         + "table of config.toml (see tokenctl-providers(7)).\n"
     }
 
+    /// Said as the wait begins when tokenctl registered its client moments ago: a provider
+    /// that runs several workers may know the client in one of them only until the others
+    /// reload their configuration (LemonLDAP::NG's each do every ten minutes by default),
+    /// and its portal then shows an error page for a client it says does not exist. Nothing
+    /// comes back to tokenctl to retry; the person can, later, with the same client.
+    static func freshRegistrationAdvice(signIn: String) -> String {
+      "tokenctl registered its client seconds ago: if the error page says the client is unknown, the provider "
+        + "has not spread the registration to all its workers yet. Sign in again in a few minutes with "
+        + "`\(signIn)`: the registration is kept.\n"
+    }
+
     /// `registeredPort`: the port a registered client's redirect URI names, used when the
     /// type fixes none; when it is taken, any port, which servers that follow RFC 8252
     /// §7.3 accept.
     private func signInMethod(
       _ method: Method, _ type: String, _ descriptor: EndpointDescriptor, port registeredPort: UInt16? = nil,
-      context: CLIContext
+      registeredNow: SendableFlag = SendableFlag(), context: CLIContext
     ) throws
       -> SignInMethod
     {
@@ -299,6 +313,7 @@ extension TokenCtl {
         let refusal = Self.refusedSignInAdvice(
           redirectURI: listener.redirectURI, type: type, paste: commandLine(with: .paste),
           device: commandLine(with: .device))
+        let fresh = Self.freshRegistrationAdvice(signIn: commandLine(with: .browser))
         return .browser(receiver: listener) { url in
           output.writeError("Open this address to sign in:\n\n  \(url.absoluteString)\n\n")
           if !noBrowser {
@@ -316,7 +331,8 @@ extension TokenCtl {
           }
           output.writeError(
             "Waiting up to \(DurationText.format(seconds: timeout)) for the browser to come back to "
-              + "\(listener.redirectURI) once you have signed in.\n" + refusal)
+              + "\(listener.redirectURI) once you have signed in.\n" + refusal
+              + (registeredNow.isSet ? fresh : ""))
         }
       case .paste:
         let redirectURI: String
