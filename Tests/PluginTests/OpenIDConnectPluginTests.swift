@@ -90,6 +90,17 @@ import TokenStoreTesting
     #expect(try await harness.prompt(again: account) == "consent")
   }
 
+  /// A repair of an account whose refresh token the server refused (it needs a sign-in):
+  /// that token is dead, and without consent the new sign-in would get no other.
+  @Test func signingInAgainToAnAccountWhoseRefreshTokenDiedAsksForConsent() async throws {
+    let harness = try Harness()
+    var account = try harness.seed(id: "stale", refreshToken: "RT-dead")
+    account.needsSignIn = true
+    try harness.store.save(
+      account, tokens: TokenSet(accessToken: "AT-stale", refreshToken: "RT-dead", expiresAt: harness.clock.now))
+    #expect(try await harness.prompt(again: account) == "consent")
+  }
+
   @Test func withoutOfflineAccessThereIsNoForcedPrompt() async throws {
     let harness = try Harness()
     #expect(try await harness.prompt(scopes: ["openid", "email"]) == nil)

@@ -28,7 +28,12 @@ import TokenStoreTesting
   }
 
   func type(_ id: String, _ extra: String = "") -> String {
-    "id = \"\(id)\"\ndisplay_name = \"\(id) sign-in\"\nissuer = \"https://\(id).example.org\"\n" + extra
+    bare(id) + "scopes = [\"openid\", \"email\"]\n" + extra
+  }
+
+  /// A type file with what a type needs only: no scopes.
+  func bare(_ id: String) -> String {
+    "id = \"\(id)\"\ndisplay_name = \"\(id) sign-in\"\nissuer = \"https://\(id).example.org\"\n"
   }
 
   /// The name of the user `uid`, as the messages give it.
@@ -164,6 +169,22 @@ import TokenStoreTesting
     #expect(clientIDs["graph"] == "graph-app")
     #expect(clientIDs["corp"] == "corp-app")
     #expect(clientIDs["oidc"] == .some(nil))
+  }
+
+  /// A type that names no scopes signs in with `openid` (without it the issuer gives no ID
+  /// token and userinfo refuses the token): `--check` and `types` say so, since a sign-in
+  /// that needs more will not get it.
+  @Test func aTypeWithoutScopesIsToldWhatItsSignInAsksFor() async throws {
+    let bare = try write(self.bare("bare"), to: userDirectory + "/bare.toml")
+    let check = try await run("types", "--check", bare)
+    #expect(check.status == 0)
+    #expect(
+      check.stdout
+        == "\(bare): ok (type bare)\n  note: no scopes named: a sign-in asks for openid, and a client credentials "
+        + "sign-in for none; set scopes = [...] for more\n")
+    let listed = try await run("types")
+    let lines = listed.stdout.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
+    #expect(lines.contains("scopes: none named (a sign-in asks for openid)"), "\(listed.stdout)")
   }
 
   @Test func checkReportsEachFileAndExitsNotConfiguredOnAnyProblem() async throws {

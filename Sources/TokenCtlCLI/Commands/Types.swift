@@ -62,7 +62,12 @@ extension TokenCtl {
         fields.append(("issuer", "given at sign-in (endpoints discovered)"))
       }
       fields += [
-        ("scopes", descriptor.defaultScopes.joined(separator: " ")),
+        (
+          "scopes",
+          descriptor.defaultScopes.isEmpty
+            ? "none named (a sign-in asks for \(descriptor.signInScopes.joined(separator: " ")))"
+            : descriptor.defaultScopes.joined(separator: " ")
+        ),
         ("redirect", descriptor.redirect.summary),
         ("client auth", descriptor.tokenEndpointAuthentication.rawValue),
         ("client id", descriptor.clientID ?? "not configured"),

@@ -156,9 +156,12 @@ public struct AccountManager: Sendable {
         configuration.descriptor.additionalAuthorizationParameters["login_hint"] = loginHint
       }
       if descriptor.offlineAccessNeedsConsent {
-        // The account signed in again, if any: a new sign-in has no refresh token yet.
+        // The account signed in again, if any: a new sign-in has no refresh token yet, and
+        // one that needs a sign-in holds a refresh token the server refused.
         var refreshToken = false
-        if let again = options.signingInAgain { refreshToken = try store.load(again.key)?.tokens.refreshToken != nil }
+        if let again = options.signingInAgain, let stored = try store.load(again.key) {
+          refreshToken = stored.tokens.refreshToken != nil && !stored.account.needsSignIn
+        }
         configuration.descriptor.additionalAuthorizationParameters.merge(
           OfflineAccessConsent.parameters(
             scopes: scopes, accountHasRefreshToken: refreshToken,

@@ -5,7 +5,8 @@
 /// that enforces it (the oidc plugin's type says so) silently drops `offline_access` from a request
 /// without `prompt=consent` and issues no refresh token. It grants offline access per
 /// request, not per client: a new sign-in may be another user at the issuer, so only the
-/// account signed in again that still holds a refresh token goes without.
+/// account signed in again that still holds a refresh token the server has not refused
+/// goes without.
 public enum OfflineAccessConsent {
   /// The parameters to add to an authorization request for `scopes`:
   /// - `prompt=consent` when `offline_access` is asked for and the account has no
