@@ -215,7 +215,7 @@ import TokenKit
     #expect(error?.recovery?.contains("chmod go-w \(file.path)") == true)
   }
 
-  /// Issue 11, finding 5: one line of config.toml (an issuer, a plugin's authority host)
+  /// One line of config.toml (an issuer, a plugin's authority host)
   /// sends the next sign-in to another server, so a file others may change is refused
   /// whatever it holds, as ssh refuses such a config file.
   @Test(arguments: [0o666, 0o620, 0o646, 0o660])

@@ -126,12 +126,11 @@ TYPE = "benchlocal"
 # it a second account of TYPE, git's helper would find two accounts for the host and
 # answer nothing (rows 2 and 6 would time that).
 EXPIRED_TYPE = "benchexpired"
-# Issue 26's goals for the direct path (no agent), which reads the keyring in a plain
-# session with four D-Bus calls: half of the C tools' time, and the memory of a client
-# the agent answers. Issue 7's were 1.0x and 15 MiB.
+# The direct path's goals (no agent; it reads the keyring in a plain session with four
+# D-Bus calls): half of the C tools' time, and the memory of a client the agent answers.
 GOAL_DIRECT_RATIO = 0.5
 GOAL_RSS_MIB = 8
-# Issue 13's goals for the agent.
+# The agent's goals.
 GOAL_AGENT_RATIO = 0.5
 GOAL_AGENT_CLIENT_RSS_MIB = 8
 GOAL_AGENT_RSS_MIB = 30
@@ -742,7 +741,7 @@ printf '%s\\n' "$access"
                  GOAL_AGENT_RATIO)
 
     def row12_peers(self):
-        """Issue 26, goal 1: against the peers. `oidc-token` through oidc-agent (its own
+        """Against the peers: `oidc-token` through oidc-agent (its own
         agent, on the same stub server, set up by oidc-gen's flags with a refresh token the
         stub issued), and git's fill through a C helper that prints a fixed password."""
         agent = self.ensure_agent()
@@ -805,7 +804,7 @@ printf '%s\\n' "$access"
                        ours <= floor + 0.002)
 
     def row15_docker(self):
-        """Issue 25: Docker's helper `get` through the agent vs `git credential fill` through
+        """Docker's helper `get` through the agent vs `git credential fill` through
         it, for the same host (goal: no slower)."""
         agent = self.ensure_agent()
         docker = Path(self.helper).parent / "docker-credential-tokenctl"
@@ -824,7 +823,7 @@ printf '%s\\n' "$access"
                  r["docker get (agent)"]["median"], r["git fill via tokenctl (agent)"]["median"], "≤ 1.0", 1.0)
 
     def row16_cargo(self):
-        """Issue 25: cargo's credential provider `get` (`tokenctl --cargo-plugin`, one request
+        """cargo's credential provider `get` (`tokenctl --cargo-plugin`, one request
         on standard input, as cargo runs it) through the agent vs `git credential fill`
         through it, for the same host (goal: no slower)."""
         agent = self.ensure_agent()
@@ -913,7 +912,7 @@ printf '%s\\n' "$access"
                 leftover.unlink(missing_ok=True)
 
     def row17_kube(self):
-        """Issue 25: kubectl's exec credential (`tokenctl kube-credential`, the cluster in
+        """kubectl's exec credential (`tokenctl kube-credential`, the cluster in
         KUBERNETES_EXEC_INFO, as kubectl runs it with provideClusterInfo) through the agent
         vs `git credential fill` through it, for the same host (goal: no slower)."""
         agent = self.ensure_agent()
@@ -932,8 +931,8 @@ printf '%s\\n' "$access"
                  r["kube-credential (agent)"]["median"], r["git fill via tokenctl (agent)"]["median"], "≤ 1.0", 1.0)
 
     def row14_start(self):
-        """Issue 26, goal 4: `tokenctl --version` and `--help` as installed (the front end)
-        no slower than the full program alone, as they ran before the front end."""
+        """`tokenctl --version` and `--help` as installed (the front end) no slower than
+        the full program run alone."""
         commands = [
             ("version, full program", shlex.join([self.full_tokenctl, "--version"])),
             ("version, installed", shlex.join([self.tokenctl, "--version"])),
@@ -1173,7 +1172,7 @@ printf '%s\\n' "$access"
                        "—", "≤ 1000 ms", slowest_status[0] <= 1)
 
     def row13_refreshes_flowing(self, agent, group, count):
-        """Issue 28: the agent holding row 9's accounts while they are refreshed at their
+        """The agent holding row 9's accounts while they are refreshed at their
         natural rate (1,000 one-hour tokens: one write every 3.6 s; here one every 2 s, by
         another process, as a direct-path refresh writes), and clients ask for random
         accounts all along: the slowest answers and the agent's memory."""

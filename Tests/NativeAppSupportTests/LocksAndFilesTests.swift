@@ -196,7 +196,7 @@ private func mode(_ path: String) -> Int? {
     #expect(error?.code == .unusableFile)
   }
 
-  /// Issue 11: a lock directory that is a symlink would put the locks wherever it points,
+  /// A lock directory that is a symlink would put the locks wherever it points,
   /// in a directory someone else may control.
   @Test func aLockDirectoryThatIsASymlinkIsRefused() async throws {
     let scratch = try TemporaryDirectory()
@@ -414,7 +414,7 @@ private final class SlowTokenEndpoint: HTTPTransport, Sendable {
     }
   }
 
-  /// Issue 11: a private directory group or others may enter or write is refused, not
+  /// A private directory group or others may enter or write is refused, not
   /// tightened behind the user's back: a directory they made that way was meant for
   /// something, and what others may have planted in it stays.
   @Test(arguments: [0o755, 0o750, 0o711, 0o701, 0o770, 0o777])

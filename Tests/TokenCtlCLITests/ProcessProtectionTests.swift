@@ -2,8 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Smaller point of the security review: a process holding tokens leaves no core dump,
-/// and another process of the same user cannot read its memory or environment.
+/// A process holding tokens leaves no core dump, and another process of the same user
+/// cannot read its memory or environment.
 ///
 /// Run as an unprivileged user (nobody, through setpriv), since root may read any
 /// process: the git helper waits for git's request on a pipe, and another process of

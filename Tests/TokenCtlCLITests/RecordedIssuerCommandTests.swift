@@ -4,7 +4,7 @@ import Testing
 import TokenCtlCLI
 import TokenKit
 
-/// Finding 1 of the security review, from the command line: with `[types.oidc] issuer`
+/// `RecordedIssuerTests` from the command line: with `[types.oidc] issuer`
 /// in config.toml naming another server than the one an account signed in at, no command
 /// sends that account's tokens anywhere, and each says why with exit status 14.
 @Suite struct RecordedIssuerCommandTests {

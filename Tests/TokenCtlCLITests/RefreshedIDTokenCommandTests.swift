@@ -5,7 +5,7 @@ import Testing
 import TokenCtlCLI
 import TokenKit
 
-/// Finding 6 from the command line: a refresh whose ID token names another user prints
+/// `RefreshedIDTokenTests` from the command line: a refresh whose ID token names another user prints
 /// the new access token, warns on standard error, and keeps the ID token it had.
 @Suite struct RefreshedIDTokenCommandTests {
   static let now = CommandSandbox.now

@@ -4,9 +4,9 @@ import Testing
 import TokenCtlCLI
 import TokenKit
 
-/// Smaller point of the security review: a server's words reach the user's terminal
-/// inside our messages, so their line breaks and control characters are escaped. A
-/// server must not be able to print a line that looks like our own `hint:`.
+/// A server's words reach the user's terminal inside our messages, so their line breaks
+/// and control characters are escaped. A server must not be able to print a line that
+/// looks like our own `hint:`.
 @Suite struct ServerTextCommandTests {
   static let now = CommandSandbox.now
   static let issuer = "https://id.example/"

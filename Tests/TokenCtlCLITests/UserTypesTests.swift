@@ -111,7 +111,7 @@ import TokenStoreTesting
     #expect(!accepted.stdout.contains("s3cret"))
   }
 
-  /// Issue 11, finding 5: a type file names the endpoints tokens go to, so one that
+  /// A type file names the endpoints tokens go to, so one that
   /// others may change is skipped like any other bad file, and `--check` says why.
   @Test(arguments: [0o666, 0o620, 0o646])
   func aFileOthersMayWriteIsSkippedAndCheckSaysWhy(mode: Int) async throws {

@@ -56,7 +56,7 @@ INSERTS = ["@", "@@", ":", "/", "//", "://", "\\", "%40", "%2F", "%3A", "%5C", "
            "\u00e9", "\u3002", "\uff0f", "\uff20", "\u212a", " ", "\t", "+", "-", "0", "%2e", "..",
            "@@http://trusted.example/"]
 
-# Where the review found the host confusion, first, whatever the seed.
+# URLs whose host parsers are known to disagree on, tried first, whatever the seed.
 KNOWN = ["http://oauth2%40%40http%3A%2F%2Ftrusted.example%2F@evil.example/repo",
          "http://trusted.example/@@http://evil.example/repo", "http://evil.example\\@trusted.example/simple/",
          "https://trusted.example\\@evil.example/", "http://trusted.example/x://evil.example/"]

@@ -6,9 +6,9 @@ extension TokenCtl.Login {
   /// login TYPE` alone fails for a sign-in that needed `--issuer` and `--client-id`.
   ///
   /// With another method when the way just tried is one the type or its client does not
-  /// support (item 3: after `unauthorized_client` for the device grant, no word of
-  /// `--browser` or `--paste`); with the server's spelling of an issuer given otherwise (a
-  /// trailing slash, item 4).
+  /// support (after `unauthorized_client` for the device grant: `--browser`, or `--paste`
+  /// over SSH); with the server's spelling of an issuer given otherwise (one that differs
+  /// by a trailing slash).
   func offeringOtherWays(_ error: TokenKitError) -> TokenKitError {
     switch error.remedy {
     case .signIn(_, let device):

@@ -11,11 +11,11 @@ import TokenKit
 /// No client waits without bound for an agent that does not answer: one stopped with more
 /// clients than its listen queue holds, one that sends half a frame, or says `working` and
 /// then nothing, one stopped in the middle of a refresh. Each client is done in seconds,
-/// where it used to wait 75 s, or in `connect` until the agent ran again; the bounds below
-/// are generous, for a busy machine, and still far below those waits.
+/// where an unbounded one would wait 75 s, or in `connect` until the agent ran again; the
+/// bounds below are generous, for a busy machine, and still far below those waits.
 extension AgentIntegrationTests {
   /// More clients than the agent's listen queue holds (128): once it is full, a blocking
-  /// `connect` waited until the agent ran again. Clients in this process, and then the
+  /// `connect` waits until the agent runs again. Clients in this process, and then the
   /// front end as users run it, while the queue is full.
   @Test func aStoppedAgentsFullListenQueueCostsNoClientMoreThanSeconds() async throws {
     let setup = try await Setup()

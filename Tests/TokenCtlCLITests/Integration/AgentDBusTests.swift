@@ -278,7 +278,7 @@ import Testing
     #expect(desk.auditLog.contains("allowed app=\(AuditEvent.escape(Self.python))"))
   }
 
-  /// Issue 23, item 1: an answer counts only from the notification server that showed the
+  /// An answer counts only from the notification server that showed the
   /// question. Another connection that emits `ActionInvoked(id, "allow")`, to everyone and
   /// to the agent alone, before the user's *Deny*, grants nothing.
   @Test func anAnswerFromAnotherConnectionIsIgnored() async throws {

@@ -779,9 +779,9 @@ import TokenStoreTesting
   }
 
   /// A client the agent answers never opens the keyring's libraries (they load on first
-  /// use): the loader's own trace (`LD_DEBUG=libs`) shows none of them. Nor, since issue
-  /// 26, does the same command on the direct path, whose ordinary read is made without
-  /// GLib (SecretServiceWire).
+  /// use): the loader's own trace (`LD_DEBUG=libs`) shows none of them. Nor does the same
+  /// command on the direct path, whose ordinary read is made without GLib
+  /// (SecretServiceWire).
   @Test func aClientTheAgentAnswersLoadsNoKeyringLibrary() async throws {
     let setup = try await Setup()
     defer { setup.cleanUp() }

@@ -107,7 +107,7 @@ extension GlewlwydSuites {
       }
     }
 
-    /// Issue 25, first use, item 4: an issuer typed with a trailing slash is the server's
+    /// An issuer typed with a trailing slash is the server's
     /// own, spelt another way. Nothing is used (the issuer must match exactly), but the
     /// server is not blamed: what differs is said, and the hint, run through /bin/sh as
     /// printed, signs in.
@@ -136,7 +136,7 @@ extension GlewlwydSuites {
       for listing in try store.list(.all) { _ = try? store.remove(listing.account.key) }
     }
 
-    /// Issue 25, first use, item 6: glewlwyd 2.7.5 with its device grant on lists the
+    /// glewlwyd 2.7.5 with its device grant on lists the
     /// standard device grant in discovery, but its registration refuses a client asking for
     /// it (`invalid_client_metadata`; it knows the grant by a name of its own). The device
     /// grant is optional: tokenctl registers without it, and the sign-in goes on.

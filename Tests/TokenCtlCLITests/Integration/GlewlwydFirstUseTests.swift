@@ -3,13 +3,13 @@ import TestSupport
 import Testing
 import TokenKit
 
-/// Issue 25's first use, at glewlwyd with the real binary and keyring.
+/// A new user's first sign-ins at glewlwyd, with the real binary and keyring.
 ///
-/// Item 1: an account signed in with `--issuer` and `--client-id` has
-/// no client of its type's, so the hint once printed after the server rejected its refresh
-/// token (`tokenctl login oidc --issuer … --login-hint …`) failed with exit status 14, "has
-/// no client id". The account records how it signed in, and the hint signs that account in
-/// again: run through /bin/sh as printed, at glewlwyd, with the real binary and keyring.
+/// An account signed in with `--issuer` and `--client-id` has no client of its type's, so
+/// a hint of `tokenctl login oidc --issuer … --login-hint …` after the server rejects its
+/// refresh token would fail with exit status 14, "has no client id". The account records
+/// how it signed in, and the hint signs that account in again: run through /bin/sh as
+/// printed, at glewlwyd, with the real binary and keyring.
 extension GlewlwydServerTests {
   /// The command in the first hint of `stderr`, between its backquotes.
   static func hintedCommand(_ stderr: String) throws -> String {
@@ -51,13 +51,13 @@ extension GlewlwydServerTests {
     #expect(accounts.count == 1)
     #expect(accounts.first?.key == signedIn.account.key)
     #expect(accounts.first?.needsSignIn == false)
-    // The old hint, `login oidc --issuer …`, registered another client here (glewlwyd lets
-    // clients register) and moved the account to it; at an issuer that does not, it
-    // failed with exit status 14.
+    // A hint of `login oidc --issuer …` alone would register another client here (glewlwyd
+    // lets clients register) and move the account to it, and fail with exit status 14 at an
+    // issuer that does not.
     #expect(accounts.first?.clientID == clientID && accounts.first?.issuer == server.issuer)
     let token = try await tokenctl("token", name)
     #expect(token.status == 0, "\(token.stderr)")
-    // Item 7: doctor does not warn of the missing client id of a type whose account works
+    // doctor does not warn of the missing client id of a type whose account works
     // with the client it signed in with.
     let doctor = try await tokenctl("doctor", "--json")
     let checks =
@@ -69,10 +69,9 @@ extension GlewlwydServerTests {
     #expect(!(refused.stderr + again.stderr).contains(tokens.accessToken))
   }
 
-  /// Item 7: `request` to the userinfo endpoint of the issuer the account signed in at, a
-  /// type that discovers its endpoints (`oidc`): once refused as a host the type does not
-  /// serve, it is where the token is meant to go. Another path on that host is still
-  /// refused.
+  /// `request` to the userinfo endpoint of the issuer the account signed in at, for a type
+  /// that discovers its endpoints (`oidc`), is not refused as a host the type does not
+  /// serve: it is where the token is meant to go. Another path on that host is refused.
   @Test func requestSendsTheTokenToTheIssuersOwnUserinfoEndpoint() async throws {
     let server = try await GlewlwydServer.shared
     let (_, signedIn) = try await signInWithRegisteredClient(server)

@@ -4,8 +4,8 @@ import TestSupport
 import Testing
 import TokenCtlRuntime
 
-/// No grant is lost to a fault between the server's answer and the keyring's write (issue
-/// 28, point 1), against django-oauth-toolkit as it ships, which spends a refresh token
+/// No grant is lost to a fault between the server's answer and the keyring's write,
+/// against django-oauth-toolkit as it ships, which spends a refresh token
 /// the moment it answers: the keyring locked, its daemon killed, or the refreshing process
 /// killed, through the command line's refresh child and through the agent's.
 ///

@@ -99,7 +99,7 @@ import TokenStoreTesting
     #expect(guestMe.stdout.contains("ada00000-fab4"), "\(guestMe.stdout)\(guestMe.stderr)")
   }
 
-  /// Item 1: the account keeps refreshing at the tenant it signed in at.
+  /// The account keeps refreshing at the tenant it signed in at.
   @Test func anAccountKeepsItsTenantWhenConfigNamesAnotherAndNoOtherCloudGetsItsTokens() async throws {
     try await signIn()
     let contoso = platform.tenantID("contoso")
@@ -126,7 +126,7 @@ import TokenStoreTesting
 
   // MARK: Errors
 
-  /// Item 2: a refused per-call scope concerns that scope only.
+  /// A refused per-call scope concerns that scope only.
   @Test func aScopeNobodyConsentedIsRefusedAndTheAccountStaysAsItWas() async throws {
     try await signIn()
     let refused = try await tokenctl("token", "--scope", "Mail.Read", Self.ada)
@@ -144,8 +144,8 @@ import TokenStoreTesting
     #expect(granted.status == 0, "\(granted.stderr)")
   }
 
-  /// Item 4 (and 9, `login_hint`): Microsoft's "come back in person" errors mean a new
-  /// sign-in, whose hint runs as printed and names the user.
+  /// Microsoft's "come back in person" errors mean a new sign-in, whose hint runs as
+  /// printed and names the user (`--login-hint`).
   @Test(arguments: ["interaction_required", "consent_required", "login_required"])
   func interactionErrorsAskForANewSignInThatNamesTheUser(kind: String) async throws {
     try await signIn()
@@ -166,7 +166,7 @@ import TokenStoreTesting
     #expect(try await tokenctl("token", Self.ada).status == 0)
   }
 
-  /// Item 5: `Retry-After` is honoured within a few seconds, and a longer wait reported.
+  /// `Retry-After` is honoured within a few seconds, and a longer wait reported.
   @Test func aBusyServerIsAskedAgainOrTheWaitIsReported() async throws {
     try await signIn()
     try await platform.control([
@@ -186,7 +186,7 @@ import TokenStoreTesting
     #expect(try await tokenctl("token", Self.ada).status == 0, "the stored tokens are unchanged")
   }
 
-  /// Item 6: the description's first line, cleanly; the server's reference on its own line.
+  /// The description's first line, cleanly; the server's reference on its own line.
   @Test func anAADSTSErrorReadsCleanlyWithItsReferenceApart() async throws {
     try await signIn()
     try await platform.control(["next_token_errors": ["refresh_token": [["kind": "expired"]]]])
@@ -200,7 +200,7 @@ import TokenStoreTesting
 
   // MARK: doctor, devices, permissions, clients
 
-  /// Item 7: `doctor --online` reaches the hosts of a type with fixed endpoints.
+  /// `doctor --online` reaches the hosts of a type with fixed endpoints.
   @Test func doctorOnlineChecksTheAuthorityAndGraphHosts() async throws {
     try await signIn()
     let doctor = try await tokenctl("doctor", "--online")
@@ -214,7 +214,7 @@ import TokenStoreTesting
     #expect(down.stdout.contains("Server \(dead)"), "\(down.stdout)")
   }
 
-  /// Item 9: the device sign-in says the code once; declining is refused as such.
+  /// The device sign-in says the code once; declining is refused as such.
   @Test func aDeviceSignInShowsItsCodeOnceAndWorks() async throws {
     let stderr = directory.path("device.err")
     let login = try TestProcess(
@@ -241,7 +241,7 @@ import TokenStoreTesting
     #expect(text.components(separatedBy: userCode).count == 2, "the code once: \(text)")
   }
 
-  /// Item 9: AADSTS7000218 says what to change in the registration.
+  /// AADSTS7000218 says what to change in the registration.
   @Test func aRegistrationWithoutPublicClientFlowsIsNamed() async throws {
     try configure(clientID: platform.client("public_no_device").id)
     let login = try await tokenctl("login", "graph", "--device")
@@ -250,7 +250,7 @@ import TokenStoreTesting
     #expect(!login.stderr.contains("client id and secret"))
   }
 
-  /// Item 9: revoke-sessions asks for its own permission, and refuses a guest.
+  /// revoke-sessions asks for its own permission, and refuses a guest.
   @Test func revokeSessionsAsksForItsPermissionAndRefusesAGuest() async throws {
     try await signIn()
     let refused = try await tokenctl("graph", "revoke-sessions", "--yes", "--account", Self.ada)
@@ -278,7 +278,7 @@ import TokenStoreTesting
     #expect(!guest.stdout.contains("Signed"))
   }
 
-  /// Item 9: a service account needs a tenant, and asks for `.default`.
+  /// A service account needs a tenant, and asks for `.default`.
   @Test func aServiceAccountNeedsATenantAndGetsAnAppOnlyToken() async throws {
     let confidential = platform.client("confidential")
     let secret = "client_secret = \"\(try #require(confidential.secret))\""
@@ -294,7 +294,7 @@ import TokenStoreTesting
     #expect(MicrosoftIdentityPlatform.field(request, "scope") == "https://\(platform.host)/.default")
   }
 
-  /// Item 9: a claims challenge one refresh cures is cured; one it does not is said plainly.
+  /// A claims challenge one refresh cures is cured; one it does not is said plainly.
   @Test func claimsChallenges() async throws {
     try await signIn()
     try await platform.control(["next_graph_errors": [["kind": "claims_challenge", "any_client": true]]])
@@ -309,8 +309,8 @@ import TokenStoreTesting
 
   // MARK: Expiry and the agent
 
-  /// Refresh after expiry, and item 3: an agent that found the account in the keyring at
-  /// start refreshes it ahead once a client asks for its token.
+  /// Refresh after expiry; and an agent that found the account in the keyring at start
+  /// refreshes it ahead once a client asks for its token.
   @Test func anExpiredTokenIsRefreshedAndTheAgentRefreshesAhead() async throws {
     try await platform.control(["set": ["access_token_lifetime": 6]])
     try await signIn()

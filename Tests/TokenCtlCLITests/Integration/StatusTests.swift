@@ -49,7 +49,7 @@ import TokenKit
     let token = try fixture.token(ada)
     #expect(!status.stdout.contains("hunter2") && !status.stdout.contains(token))
 
-    // `token --json` (item 8), from the keyring or, under Tests/Support/with-agent, from
+    // `token --json`, from the keyring or, under Tests/Support/with-agent, from
     // the agent's answer: the same document.
     let tokenJSON = try await tokenctl(["token", "gitlocal:ada", "--json"])
     #expect(tokenJSON.status == 0, "\(tokenJSON.stderr)")

@@ -4,8 +4,9 @@ import TestSupport
 import Testing
 import TokenKit
 
-/// Finding 1 of the security review: an issuer set in the configuration must never
-/// receive the tokens of an account that signed in at another issuer.
+/// An issuer set in the configuration must never receive the tokens of an account that
+/// signed in at another issuer: one changed line of config.toml would otherwise send them
+/// to a server the user never signed in at.
 @Suite struct RecordedIssuerTests {
   typealias F = OAuthFixtures
   typealias T = ScriptedTransport

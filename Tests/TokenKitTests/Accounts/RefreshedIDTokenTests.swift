@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 import TokenKit
 
-/// Finding 6 of the security review: an ID token that comes with a refresh is checked as
+/// An ID token that comes with a refresh is checked as
 /// OpenID Connect Core §12.2 asks before it is stored; a bad one is dropped, and the new
 /// access and refresh tokens, which the server has already rotated, are kept.
 @Suite struct RefreshedIDTokenTests {

@@ -4,9 +4,9 @@ import Testing
 import TokenKit
 
 /// An account of a type whose fixed endpoints serve one issuer per tenant keeps talking to
-/// the tenant it signed in at, whatever the type's settings name now;
-/// and a refusal of a token for other scopes that asks for consent leaves the account
-/// alone (item 2).
+/// the tenant it signed in at, whatever the type's settings name now; and a refusal of a
+/// token for other scopes that asks for consent leaves the account alone (the consent
+/// concerns those scopes only).
 @Suite(.timeLimit(.minutes(1))) struct TenantBindingTests {
   typealias F = OAuthFixtures
   typealias T = ScriptedTransport
