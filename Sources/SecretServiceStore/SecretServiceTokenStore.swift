@@ -81,8 +81,7 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
     try withBus { bus in
       let item = try properties(bus, of: address)
       // The schema and group a search of this store's would ask for.
-      guard KeyringSchema.searchAttributes(.all, group: group).allSatisfy({ item.attributes[$0.key] == $0.value }),
-        let listing = KeyringSchema.listing(from: item.attributes)
+      guard isAccountItem(item.attributes), let listing = KeyringSchema.listing(from: item.attributes)
       else { return nil }
       let found = try items(bus, [address], reading: .secrets)
       return try storedAccount(listing, secret: found.first?.secret)
@@ -96,6 +95,21 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
       let (unlocked, locked) = try searchPaths(bus, KeyringSchema.searchAttributes(.all, group: group))
       return Set(unlocked + locked)
     }
+  }
+
+  /// Whether the item at `address` has this group's account attributes: one property
+  /// read, no secret (a locked item's attributes can be read too). nil when it cannot be
+  /// read: gone, most likely.
+  public func isAccountItem(address: String) throws -> Bool? {
+    try withBus { bus in
+      guard let item = try? properties(bus, of: address) else { return nil }
+      return isAccountItem(item.attributes)
+    }
+  }
+
+  /// The schema and group a search of this store's asks for.
+  private func isAccountItem(_ attributes: [String: String]) -> Bool {
+    KeyringSchema.searchAttributes(.all, group: group).allSatisfy { attributes[$0.key] == $0.value }
   }
 
   private func listing(of item: FoundItem) throws -> AccountListing {

@@ -232,11 +232,20 @@ final class CachingTokenStore: TokenStore, Sendable {
     var entries = held
     let heldAddresses = Set(held.compactMap(\.address))
     var foreign: Set<String> = []
-    // Which changed items are the group's, when some are not held (or may be gone).
-    let ours: Set<String>? =
-      changed.keys.contains { !heldAddresses.contains($0) } ? try store.addresses() : nil
+    // Which changed items that are not held are the group's (or may be gone): by what each
+    // says of itself when they are few, else by the group's search.
+    let unheld = changed.keys.filter { !heldAddresses.contains($0) }
+    var ours: Set<String>?
+    var notOurs: Set<String> = []
+    if !unheld.isEmpty {
+      if let each = try Self.itemsNotOfTheGroup(unheld, in: store) {
+        notOurs = each
+      } else {
+        ours = try store.addresses()
+      }
+    }
     for address in changed.keys.sorted() {
-      if let ours, !ours.contains(address) {
+      if notOurs.contains(address) || ours.map({ !$0.contains(address) }) == true {
         // Not an account item of this group, or no longer: nothing to read.
         entries.removeAll { $0.address == address }
         if !heldAddresses.contains(address) { foreign.insert(address) }
@@ -263,6 +272,25 @@ final class CachingTokenStore: TokenStore, Sendable {
       entries.append(try Entry(stored, address: address))
     }
     return (entries, foreign)
+  }
+
+  /// How many changed items not held are asked about one by one before the group's search
+  /// is cheaper: a search costs about as much as a few item reads at a hundred accounts.
+  static let itemsAskedAlone = 8
+
+  /// Which of `addresses` are not account items of the group, asking each item
+  /// (``AddressedTokenStore/isAccountItem(address:)``); nil when they are too many, or one
+  /// cannot tell, and the group's search must say.
+  private static func itemsNotOfTheGroup(
+    _ addresses: [String], in store: any AddressedTokenStore
+  ) throws -> Set<String>? {
+    guard addresses.count <= itemsAskedAlone else { return nil }
+    var notOurs: Set<String> = []
+    for address in addresses {
+      guard let isAccount = try store.isAccountItem(address: address) else { return nil }
+      if !isAccount { notOurs.insert(address) }
+    }
+    return notOurs
   }
 
   func save(_ account: Account, tokens: TokenSet) throws {

@@ -17,10 +17,19 @@ public protocol AddressedTokenStore: TokenStore {
   /// learns from it which are its group's, and reads only those. nil when the store cannot
   /// list addresses apart from their items.
   func addresses() throws -> Set<String>?
+
+  /// Whether the item at `address` is an account item of this group, from what it says of
+  /// itself without its secret (the Secret Service's attributes: one property read). A
+  /// reader told of a few changed items it does not hold asks this of each rather than
+  /// searching the group, whose answer grows with the group: another program's writes
+  /// then cost one small read each however many accounts are held. nil when the store
+  /// cannot tell (the item is gone, or the store has no such read).
+  func isAccountItem(address: String) throws -> Bool?
 }
 
 extension AddressedTokenStore {
   public func addresses() throws -> Set<String>? { nil }
+  public func isAccountItem(address: String) throws -> Bool? { nil }
 }
 
 /// An account read from a store, with the address of its item.

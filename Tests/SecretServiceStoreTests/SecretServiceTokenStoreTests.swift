@@ -38,6 +38,26 @@ import TokenStoreTesting
     try await body(saved)
   }
 
+  /// An item's attributes alone say whether it is one of the group's accounts (the agent
+  /// asks this of items another program changed): another group's item is not, and an
+  /// item that is gone cannot say.
+  @Test func anItemSaysWhetherItIsAnAccountOfTheGroup() async throws {
+    let store = SecretServiceTokenStore(group: TokenStoreConformance.freshGroup())
+    let other = SecretServiceTokenStore(group: TokenStoreConformance.freshGroup())
+    var removed: String?
+    try await Self.withSample(in: store) { _ in
+      try await Self.withSample(in: other) { _ in
+        let ours = try #require(try store.loadAllAddressed(.all).first?.address)
+        let theirs = try #require(try other.loadAllAddressed(.all).first?.address)
+        #expect(try store.isAccountItem(address: ours) == true)
+        #expect(try store.isAccountItem(address: theirs) == false)
+        removed = theirs
+      }
+    }
+    // `withSample` removed the other group's item.
+    #expect(try store.isAccountItem(address: try #require(removed)) == nil)
+  }
+
   @Test func secretToolReadsTheItemWithTheDocumentedAttributes() async throws {
     let group = TokenStoreConformance.freshGroup()
     let store = SecretServiceTokenStore(group: group)

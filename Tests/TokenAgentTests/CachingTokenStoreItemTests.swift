@@ -44,6 +44,15 @@ import TokenStoreTesting
     /// The prefix of addresses of items that are not this group's accounts.
     static let elsewhere = "elsewhere:"
 
+    let attributeReads = Atomic(0)
+    func isAccountItem(address: String) throws -> Bool? {
+      attributeReads.add(1, ordering: .sequentiallyConsistent)
+      if address.hasPrefix(Self.elsewhere) { return false }
+      let parts = address.split(separator: "/", maxSplits: 1).map(String.init)
+      guard parts.count == 2, try inner.load(AccountKey(type: parts[0], id: parts[1])) != nil else { return nil }
+      return true
+    }
+
     func addresses() throws -> Set<String>? {
       searches.add(1, ordering: .sequentiallyConsistent)
       return Set(try inner.list(.all).map { Self.address($0.account.key) })
@@ -139,6 +148,33 @@ import TokenStoreTesting
     #expect(try store.load(Self.account(4).key) == nil)
     #expect(try store.loadAll(.all).count == 10)
     #expect(backing.counts.group == 1, "\(backing.counts)")
+  }
+
+  /// Another program's writes cost one small read of each item's attributes, not the
+  /// group's search, whose answer grows with the accounts held; a burst of them, more
+  /// than a few at once, one search.
+  @Test func anotherProgramsItemsAreToldApartByTheirAttributes() throws {
+    let backing = AddressedStore()
+    for index in 0..<10 { try backing.save(Self.account(index), tokens: Self.tokens("a\(index)")) }
+    let store = CachingTokenStore(backing)
+    _ = try store.loadAll(.all)
+    store.forget(item: AddressedStore.elsewhere + "1")
+    #expect(try store.list(.all).count == 10)
+    #expect(backing.searches.load(ordering: .sequentiallyConsistent) == 0)
+    #expect(backing.attributeReads.load(ordering: .sequentiallyConsistent) == 1)
+    #expect(backing.counts.address == 0, "no item read")
+    // Remembered as not ours: a second change of it reads nothing.
+    store.forget(item: AddressedStore.elsewhere + "1")
+    #expect(try store.list(.all).count == 10)
+    #expect(backing.attributeReads.load(ordering: .sequentiallyConsistent) == 1)
+
+    for index in 0...CachingTokenStore.itemsAskedAlone {
+      store.forget(item: AddressedStore.elsewhere + "burst\(index)")
+    }
+    #expect(try store.list(.all).count == 10)
+    #expect(backing.searches.load(ordering: .sequentiallyConsistent) == 1)
+    #expect(backing.attributeReads.load(ordering: .sequentiallyConsistent) == 1)
+    #expect(backing.counts.group == 1)
   }
 
   /// A change the keyring does not pin to one item forgets everything, as before.
