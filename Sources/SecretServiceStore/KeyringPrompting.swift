@@ -14,7 +14,7 @@ public struct KeyringPrompting: Sendable {
   /// How long the store waits for the user's answer before it dismisses the prompt and
   /// reports the keyring locked. A provider may also never answer: KeePassXC 2.7.4, asked
   /// to unlock a database whose unlock dialog the user just cancelled, shows nothing and
-  /// never completes the prompt.
+  /// never completes the prompt (``SecretServiceQuirk/leavesPromptsUnanswered``).
   public var timeout: Duration
 
   /// Two minutes: time to find the dialog, switch to it and type a password.

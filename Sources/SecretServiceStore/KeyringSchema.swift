@@ -16,7 +16,8 @@ public enum KeyringSchema {
   public static let name = "org.tokenctl.Account"
   /// The content type of the secret, which is JSON. Not `application/json`: KWallet
   /// keeps the content type, and libsecret's text readers (`secret-tool lookup`, Python's
-  /// `secretstorage` `get_secret` does not care) take only `text/plain` as text.
+  /// `secretstorage` `get_secret` does not care) take only `text/plain` as text
+  /// (``SecretServiceQuirk/keepsContentType``).
   public static let contentType = "text/plain"
 
   /// Attribute names.
@@ -84,7 +85,7 @@ public enum KeyringSchema {
   /// Reads an item's attributes back; `nil` when they are not a complete tokenctl item.
   static func listing(from stored: [String: String]) -> AccountListing? {
     // An empty value is an attribute cleared on a provider that merges attributes
-    // (KeePassXC; see SecretServiceTokenStore.put): it reads as absent.
+    // (``SecretServiceQuirk/mergesAttributes``): it reads as absent.
     let attributes = stored.filter { !$0.value.isEmpty }
     guard attributes[Attribute.schema] == name,
       let type = attributes[Attribute.type], let id = attributes[Attribute.account],

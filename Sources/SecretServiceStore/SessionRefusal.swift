@@ -17,6 +17,9 @@
 /// | `QtDBus.Error.InvalidObjectPath` | `Can't find session `               | kwalletd5: `CreateItem`                    |
 /// | `DBus.Error.InvalidArgs`         | `Client public key size is invalid` | kwalletd5: `OpenSession`                   |
 ///
+/// The quirks behind it: ``SecretServiceQuirk/refusesSomeSessions`` and
+/// ``SecretServiceQuirk/forgetsSessionsOnRestart``.
+///
 /// kwalletd5 says "Can't find session" of a session it has too: of one its bus name's
 /// owner did not open, and of a secret that does not decrypt under the session's key. The
 /// latter happens to 1 session in 256 of libsecret's: kwalletd derives its AES key from
