@@ -182,6 +182,10 @@ extension ClientCommand {
   ///   `get` of version 1; anything else is answered `direct`.
   ///
   /// Any of them may be answered `error`, or `direct` (the client does it itself).
+  ///
+  /// Inlined: the front end then builds a token's request in place, without an array of
+  /// its own to allocate and copy.
+  @inline(__always)
   public func agentRequest(input: [UInt8], _ variable: (String) -> String?) -> AgentRequest? {
     var request: AgentRequest
     switch self {
