@@ -215,6 +215,7 @@ extension ClientCommand {
   /// caller's); nil when it is no full answer of this command's, which the full program
   /// reports in its words: an error, `direct`, an answer of another kind, a token for other
   /// scopes than the account's, or kubectl's or cargo's `get` that no account answers.
+  @inline(__always)
   public func output(for answer: AgentMessage) -> Printed? {
     switch self {
     case .token:
