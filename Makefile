@@ -169,7 +169,7 @@ test-exit: $(TEST_PREREQS)
 # own suite starts agents of its own. Their `tokenctl` is the front end, as `make install`
 # installs it, so that what users run is what is tested.
 test-agent: $(TEST_PREREQS)
-	TOKENCTL_BIN=$(CURDIR)/.build/debug/tokenctl-front-end $(KEYRING) Tests/Support/with-agent $(SWIFT) test --skip-build --filter 'TokenCtlCLITests\.|GitCredentialHelperTests\.' \
+	TOKENCTL_BIN=$(CURDIR)/.build/debug/tokenctl-front-end $(KEYRING) Tests/Support/with-agent $(SWIFT) test --skip-build --filter 'TokenCtlCLITests\.|CredentialHelpersTests\.' \
 	  --skip 'AgentIntegrationTests|KeyringChangeMonitorTests|KeyringDaemonRestartTests|SecretServiceStoreMemoryTests|SecretServiceUnlockTests'
 
 # The keyring store against KeePassXC as it ships (Tests/Support/with-secret-service); every

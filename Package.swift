@@ -99,12 +99,14 @@ let package = Package(
     // NativeAppSupport links none of tokenctl's protocols.
     .target(name: "TokenCtlRuntime", dependencies: ["TokenKit", "NativeAppSupport", "CLinux", "ProcessRuntime"]),
 
-    // git's credential helper (git-credential(1)): the message format, the `[git.accounts]`
-    // URL prefixes, and the policy that picks the account answering a request. Apart from
-    // the commands, so that the policy is tested as tables and reached without a command
-    // line; apart from the core, which holds accounts and tokens and has no use for any of
-    // it. Each type's git settings (`GitIntegration`) stay in TokenKit: descriptors carry them.
-    .target(name: "GitCredentialHelper", dependencies: ["TokenKit"]),
+    // The credential helpers' protocols, a folder per tool (Git, Docker, Kube, Cargo): each
+    // tool's messages, and how the agent answers its request (`ToolCredentialProtocol`);
+    // under them git's, whose URL prefixes and account policy every tool's answer goes
+    // through. Apart from the commands, so that the policy is tested as tables and reached
+    // without a command line; apart from the core, which holds accounts and tokens and has
+    // no use for any of it. Each type's git settings (`GitIntegration`) stay in TokenKit:
+    // descriptors carry them.
+    .target(name: "CredentialHelpers", dependencies: ["TokenKit"]),
 
     // A strict reader of the TOML subset our files use, written here rather than taken
     // from a library: every problem is reported with its line:column, and no error ever
@@ -119,10 +121,10 @@ let package = Package(
     // Kept out of the core, which names no file and reads no TOML, and out of the CLI, so
     // that the readers are tested and fuzzed without the commands; below TokenCtlRuntime,
     // tokenctl's own processes, which read no setting. NativeAppSupport for the XDG directories and user names,
-    // GitCredentialHelper for the URL prefixes of `[git.accounts]`.
+    // CredentialHelpers for the URL prefixes of `[git.accounts]`.
     .target(
       name: "AccountTypeFiles",
-      dependencies: ["TokenKit", "TOMLReader", "NativeAppSupport", "GitCredentialHelper"]),
+      dependencies: ["TokenKit", "TOMLReader", "NativeAppSupport", "CredentialHelpers"]),
 
     // libsecret, and the GLib, GObject and GIO it stands on, opened with dlopen by the first
     // keyring operation, not linked (see Sources/CLibSecret/include/libsecret-shim.h):
@@ -198,14 +200,14 @@ let package = Package(
     .target(
       name: "TokenAgent",
       dependencies: [
-        "TokenKit", "AgentProtocol", "NativeAppSupport", "AccountTypeFiles", "GitCredentialHelper", "CLinux",
+        "TokenKit", "AgentProtocol", "NativeAppSupport", "AccountTypeFiles", "CredentialHelpers", "CLinux",
         "AgentBus", "ApplicationConsent", "TokenCtlRuntime", "ProcessRuntime", "SocketIO",
       ]),
 
     .target(
       name: "TokenCtlCLI",
       dependencies: [
-        "TokenKit", "AgentProtocol", "AgentFrontEnd", "TokenAgent", "GitCredentialHelper", "SecretServiceStore",
+        "TokenKit", "AgentProtocol", "AgentFrontEnd", "TokenAgent", "CredentialHelpers", "SecretServiceStore",
         "NativeAppSupport", "AccountTypeFiles", "ApplicationConsent", "TokenCtlRuntime", "ProcessRuntime",
         "OpenIDConnectAccount", "MicrosoftGraphAccount", "GitHubAccount", "GitLabAccount", "GoogleAccount",
         "BitbucketAccount", "GiteaAccount",
@@ -268,7 +270,7 @@ let package = Package(
     .target(
       name: "TokenCtlFuzzing",
       dependencies: [
-        "TokenKit", "GitCredentialHelper", "NativeAppSupport", "TOMLReader", "AccountTypeFiles", "AgentProtocol",
+        "TokenKit", "CredentialHelpers", "NativeAppSupport", "TOMLReader", "AccountTypeFiles", "AgentProtocol",
         "SecretServiceWire",
       ],
       path: "Tests/Fuzz/Harness"),
@@ -331,7 +333,7 @@ let package = Package(
       name: "ApplicationConsentTests",
       dependencies: ["ApplicationConsent", "NativeAppSupport", "TokenKit", "TestSupport"]),
     .testTarget(
-      name: "GitCredentialHelperTests", dependencies: ["GitCredentialHelper", "TokenKit", "TokenStoreTesting"]),
+      name: "CredentialHelpersTests", dependencies: ["CredentialHelpers", "TokenKit", "TokenStoreTesting"]),
     // The agent's parts that need no socket or keyring (its memory of a group), apart
     // from its integration tests in TokenCtlCLITests.
     .testTarget(

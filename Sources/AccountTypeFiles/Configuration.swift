@@ -1,4 +1,4 @@
-import GitCredentialHelper
+import CredentialHelpers
 import NativeAppSupport
 import TOMLReader
 import TokenKit

@@ -1,3 +1,8 @@
+#if !hasFeature(Embedded)
+  // Embedded, the front end is one module of these sources (Sources/tokenctl-front-end).
+  import AgentWire
+#endif
+
 /// The command lines answered before swift-argument-parser runs, recognised as it would
 /// parse them: by the front end from the agent, and by the full program's fast path and
 /// shortcuts (`TokenCtl.Shortcut`), in this one place. `token ACCOUNT` with at most
@@ -116,6 +121,118 @@ public indirect enum ClientCommand: Sendable, Equatable {
       guard operation == nil else { return nil }
       self = .kubeCredential(server: server, group: group)
     default: return nil
+    }
+  }
+}
+
+/// Each command's request to the agent and the answer it expects (tokenctl-agent(1)), in
+/// the one place the front end and the full program both build and judge them: what the
+/// agent reads of a tool's request is that tool's `ToolCredentialProtocol` (CredentialHelpers),
+/// which the front end does not link; a test checks that every request here is one the
+/// agent answers, with the fields it reads.
+extension ClientCommand {
+  /// A request's kind and its own fields; the `group`, context and program fields every
+  /// request carries are ``AgentAsk``'s.
+  public struct AgentRequest: Sendable, Equatable {
+    public var kind: String
+    public var fields: [AgentMessage.Field]
+  }
+
+  /// What the command prints of a full answer, and its exit status.
+  public struct Printed: Sendable, Equatable {
+    public var text: String
+    public var status: Int32
+  }
+
+  /// What kubectl passes its exec plugin's request in: `ExecCredential.variable`, which the
+  /// front end does not link (a test checks the two agree).
+  public static let kubeExecInfoVariable = "KUBERNETES_EXEC_INFO"
+
+  /// What Docker's clients match to tell "no credentials" from a failure:
+  /// `DockerCredentials.notFound`, which the front end does not link (a test checks the two
+  /// agree).
+  public static let dockerNotFound = "credentials not found in native keychain"
+
+  /// Whether the command reads the tool's request from standard input before it asks: git's
+  /// and Docker's `get`. cargo's lines are read one by one, each its own request.
+  public var readsRequest: Bool {
+    switch self {
+    case .credential("get", _), .dockerGet: true
+    default: false
+    }
+  }
+
+  /// The request for this command: `input` is what it read (standard input when
+  /// ``readsRequest``, one line of cargo's for `--cargo-plugin`), `variable` the
+  /// environment. nil when the agent is not asked: git's operations but `get`, and a request
+  /// of git's that is not to leave the process (``CredentialInput``).
+  ///
+  /// - `token`: `account`, optional `min-valid` (seconds); answered `token` or `error`.
+  /// - `credential-get`: `input` (the lines of git's request the agent reads), optional
+  ///   `account` (`TOKENCTL_ACCOUNT`); answered `credential`, whose `answer` is git's.
+  /// - `docker-get`: `server` (the registry Docker's `get` names, as the tool wrote it),
+  ///   optional `account`; answered `credential`, whose `answer` is Docker's JSON line
+  ///   (absent: no account serves the registry).
+  /// - `kube-get`: optional `server` (the plugin's `--server`), optional `exec-info` (what
+  ///   kubectl passed in ``kubeExecInfoVariable``), optional `account`; answered
+  ///   `credential`, whose `answer` is the ExecCredential's JSON line (absent: no account
+  ///   serves the API server).
+  /// - `cargo-get`: `input` (one request line of cargo's credential provider protocol),
+  ///   optional `account`; answered `credential`, whose `answer` is the response line, for a
+  ///   `get` of version 1; anything else is answered `direct`.
+  ///
+  /// Any of them may be answered `error`, or `direct` (the client does it itself).
+  ///
+  /// Inlined: the front end then builds a token's request in place, without an array of
+  /// its own to allocate and copy.
+  @inline(__always)
+  public func agentRequest(input: [UInt8], _ variable: (String) -> String?) -> AgentRequest? {
+    var request: AgentRequest
+    switch self {
+    case .token(let account, let minValid, _):
+      request = AgentRequest(kind: AgentMessage.Request.token, fields: [.init("account", account)])
+      if let minValid { request.fields.append(.init("min-valid", "\(minValid)")) }
+      return request
+    case .credential("get", _):
+      guard let text = CredentialInput.forAgent(input) else { return nil }
+      request = AgentRequest(kind: "credential-get", fields: [.init("input", text)])
+    case .credential: return nil
+    case .dockerGet:
+      request = AgentRequest(kind: "docker-get", fields: [.init("server", Self.dockerServer(input))])
+    case .kubeCredential(let server, _):
+      request = AgentRequest(kind: "kube-get", fields: [])
+      if let server { request.fields.append(.init("server", server)) }
+      if let info = variable(Self.kubeExecInfoVariable) { request.fields.append(.init("exec-info", info)) }
+    case .cargoPlugin:
+      guard let text = String(validating: input, as: UTF8.self) else { return nil }
+      request = AgentRequest(kind: "cargo-get", fields: [.init("input", text)])
+    }
+    if let account = variable("TOKENCTL_ACCOUNT") { request.fields.append(.init("account", account)) }
+    return request
+  }
+
+  /// What the command prints for the agent's `answer`, warnings aside (they are the
+  /// caller's); nil when it is no full answer of this command's, which the full program
+  /// reports in its words: an error, `direct`, an answer of another kind, a token for other
+  /// scopes than the account's, or kubectl's or cargo's `get` that no account answers.
+  @inline(__always)
+  public func output(for answer: AgentMessage) -> Printed? {
+    switch self {
+    case .token:
+      guard answer.kind == AgentMessage.Answer.token, answer["scopes"] == nil, let token = answer["access-token"]
+      else { return nil }
+      return Printed(text: token + "\n", status: 0)
+    case .credential:
+      // Nothing printed: git goes on to its next helper.
+      guard answer.kind == AgentMessage.Answer.credential else { return nil }
+      return Printed(text: answer["answer"] ?? "", status: 0)
+    case .dockerGet:
+      guard answer.kind == AgentMessage.Answer.credential else { return nil }
+      guard let json = answer["answer"] else { return Printed(text: Self.dockerNotFound + "\n", status: 1) }
+      return Printed(text: json, status: 0)
+    case .kubeCredential, .cargoPlugin:
+      guard answer.kind == AgentMessage.Answer.credential, let text = answer["answer"] else { return nil }
+      return Printed(text: text, status: 0)
     }
   }
 }

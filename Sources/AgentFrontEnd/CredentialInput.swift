@@ -11,7 +11,7 @@
 /// its whole limit) is not sent at all, and the direct path refuses it in its words. On
 /// bytes: the front end reads it, where String's searches page in tables.
 public enum CredentialInput {
-  /// What the agent reads of a request (GitCredentialHelper): `protocol`, `host`, `path`
+  /// What the agent reads of a request (CredentialHelpers): `protocol`, `host`, `path`
   /// and `username` choose the account (`CredentialRequest`), `url` stands for them, and
   /// `capability[]` says whether git takes a bearer token (`CredentialChoice`).
   public static let attributes = ["protocol", "host", "path", "username", "url", "capability[]"]

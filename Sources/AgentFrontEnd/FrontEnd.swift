@@ -68,10 +68,6 @@ public enum FrontEnd {
   /// which the front end does not link (a test checks the two agree).
   public static let credentialInputLimit = 1024 * 1024
 
-  /// What kubectl passes its exec plugin's request in: `ExecCredential.variable`, which the
-  /// front end does not link (a test checks the two agree).
-  public static let kubeExecInfoVariable = "KUBERNETES_EXEC_INFO"
-
   /// Runs the front end as this process.
   public static func run() -> Never {
     // Before anything reads a token, as the full program does (ProcessProtection).
@@ -90,61 +86,21 @@ public enum FrontEnd {
     if let command = ClientCommand(full), let socket = AgentSocketLocation.sessionPath(environment),
       let asker = AgentAsk(socket: socket, environment)
     {
-      if case .cargoPlugin = command { converseWithCargo(asker, environment: environment) }
+      if case .cargoPlugin = command { converseWithCargo(command, asker, environment: environment) }
       let group = command.group ?? environment("TOKENCTL_GROUP") ?? AgentAsk.defaultGroup
-      var reply = AgentAsk.Reply.noAnswer
-      var printed: String?
-      switch command {
-      case .token(let account, let minValid, _) where !group.isEmpty:
-        var fields = [AgentMessage.Field("account", account)]
-        if let minValid { fields.append(.init("min-valid", "\(minValid)")) }
-        reply = asker.ask(AgentMessage.Request.token, group: group, fields)
-        if let answer = reply.answer, answer.kind == AgentMessage.Answer.token, answer["scopes"] == nil,
-          let token = answer["access-token"]
-        {
-          printed = token + "\n"
+      if !group.isEmpty {
+        // The request and the answer are the command's (ClientCommand), as the full
+        // program's fast path builds and judges them.
+        if command.readsRequest { input = StandardInput.readMessage(limit: credentialInputLimit) }
+        if let request = command.agentRequest(input: input ?? [], environment) {
+          let reply = asker.ask(request.kind, group: group, request.fields)
+          handOver = HandOver(reply)
+          if let answer = reply.answer, answer.values("warning").isEmpty, answer.values("type-warning").isEmpty,
+            let printed = command.output(for: answer)
+          {
+            exit(write(printed.text) ? printed.status : 1)
+          }
         }
-        handOver = HandOver(reply)
-      case .credential("get", _) where !group.isEmpty:
-        let read = StandardInput.readMessage(limit: credentialInputLimit)
-        input = read
-        // Only what the agent reads: nothing to send, nothing asked (CredentialInput).
-        guard let text = CredentialInput.forAgent(read) else { break }
-        var fields = [AgentMessage.Field("input", text)]
-        if let account = environment("TOKENCTL_ACCOUNT") { fields.append(.init("account", account)) }
-        reply = asker.ask(AgentMessage.Request.credentialGet, group: group, fields)
-        if let answer = reply.answer, answer.kind == AgentMessage.Answer.credential {
-          printed = answer["answer"] ?? ""
-        }
-        handOver = HandOver(reply)
-      case .dockerGet where !group.isEmpty:
-        let read = StandardInput.readMessage(limit: credentialInputLimit)
-        input = read
-        var fields = [AgentMessage.Field("server", ClientCommand.dockerServer(read))]
-        if let account = environment("TOKENCTL_ACCOUNT") { fields.append(.init("account", account)) }
-        reply = asker.ask(AgentMessage.Request.dockerGet, group: group, fields)
-        // Docker's JSON as the agent wrote it; "not found" is the full program's to say.
-        if let answer = reply.answer, answer.kind == AgentMessage.Answer.credential {
-          printed = answer["answer"]
-        }
-        handOver = HandOver(reply)
-      case .kubeCredential(let server, _) where !group.isEmpty:
-        var fields: [AgentMessage.Field] = []
-        if let server { fields.append(.init("server", server)) }
-        if let info = getenv(kubeExecInfoVariable) { fields.append(.init("exec-info", String(cString: info))) }
-        if let account = environment("TOKENCTL_ACCOUNT") { fields.append(.init("account", account)) }
-        reply = asker.ask(AgentMessage.Request.kubeGet, group: group, fields)
-        if let answer = reply.answer, answer.kind == AgentMessage.Answer.credential {
-          printed = answer["answer"]
-        }
-        handOver = HandOver(reply)
-      default:
-        break
-      }
-      if let answer = reply.answer, let printed, answer.values("warning").isEmpty,
-        answer.values("type-warning").isEmpty
-      {
-        exit(write(printed) ? 0 : 1)
       }
     }
     execFullProgram(arguments: full, input: input, handOver: handOver)
@@ -162,21 +118,20 @@ public enum FrontEnd {
   /// request the agent answers in full, until cargo closes standard input. At the first
   /// request it does not, it hands the rest to the full program (``HandOver/cargo(unread:)``),
   /// which answers that request and the next ones itself.
-  private static func converseWithCargo(_ asker: AgentAsk, environment: (String) -> String?) -> Never {
+  private static func converseWithCargo(
+    _ command: ClientCommand, _ asker: AgentAsk, environment: (String) -> String?
+  ) -> Never {
     guard write(cargoHello) else { exit(1) }
     let group = environment("TOKENCTL_GROUP") ?? AgentAsk.defaultGroup
     var lines = StandardInputLines(limit: cargoLineLimit)
     while let line = lines.next() {
-      if !group.isEmpty, let text = String(validating: line, as: UTF8.self) {
-        var fields = [AgentMessage.Field("input", text)]
-        if let account = environment("TOKENCTL_ACCOUNT") { fields.append(.init("account", account)) }
-        if let answer = asker.ask(AgentMessage.Request.cargoGet, group: group, fields).answer,
-          answer.kind == AgentMessage.Answer.credential, let response = answer["answer"],
-          answer.values("warning").isEmpty, answer.values("type-warning").isEmpty
-        {
-          guard write(response) else { exit(1) }
-          continue
-        }
+      if !group.isEmpty, let request = command.agentRequest(input: line, environment),
+        let answer = asker.ask(request.kind, group: group, request.fields).answer,
+        answer.values("warning").isEmpty, answer.values("type-warning").isEmpty,
+        let printed = command.output(for: answer)
+      {
+        guard write(printed.text) else { exit(1) }
+        continue
       }
       execFullProgram(
         arguments: [ClientCommand.cargoPluginFlag], input: nil,
@@ -264,36 +219,32 @@ public enum FrontEnd {
   /// the full program would give it (``exitStatus(code:)``); an answer with warnings is
   /// printed with them; anything else is a command for the machine the agent runs on.
   private static func answerAlone(arguments: [String], handOver: HandOver?) -> Never {
-    let command = arguments.first ?? ""
     switch handOver {
     case .answer(let answer) where answer.kind == AgentMessage.Answer.error:
       let message = answer["message"] ?? "the agent refused the request"
       _ = writeError("tokenctl: \(message)\n" + (answer["recovery"].map { "\($0)\n" } ?? ""))
       exit(exitStatus(code: answer["code"] ?? ""))
-    case .answer(let answer) where answer.kind == AgentMessage.Answer.token:
+    case .answer(let answer)
+    where answer.kind == AgentMessage.Answer.token || answer.kind == AgentMessage.Answer.credential:
       for warning in answer.values("warning") + answer.values("type-warning") {
         _ = writeError("tokenctl: \(warning)\n")
       }
-      guard let token = answer["access-token"] else { exit(1) }
-      exit(write(token + "\n") ? 0 : 1)
-    case .answer(let answer) where answer.kind == AgentMessage.Answer.credential:
-      for warning in answer.values("warning") + answer.values("type-warning") {
-        _ = writeError("tokenctl: \(warning)\n")
+      // As the command prints it (git's "none" is nothing printed, Docker's its words), else
+      // a helper's `get` that no account answers.
+      guard let printed = ClientCommand(arguments)?.output(for: answer) else {
+        if answer.kind == AgentMessage.Answer.credential {
+          _ = writeError("tokenctl: no account serves this server\n")
+        }
+        exit(1)
       }
-      if let printed = answer["answer"] { exit(write(printed) ? 0 : 1) }
-      // git goes on to its next helper; Docker and kubectl are told nothing serves them.
-      if command == "credential" { exit(0) }
-      if command == ClientCommand.dockerCredentialName {
-        exit(write("credentials not found in native keychain\n") ? 1 : 1)
-      }
-      _ = writeError("tokenctl: no account serves this server\n")
-      exit(1)
+      exit(write(printed.text) ? printed.status : 1)
     case .noAgent?:
       _ = writeError(
         "tokenctl: no agent to ask: only tokenctl's front end is installed here, which asks an agent forwarded "
           + "with `tokenctl ssh`; connect with it from the machine the agent runs on\n")
       exit(agentFailureStatus)
     default:
+      let command = arguments.first ?? ""
       _ = writeError(
         "tokenctl: '\(command)' needs tokenctl's main program, which is not installed here (only its front end "
           + "is, which answers token and the credential helpers' get from a forwarded agent): run it on the "

@@ -1,29 +1,14 @@
 /// The messages of version 1 (tokenctl-agent(1) lists them): what each kind carries, in
 /// one place for the agent that writes them and the client that reads them.
 extension AgentMessage {
-  /// Request kinds.
+  /// Request kinds, but those of the tools' credential helpers: each of those is built,
+  /// with its fields and the answer it expects, by AgentFrontEnd's `ClientCommand`, and
+  /// answered by the tool's `ToolCredentialProtocol` (CredentialHelpers).
   public enum Request {
     /// `group`, `account`, optional `min-valid` (seconds), optional `scopes` (a token for
     /// these scopes instead of the account's own, as `scope` is written: RFC 6749 §3.3);
     /// answered `token` or `error`.
     public static let token = "token"
-    /// `group`, `input` (the lines of git's request the agent reads: AgentFrontEnd's
-    /// `CredentialInput`), optional `account`
-    /// (`TOKENCTL_ACCOUNT`); answered `credential` or `error`.
-    public static let credentialGet = "credential-get"
-    /// `group`, `server` (the registry Docker's `get` names, as the tool wrote it),
-    /// optional `account`; answered `credential`, whose `answer` is Docker's JSON line
-    /// (absent: no account serves the registry), or `error`.
-    public static let dockerGet = "docker-get"
-    /// `group`, optional `server` (the plugin's `--server`), optional `exec-info` (what
-    /// kubectl passed in KUBERNETES_EXEC_INFO), optional `account`; answered `credential`,
-    /// whose `answer` is the ExecCredential's JSON line (absent: no account serves the API
-    /// server), or `error`.
-    public static let kubeGet = "kube-get"
-    /// `group`, `input` (one request line of cargo's credential provider protocol),
-    /// optional `account`; answered `credential`, whose `answer` is the response line, for
-    /// a `get` of version 1; anything else is answered `direct`.
-    public static let cargoGet = "cargo-get"
     /// `group`, optional `type`; answered `accounts` or `error`.
     public static let list = "list"
     /// Answered `status`.

@@ -1,6 +1,7 @@
 import AgentBus
 import AgentProtocol
 import ApplicationConsent
+import CredentialHelpers
 import NativeAppSupport
 import ProcessRuntime
 import TokenCtlRuntime
@@ -22,6 +23,8 @@ public enum AgentLaunch {
 
   public struct Parts: Sendable {
     public var registry: AccountTypeRegistry
+    /// The tools whose `get` the agent answers (``AgentService``).
+    public var tools: [any ToolCredentialProtocol.Type]
     public var environment: [String: String]
     public var clock: any WallClock
     public var transport: any HTTPTransport
@@ -36,11 +39,12 @@ public enum AgentLaunch {
     public var consentTimeout: Duration = .seconds(60)
 
     public init(
-      registry: AccountTypeRegistry, environment: [String: String], clock: any WallClock,
-      transport: any HTTPTransport, makeStore: @escaping @Sendable (String) -> any TokenStore,
+      registry: AccountTypeRegistry, tools: [any ToolCredentialProtocol.Type], environment: [String: String],
+      clock: any WallClock, transport: any HTTPTransport, makeStore: @escaping @Sendable (String) -> any TokenStore,
       watchKeyring: @escaping WatchKeyring, signIn: @escaping SignIn, log: @escaping @Sendable (String) -> Void
     ) {
       self.registry = registry
+      self.tools = tools
       self.environment = environment
       self.clock = clock
       self.transport = transport
@@ -64,7 +68,8 @@ public enum AgentLaunch {
     // The session's end is the agent's: no bus (it closed), no agent.
     _ = AgentBusService.leaveWhenTheBusCloses()
     let service = AgentService(
-      base: parts.registry, environment: environment, clock: parts.clock, transport: parts.transport,
+      base: parts.registry, tools: parts.tools, environment: environment, clock: parts.clock,
+      transport: parts.transport,
       makeStore: parts.makeStore, log: log)
     // What others write to the keyring (a login, a revoke, a direct-path refresh) must
     // reach the agent's memory, or it would hand out tokens that are gone.

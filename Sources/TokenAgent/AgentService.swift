@@ -1,6 +1,6 @@
 import AccountTypeFiles
 import AgentProtocol
-import GitCredentialHelper
+import CredentialHelpers
 import NativeAppSupport
 import ProcessRuntime
 import Synchronization
@@ -38,6 +38,9 @@ public final class AgentService: Sendable {
   }
 
   let base: AccountTypeRegistry
+  /// The tools whose `get` the agent answers, each by its request's kind: the command line's
+  /// list of them, which registers their commands too.
+  let tools: [any ToolCredentialProtocol.Type]
   let environment: [String: String]
   let settings: Settings
   let clock: any WallClock
@@ -108,16 +111,19 @@ public final class AgentService: Sendable {
   }
   let state = Mutex(State())
 
-  /// `base` is the built-in types; `environment` the agent's own; `makeStore` opens a
-  /// group of the keyring; `log` takes lines for standard error, never a secret; `sleep`
-  /// waits between refreshes ahead.
+  /// `base` is the built-in types; `tools` the credential protocols it answers (none: it
+  /// leaves every tool's `get` to the client); `environment` the agent's own; `makeStore`
+  /// opens a group of the keyring; `log` takes lines for standard error, never a secret;
+  /// `sleep` waits between refreshes ahead.
   public init(
-    base: AccountTypeRegistry, environment: [String: String], settings: Settings = Settings(),
+    base: AccountTypeRegistry, tools: [any ToolCredentialProtocol.Type] = [], environment: [String: String],
+    settings: Settings = Settings(),
     clock: any WallClock, transport: any HTTPTransport, makeStore: @escaping @Sendable (String) -> any TokenStore,
     log: @escaping @Sendable (String) -> Void,
     sleep: @escaping @Sendable (Duration) async throws -> Void = { try await DeadlineTimer.shared.sleep(for: $0) }
   ) {
     self.base = base
+    self.tools = tools
     self.environment = environment
     self.settings = settings
     self.clock = clock
@@ -140,13 +146,11 @@ public final class AgentService: Sendable {
     do {
       switch request.kind {
       case AgentMessage.Request.token: return try await token(request, handedOut: handedOut)
-      case AgentMessage.Request.credentialGet: return try await credentialGet(request, handedOut: handedOut)
-      case AgentMessage.Request.dockerGet: return try await dockerGet(request, handedOut: handedOut)
-      case AgentMessage.Request.kubeGet: return try await kubeGet(request, handedOut: handedOut)
-      case AgentMessage.Request.cargoGet: return try await cargoGet(request, handedOut: handedOut)
       case AgentMessage.Request.list: return try list(request)
       case AgentMessage.Request.status: return status()
-      default: return Self.direct("unknown request kind")
+      default:
+        guard let tool = tool(answering: request.kind) else { return Self.direct("unknown request kind") }
+        return try await credential(tool, request, handedOut: handedOut)
       }
     } catch let error as TokenKitError {
       // The command line warns of skipped type files before its error too.
@@ -334,52 +338,21 @@ public final class AgentService: Sendable {
     FileAccountLocks(directories: XDGDirectories(environment: world.environment))
   }
 
-  /// git's `get`: as ``TokenCtl/Credential`` does it, from memory.
-  private func credentialGet(_ request: AgentMessage, handedOut: HandedOut) async throws -> AgentMessage {
-    guard let input = request["input"] else { throw DirectAnswer(reason: "no input") }
-    guard let message = try? CredentialMessage.parse(Array(input.utf8)), (try? message.requireProtocolAndHost()) != nil
-    else { throw DirectAnswer(reason: "a request the command line refuses") }
-    return try await credential(for: message, request, handedOut: handedOut) { answer in
-      guard let answer else { return nil }
-      guard let text = try? answer.serialized() else { throw DirectAnswer(reason: "an answer git cannot take") }
-      return text
-    }
+  /// The tool whose requests are of `kind`, if the agent answers them.
+  func tool(answering kind: String) -> (any ToolCredentialProtocol.Type)? {
+    tools.first { $0.requestKind == kind }
   }
 
-  /// Docker's `get`: git's `get` for the registry's URL, answered in Docker's words
-  /// (``DockerCredentials``), as `tokenctl docker-credential get` answers it.
-  private func dockerGet(_ request: AgentMessage, handedOut: HandedOut) async throws -> AgentMessage {
-    guard let server = request["server"] else { throw DirectAnswer(reason: "no server") }
-    guard let message = CredentialMessage(requestFor: server) else {
-      throw DirectAnswer(reason: "a request the command line refuses")
+  /// A tool's `get` (git's, Docker's, kubectl's, cargo's): git's `get` for the URL the
+  /// request names, answered in the tool's words (``ToolCredentialProtocol``), as the tool's
+  /// command answers it.
+  private func credential(
+    _ tool: any ToolCredentialProtocol.Type, _ request: AgentMessage, handedOut: HandedOut
+  ) async throws -> AgentMessage {
+    guard let question = tool.question({ request[$0] }) else {
+      throw DirectAnswer(reason: "a request the command line answers itself")
     }
-    return try await credential(for: message, request, handedOut: handedOut) {
-      DockerCredentials.answer($0, server: server)
-    }
-  }
-
-  /// kubectl's exec credential: git's `get` for the API server's URL, answered as an
-  /// ExecCredential, as `tokenctl kube-credential` answers it.
-  private func kubeGet(_ request: AgentMessage, handedOut: HandedOut) async throws -> AgentMessage {
-    let info = ExecCredential.request(request["exec-info"])
-    guard let server = ExecCredential.server(option: request["server"], request: info),
-      let message = CredentialMessage(requestFor: server)
-    else { throw DirectAnswer(reason: "a request the command line refuses") }
-    return try await credential(for: message, request, handedOut: handedOut) {
-      ExecCredential.answer($0, request: info)
-    }
-  }
-
-  /// cargo's credential provider `get`: git's `get` for the registry's index URL, answered
-  /// in cargo's words, as `tokenctl --cargo-plugin` answers it. A registry no type serves is
-  /// `url-not-supported`; `login`, `logout` and the rest are the command line's to word.
-  private func cargoGet(_ request: AgentMessage, handedOut: HandedOut) async throws -> AgentMessage {
-    guard let line = request["input"], let cargo = CargoCredentialRequest.decode(Array(line.utf8)),
-      cargo.kind == "get", let message = CredentialMessage(requestFor: cargo.indexURL)
-    else { throw DirectAnswer(reason: "a cargo request the command line answers") }
-    return try await credential(for: message, request, handedOut: handedOut) { answer in
-      (answer.map { CargoCredentialResponse.token($0) } ?? .urlNotSupported).line
-    }
+    return try await credential(for: question.message, request, handedOut: handedOut, write: question.write)
   }
 
   /// The `credential` answer to git's request `message`: its `answer` field is what

@@ -1,6 +1,7 @@
 import AgentBus
 import AgentProtocol
 import ApplicationConsent
+import CredentialHelpers
 import NativeAppSupport
 import Synchronization
 import TokenKit
@@ -154,21 +155,21 @@ public final class DesktopMethods: AgentBusMethods {
   /// it was allowed, every credential helper's `get`, and whether an agent answers (a
   /// `status` that says only that it is forwarded, and to which host name). Nothing that
   /// signs in, revokes or changes anything: those are run on the machine the agent runs on.
-  static let hostRequests: Set<String> = [
-    AgentMessage.Request.token, AgentMessage.Request.list, AgentMessage.Request.credentialGet,
-    AgentMessage.Request.dockerGet, AgentMessage.Request.kubeGet, AgentMessage.Request.cargoGet,
-    AgentMessage.Request.status,
-  ]
+  func mayAsk(_ kind: String) -> Bool {
+    [AgentMessage.Request.token, AgentMessage.Request.list, AgentMessage.Request.status].contains(kind)
+      || service.tool(answering: kind) != nil
+  }
 
-  /// The answer to a request from the forwarded host `host`: only ``hostRequests``, only
-  /// for the accounts the host was allowed (asking the user the first time), answered in
-  /// the agent's own environment (its config.toml chooses the account of a helper's
-  /// `get`), never the one the request names, which is the remote side's.
+  /// The answer to a request from the forwarded host `host`: only what it may ask
+  /// (``mayAsk(_:)``), only for the accounts the host was allowed (asking the user the
+  /// first time), answered in the agent's own environment (its config.toml chooses the
+  /// account of a helper's `get`), never the one the request names, which is the remote
+  /// side's.
   func answer(_ request: AgentMessage, host: HostName) async -> AgentMessage {
     let application = PeerApplication.forwarded(host)
     let caller = PeerIdentification.success(application)
     let group = Self.group(request["group"] ?? "")
-    guard Self.hostRequests.contains(request.kind) else {
+    guard mayAsk(request.kind) else {
       gate.refused(caller, group: group, via: .ssh, reason: "\(request.kind) is the local machine's")
       return AgentMessage(
         error: TokenKitError(
@@ -226,7 +227,7 @@ public final class DesktopMethods: AgentBusMethods {
     // Nothing the agent would leave to a client of its own: the host has no keyring to
     // do it with. A helper's `get` that no account answers is git's "not found".
     if answer.kind == AgentMessage.Answer.direct {
-      if request.kind == AgentMessage.Request.token || request.kind == AgentMessage.Request.cargoGet {
+      guard service.tool(answering: request.kind)?.directMeansNone == true else {
         return Self.hostRefusal("the agent does not answer this request from a forwarded host")
       }
       return AgentMessage(AgentMessage.Answer.credential)

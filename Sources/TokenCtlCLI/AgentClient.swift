@@ -81,13 +81,22 @@ struct AgentClient: Sendable {
       recovery: recovery)
   }
 
+  /// Asks `command`'s `request` (``ClientCommand/agentRequest(input:_:)``); nil as well for
+  /// an answer the command does not print (``ClientCommand/output(for:)``), which the direct
+  /// path words.
+  func ask(_ request: ClientCommand.AgentRequest, for command: ClientCommand, group: String) -> Outcome? {
+    guard let outcome = ask(request.kind, group: group, request.fields) else { return nil }
+    if case .answered(let answer, _, _) = outcome, command.output(for: answer) == nil { return nil }
+    return outcome
+  }
+
   /// The access token `account` names, as `tokenctl token` prints it; with `scopes`, the
   /// token for those scopes.
   func token(account: String, minValid: Int?, scopes: ScopeSet? = nil, group: String) -> Outcome? {
-    var fields = [AgentMessage.Field("account", account)]
-    if let minValid { fields.append(.init("min-valid", "\(minValid)")) }
-    if let scopes { fields.append(.init("scopes", scopes.text)) }
-    guard let outcome = ask(AgentMessage.Request.token, group: group, fields) else { return nil }
+    let command = ClientCommand.token(account: account, minValid: minValid, group: nil)
+    guard var request = command.agentRequest(input: [], { _ in nil }) else { return nil }
+    if let scopes { request.fields.append(.init("scopes", scopes.text)) }
+    guard let outcome = ask(request.kind, group: group, request.fields) else { return nil }
     if case .answered(let answer, _, _) = outcome,
       answer.kind != AgentMessage.Answer.token || answer["access-token"] == nil
         || answer["scopes"] != scopes?.text
@@ -99,34 +108,11 @@ struct AgentClient: Sendable {
 
   /// git's `get` for `input`, the request as git wrote it, of which the agent is sent only
   /// what it reads (``CredentialInput``); nil as well for input the direct path judges.
-  func credential(input: [UInt8], account: String?, group: String) -> Outcome? {
-    guard let text = CredentialInput.forAgent(input) else { return nil }
-    var fields = [AgentMessage.Field("input", text)]
-    if let account { fields.append(.init("account", account)) }
-    guard let outcome = ask(AgentMessage.Request.credentialGet, group: group, fields) else { return nil }
-    if case .answered(let answer, _, _) = outcome, answer.kind != AgentMessage.Answer.credential { return nil }
-    return outcome
-  }
-
-  /// Docker's `get` for the registry `server`: its JSON line in `answer`, or none.
-  func docker(server: String, account: String?, group: String) -> Outcome? {
-    var fields = [AgentMessage.Field("server", server)]
-    if let account { fields.append(.init("account", account)) }
-    guard let outcome = ask(AgentMessage.Request.dockerGet, group: group, fields) else { return nil }
-    if case .answered(let answer, _, _) = outcome, answer.kind != AgentMessage.Answer.credential { return nil }
-    return outcome
-  }
-
-  /// kubectl's exec credential for `server` (the plugin's `--server`) and `execInfo`
-  /// (KUBERNETES_EXEC_INFO): its JSON line in `answer`, or none.
-  func kube(server: String?, execInfo: String?, account: String?, group: String) -> Outcome? {
-    var fields: [AgentMessage.Field] = []
-    if let server { fields.append(.init("server", server)) }
-    if let execInfo { fields.append(.init("exec-info", execInfo)) }
-    if let account { fields.append(.init("account", account)) }
-    guard let outcome = ask(AgentMessage.Request.kubeGet, group: group, fields) else { return nil }
-    if case .answered(let answer, _, _) = outcome, answer.kind != AgentMessage.Answer.credential { return nil }
-    return outcome
+  /// `variable` is the environment (`TOKENCTL_ACCOUNT`).
+  func credential(input: [UInt8], group: String, _ variable: (String) -> String?) -> Outcome? {
+    let command = ClientCommand.credential(operation: "get", group: nil)
+    guard let request = command.agentRequest(input: input, variable) else { return nil }
+    return ask(request, for: command, group: group)
   }
 
   /// The accounts `tokenctl list` shows: an `accounts` answer whose records are well formed.

@@ -1,6 +1,6 @@
 import AgentFrontEnd
 import AgentProtocol
-import GitCredentialHelper
+import CredentialHelpers
 import NativeAppSupport
 import TokenKit
 
@@ -8,15 +8,14 @@ import TokenKit
   import Glibc
 #endif
 
-/// The agent's answer to `token`, git's `get` and Docker's `get`, before anything else starts: no
+/// The agent's answer to `token` and the tools' `get`, before anything else starts: no
 /// environment table, no registry, no parser, no keyring library. This is what makes a
 /// client of the agent start and end in a few milliseconds and a few MiB.
 ///
-/// Only command lines whose meaning is certain are taken: `token ACCOUNT` with at most
-/// `--min-valid N` and `--group G` (as separate words), and `credential get` with at most
-/// `--group G`. A full answer is written here; an error is reported by the same code as
-/// the direct path's; anything else goes on to the direct path, handing it git's request
-/// when this already read it.
+/// Only command lines whose meaning is certain are taken (``ClientCommand``, which also
+/// builds each one's request and judges its answer, as for the front end). A full answer is
+/// written here; an error is reported by the same code as the direct path's; anything else
+/// goes on to the direct path, handing it the tool's request when this already read it.
 enum AgentFastPath {
   enum Result {
     /// Answered: exit with this status.
@@ -31,6 +30,9 @@ enum AgentFastPath {
   /// `handedOver`: the answer the front end got for this command line already.
   static func run(_ arguments: [String], handedOver: AgentMessage? = nil) -> Result {
     guard let command = ClientCommand(arguments) else { return .notTaken }
+    // A conversation, which only the front end holds with the agent's help; run alone, the
+    // full program answers it itself.
+    if case .cargoPlugin = command { return .notTaken }
     var environment: [String: String] = [:]
     for name in AgentAsk.variables {
       if let value = getenv(name) { environment[name] = String(cString: value) }
@@ -38,42 +40,20 @@ enum AgentFastPath {
     guard let client = AgentClient(environment: environment, handedOver: handedOver) else { return .notTaken }
     let group = command.group ?? environment["TOKENCTL_GROUP"] ?? Account.defaultGroup
     guard !group.isEmpty else { return .notTaken }
+    // The request and the answer are the command's (ClientCommand), as the front end
+    // builds and judges them.
+    let input = command.readsRequest ? StandardInput.readMessage(limit: CredentialMessage.maximumInputLength) : nil
+    guard let request = command.agentRequest(input: input ?? [], { getenv($0).map { String(cString: $0) } }) else {
+      // git's `store` and `erase` are the command's; a request not to be sent, the direct
+      // path's, with what was read.
+      return input.map { .direct(input: $0) } ?? .notTaken
+    }
     let output = StandardOutput()
-    switch command {
-    case .token(let account, let minValid, _):
-      return finish(client.token(account: account, minValid: minValid, group: group), input: nil, output) {
-        output.write(($0["access-token"] ?? "") + "\n")
-        return ExitStatus.success.rawValue
-      }
-    case .credential(let operation, _):
-      // Only `get` asks the agent; git's `store` and `erase` are the command's.
-      guard operation == "get" else { return .notTaken }
-      let input = StandardInput.readMessage(limit: CredentialMessage.maximumInputLength)
-      let outcome = client.credential(input: input, account: environment["TOKENCTL_ACCOUNT"], group: group)
-      return finish(outcome, input: input, output) {
-        if let text = $0["answer"] { output.write(text) }
-        return ExitStatus.success.rawValue
-      }
-    case .dockerGet:
-      let input = StandardInput.readMessage(limit: CredentialMessage.maximumInputLength)
-      let server = ClientCommand.dockerServer(input)
-      // Refused before any lookup, as the direct path refuses it.
-      guard CredentialMessage(requestFor: server) != nil else { return .direct(input: input) }
-      let outcome = client.docker(server: server, account: environment["TOKENCTL_ACCOUNT"], group: group)
-      return finish(outcome, input: input, output) { TokenCtl.DockerCredential.write($0["answer"], output: output) }
-    case .cargoPlugin:
-      // A conversation, which only the front end holds with the agent's help; run alone,
-      // the full program answers it itself.
-      return .notTaken
-    case .kubeCredential(let server, _):
-      let info = getenv(ExecCredential.variable).map { String(cString: $0) }
-      let outcome = client.kube(server: server, execInfo: info, account: environment["TOKENCTL_ACCOUNT"], group: group)
-      // No account serves it: the direct path says why, in its words.
-      if case .answered(let answer, _, _) = outcome, answer["answer"] == nil { return .direct(input: nil) }
-      return finish(outcome, input: nil, output) {
-        output.write($0["answer"] ?? "")
-        return ExitStatus.success.rawValue
-      }
+    return finish(client.ask(request, for: command, group: group), input: input, output) {
+      // Always one: the client keeps only answers the command prints.
+      guard let printed = command.output(for: $0) else { return ExitStatus.success.rawValue }
+      output.write(printed.text)
+      return printed.status
     }
   }
 

@@ -1,6 +1,6 @@
 import AgentFrontEnd
+import CredentialHelpers
 import Foundation
-import GitCredentialHelper
 import Testing
 
 /// What a client sends the agent of git's request (``CredentialInput``): what the agent

@@ -1,6 +1,6 @@
 import AgentFrontEnd
 import CLinux
-import GitCredentialHelper
+import CredentialHelpers
 import Testing
 import TokenKit
 
@@ -13,7 +13,8 @@ import TokenKit
     #expect(AgentAsk.defaultGroup == Account.defaultGroup)
     #expect(AgentAsk.answerTimeoutMilliseconds == Int32(2 * HTTPTransportLimits.totalTimeoutSeconds + 15) * 1000)
     #expect(FrontEnd.credentialInputLimit == CredentialMessage.maximumInputLength)
-    #expect(FrontEnd.kubeExecInfoVariable == ExecCredential.variable)
+    #expect(ClientCommand.kubeExecInfoVariable == ExecCredential.variable)
+    #expect(ClientCommand.dockerNotFound == DockerCredentials.notFound)
     #expect(FrontEnd.cargoHello == CargoCredentialResponse.hello)
     #expect(FrontEnd.cargoLineLimit == TokenCtl.CargoCredential.maximumLineLength)
   }

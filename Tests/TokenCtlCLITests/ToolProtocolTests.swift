@@ -1,6 +1,6 @@
 import AgentFrontEnd
+import CredentialHelpers
 import Foundation
-import GitCredentialHelper
 import Testing
 
 @testable import TokenCtlCLI

@@ -68,8 +68,8 @@ extension TokenCtl {
       if environment["DBUS_STARTER_BUS_TYPE"] != nil { Self.detachFromInheritedStreams() }
       let output = context.output
       var parts = AgentLaunch.Parts(
-        registry: context.registry, environment: environment, clock: context.clock, transport: context.transport,
-        makeStore: context.makeStore,
+        registry: context.registry, tools: TokenCtl.credentialProtocols, environment: environment,
+        clock: context.clock, transport: context.transport, makeStore: context.makeStore,
         watchKeyring: { changed in
           let monitor = try KeyringChangeMonitor { change in
             if case .item(let path) = change { changed(path) } else { changed(nil) }

@@ -1,6 +1,6 @@
 import AgentProtocol
 import ArgumentParser
-import GitCredentialHelper
+import CredentialHelpers
 import TokenKit
 
 extension TokenCtl {
@@ -114,8 +114,7 @@ extension TokenCtl {
       let context = session.context
       let helper = helper(session, name: name)
       switch context.agent?.credential(
-        input: Array(try request.serialized().utf8), account: context.environment["TOKENCTL_ACCOUNT"],
-        group: session.store.group)
+        input: Array(try request.serialized().utf8), group: session.store.group, { context.environment[$0] })
       {
       case .answered(let answer, _, let warnings):
         for warning in warnings { context.warnings.add(warning) }

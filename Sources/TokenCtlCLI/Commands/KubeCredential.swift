@@ -1,6 +1,6 @@
 import AgentFrontEnd
 import ArgumentParser
-import GitCredentialHelper
+import CredentialHelpers
 import TokenKit
 
 #if canImport(FoundationEssentials)

@@ -1,5 +1,5 @@
 import ArgumentParser
-import GitCredentialHelper
+import CredentialHelpers
 import ProcessRuntime
 import TokenKit
 

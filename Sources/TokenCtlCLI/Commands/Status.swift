@@ -1,6 +1,6 @@
 import AgentProtocol
 import ArgumentParser
-import GitCredentialHelper
+import CredentialHelpers
 import ProcessRuntime
 import TokenAgent
 import TokenKit

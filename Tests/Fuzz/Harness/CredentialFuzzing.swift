@@ -1,4 +1,4 @@
-import GitCredentialHelper
+import CredentialHelpers
 
 /// git's credential protocol, as `tokenctl credential` reads it and answers.
 enum CredentialFuzzing {

@@ -1,5 +1,5 @@
+import CredentialHelpers
 import Foundation
-import GitCredentialHelper
 import TestSupport
 import Testing
 

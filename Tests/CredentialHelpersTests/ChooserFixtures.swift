@@ -1,5 +1,5 @@
+import CredentialHelpers
 import Foundation
-import GitCredentialHelper
 import TokenKit
 
 /// The account types and accounts the chooser's tables are written against.

@@ -7,7 +7,9 @@
 /// Docker's credential-helper protocol's `get` answer (docker-credential-helpers,
 /// `credentials.Credentials`), written in one place for the command line's direct path
 /// and the agent, which writes it for the front end to print as it came.
-public enum DockerCredentials {
+public enum DockerCredentials: ToolCredentialProtocol {
+  public static let requestKind = "docker-get"
+
   /// What the protocol's clients match to tell "no credentials" from a failure
   /// (docker-credential-helpers, `credentials.NewErrCredentialsNotFound`).
   public static let notFound = "credentials not found in native keychain"
@@ -35,5 +37,11 @@ public enum DockerCredentials {
     let data = try! encoder.encode(
       Credentials(serverURL: server, username: message["username"] ?? "", secret: secret))
     return String(decoding: data, as: UTF8.self) + "\n"
+  }
+
+  /// `server`: the registry as the tool wrote it.
+  public static func question(_ field: (String) -> String?) -> ToolQuestion? {
+    guard let server = field("server"), let message = CredentialMessage(requestFor: server) else { return nil }
+    return ToolQuestion(message) { answer($0, server: server) }
   }
 }

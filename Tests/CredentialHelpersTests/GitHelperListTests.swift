@@ -1,4 +1,4 @@
-import GitCredentialHelper
+import CredentialHelpers
 import Testing
 
 /// The order git asks credential helpers in (gitcredentials(7)), as the doctor reads it.

@@ -1,4 +1,4 @@
-import GitCredentialHelper
+import CredentialHelpers
 import Testing
 
 /// What the chooser reads of a credential message.

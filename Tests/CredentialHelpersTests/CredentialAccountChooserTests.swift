@@ -1,4 +1,4 @@
-import GitCredentialHelper
+import CredentialHelpers
 import Testing
 import TokenKit
 

@@ -7,7 +7,9 @@
 /// One request of cargo's credential provider protocol, version 1 (The Cargo Book,
 /// "Credential Provider Protocol"): what cargo asks, for which registry. Only the fields
 /// tokenctl reads; the others (`operation`, `args`, `headers`…) are ignored.
-public struct CargoCredentialRequest: Decodable, Sendable {
+public struct CargoCredentialRequest: Decodable, Sendable, ToolCredentialProtocol {
+  public static let requestKind = "cargo-get"
+
   /// `v`: the protocol version, 1 (the only one the hello offers).
   public var version: Int
   /// `kind`: `get`, `login` or `logout`.
@@ -47,4 +49,18 @@ public struct CargoCredentialRequest: Decodable, Sendable {
     }
     return registry.indexURL
   }
+
+  /// `input`: one request line; only a `get` of version 1, whose registry no type serves is
+  /// `url-not-supported`. `login`, `logout` and the rest are the command line's to word.
+  public static func question(_ field: (String) -> String?) -> ToolQuestion? {
+    guard let line = field("input"), let cargo = decode(Array(line.utf8)), cargo.kind == "get",
+      let message = CredentialMessage(requestFor: cargo.indexURL)
+    else { return nil }
+    return ToolQuestion(message) { answer in
+      (answer.map { CargoCredentialResponse.token($0) } ?? .urlNotSupported).line
+    }
+  }
+
+  /// What the agent leaves to the client is a `login` or `logout`: the local machine's.
+  public static let directMeansNone = false
 }

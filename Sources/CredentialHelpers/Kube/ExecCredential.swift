@@ -8,7 +8,9 @@
 /// kubectl gives an exec credential plugin in `KUBERNETES_EXEC_INFO`, and the answer it
 /// reads back on standard output. In one place for the command line's direct path and the
 /// agent, which writes the answer for the front end to print as it came.
-public struct ExecCredential: Codable, Sendable {
+public struct ExecCredential: Codable, Sendable, ToolCredentialProtocol {
+  public static let requestKind = "kube-get"
+
   public static let kind = "ExecCredential"
   /// The version kubectl asks with (the kubeconfig's `exec.apiVersion`); answered alike.
   public static let versions = ["client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1"]
@@ -77,5 +79,15 @@ public struct ExecCredential: Codable, Sendable {
       request.kind == kind
     else { return nil }
     return request
+  }
+
+  /// `server`, the plugin's `--server`, else the one in `exec-info`, what kubectl passed in
+  /// ``variable``; answered in the version that asked.
+  public static func question(_ field: (String) -> String?) -> ToolQuestion? {
+    let info = request(field("exec-info"))
+    guard let server = server(option: field("server"), request: info),
+      let message = CredentialMessage(requestFor: server)
+    else { return nil }
+    return ToolQuestion(message) { answer($0, request: info) }
   }
 }
