@@ -49,13 +49,13 @@ public final class AgentService: Sendable {
   let log: @Sendable (String) -> Void
   let sleep: @Sendable (Duration) async throws -> Void
   let startedAt: Date
-  private let turnstile = AccountTurnstile()
-  private let serverBackoff = ServerBackoff()
-  private let refreshSlots = RefreshSlots()
+  let turnstile = AccountTurnstile()
+  let serverBackoff = ServerBackoff()
+  let refreshSlots = RefreshSlots()
   /// Whether the keyring's changes reach us (``keyringChanged(item:)``): without them,
   /// nothing read from it may be kept.
-  private let remembering = Atomic<Bool>(true)
-  private let rescan = Mutex(Rescan())
+  let remembering = Atomic<Bool>(true)
+  let rescan = Mutex(Rescan())
 
   struct Tracked: Sendable {
     var name: String
@@ -170,7 +170,7 @@ public final class AgentService: Sendable {
   }
 
   /// The type files skipped in the request's world; none for a request not ours to answer.
-  private func typeWarnings(of request: AgentMessage) -> [String] {
+  func typeWarnings(of request: AgentMessage) -> [String] {
     (try? prepare(request))?.0.typeWarnings ?? []
   }
 
@@ -179,7 +179,7 @@ public final class AgentService: Sendable {
   }
 
   /// What a `token` request asks, read the same way by both of its paths.
-  private struct TokenAsk {
+  struct TokenAsk {
     var world: AgentWorld
     var group: String
     var stored: StoredAccount
@@ -190,7 +190,7 @@ public final class AgentService: Sendable {
     var ownScopes: Bool { scopes.map { $0.isOwn(of: stored.account) } ?? true }
   }
 
-  private func tokenAsk(_ request: AgentMessage) throws -> TokenAsk {
+  func tokenAsk(_ request: AgentMessage) throws -> TokenAsk {
     let (world, group) = try prepare(request)
     guard let name = request["account"] else { throw DirectAnswer(reason: "no account") }
     let minValid: Int?
@@ -236,7 +236,7 @@ public final class AgentService: Sendable {
   }
 
   /// `tokenctl token`: as ``TokenCtl/Token`` does it, from memory.
-  private func token(_ request: AgentMessage, handedOut: HandedOut) async throws -> AgentMessage {
+  func token(_ request: AgentMessage, handedOut: HandedOut) async throws -> AgentMessage {
     let ask = try tokenAsk(request)
     if let scopes = ask.scopes, !ask.ownScopes {
       let answer = try await token(
@@ -255,7 +255,7 @@ public final class AgentService: Sendable {
 
   /// Tells the client once when its `min-valid` asks for more than the server's tokens
   /// live (``UnmeetableMargin``), in the command's own words.
-  private func warnOfUnmeetableMargin(_ asked: Int?, _ tokens: TokenSet, _ account: Account, _ warnings: Warnings) {
+  func warnOfUnmeetableMargin(_ asked: Int?, _ tokens: TokenSet, _ account: Account, _ warnings: Warnings) {
     guard let asked, let shortfall = UnmeetableMargin(asked: Double(asked), handedOut: tokens, now: clock.now) else {
       return
     }
@@ -264,7 +264,7 @@ public final class AgentService: Sendable {
 
   /// The answer with the account's own `tokens`, once they are handed out: the account is
   /// kept fresh from now on, and `handedOut` told.
-  private func tokenAnswer(
+  func tokenAnswer(
     _ ask: TokenAsk, tokens: TokenSet, warnings: Warnings, handedOut: HandedOut
   ) -> AgentMessage {
     track(world: ask.world, group: ask.group, account: ask.stored.account)
@@ -291,7 +291,7 @@ public final class AgentService: Sendable {
   /// memory when one is kept and valid, else from the account's grant, one exchange of an
   /// account at a time here (it presents the same refresh token as a refresh). Not kept
   /// fresh ahead: only what the account's own token is used for is known to be wanted.
-  private func token(
+  func token(
     world: AgentWorld, group: String, stored: StoredAccount, scopes: ScopeSet, minimumValidity: Double?
   ) async throws -> AgentMessage {
     let store = self.store(group)
@@ -346,7 +346,7 @@ public final class AgentService: Sendable {
   /// A tool's `get` (git's, Docker's, kubectl's, cargo's): git's `get` for the URL the
   /// request names, answered in the tool's words (``ToolCredentialProtocol``), as the tool's
   /// command answers it.
-  private func credential(
+  func credential(
     _ tool: any ToolCredentialProtocol.Type, _ request: AgentMessage, handedOut: HandedOut
   ) async throws -> AgentMessage {
     guard let question = tool.question({ request[$0] }) else {
@@ -357,7 +357,7 @@ public final class AgentService: Sendable {
 
   /// The `credential` answer to git's request `message`: its `answer` field is what
   /// `write` makes of the helper's answer (nil: none).
-  private func credential(
+  func credential(
     for message: CredentialMessage, _ request: AgentMessage, handedOut: HandedOut,
     write: (CredentialMessage?) throws -> String?
   ) async throws -> AgentMessage {
@@ -406,7 +406,7 @@ public final class AgentService: Sendable {
   }
 
   /// `tokenctl list`, from memory.
-  private func list(_ request: AgentMessage) throws -> AgentMessage {
+  func list(_ request: AgentMessage) throws -> AgentMessage {
     let (world, group) = try prepare(request)
     let type = request["type"]
     if let type { _ = try world.registry.descriptor(type) }
@@ -417,227 +417,12 @@ public final class AgentService: Sendable {
 
   /// The world of the request's context, and its group; a request for another session
   /// bus is not ours to answer.
-  private func prepare(_ request: AgentMessage) throws -> (AgentWorld, String) {
+  func prepare(_ request: AgentMessage) throws -> (AgentWorld, String) {
     guard let group = request["group"], !group.isEmpty else { throw DirectAnswer(reason: "no group") }
     let context = request.context
     guard Self.sessionBus(context) == Self.sessionBus(environment) else {
       throw DirectAnswer(reason: "another session bus")
     }
     return (world(for: context), group)
-  }
-
-  /// The session bus GLib would reach in `environment`: DBUS_SESSION_BUS_ADDRESS, else the
-  /// socket `bus` in the user's runtime folder when it exists (gdbusaddress.c); nil for
-  /// none. Without the variable, two environments may still mean two buses, or none.
-  static func sessionBus(_ environment: [String: String]) -> String? {
-    if let address = environment["DBUS_SESSION_BUS_ADDRESS"] { return address }
-    // g_get_user_runtime_dir(): XDG_RUNTIME_DIR, else the user's cache folder.
-    guard
-      let runtime = environment["XDG_RUNTIME_DIR"] ?? environment["XDG_CACHE_HOME"]
-        ?? environment["HOME"].map({ $0 + "/.cache" })
-    else { return nil }
-    let path = runtime + "/bus"
-    return FileManager.default.fileExists(atPath: path) ? "unix:path=" + path : nil
-  }
-
-  func world(for context: [String: String]) -> AgentWorld {
-    if let world = state.withLock({ $0.worlds[context] }), world.isCurrent() { return world }
-    var environment = self.environment
-    for name in AgentMessage.contextVariables { environment[name] = context[name] }
-    let world = AgentWorld(base: base, environment: environment)
-    state.withLock { state in
-      // A bound on how many environments are remembered: a client could make up many.
-      if state.worlds.count >= 16 { state.worlds.removeAll() }
-      state.worlds[context] = world
-    }
-    return world
-  }
-
-  func store(_ group: String) -> CachingTokenStore {
-    state.withLock { state in
-      if let store = state.stores[group] { return store }
-      let store = CachingTokenStore(makeStore(group)) { [weak self] in
-        self?.remembering.load(ordering: .relaxed) ?? false
-      }
-      state.stores[group] = store
-      return store
-    }
-  }
-
-  /// The keyring changed behind the agent's back: forget what was read from it (the item
-  /// at `item` alone, when the change names one: a refresh by another process, say), and
-  /// look again, a second later and once for a burst of changes, for accounts to keep
-  /// fresh (one signed in, or unlocked).
-  public func keyringChanged(item: String? = nil) {
-    for store in state.withLock({ Array($0.stores.values) }) {
-      if let item { store.forget(item: item) } else { store.forget() }
-    }
-    // What failed for the keyring's sake (locked, its daemon gone) may work now.
-    wakeFailing()
-    guard rescan.withLock({ $0.begin() }) else { return }
-    // A thread of its own: the scan reads the keyring, which blocks, and must not hold
-    // one of the few threads that answer requests. One at a time: changes that come
-    // while it runs make it look once more when it is done, however many they are.
-    let started = DetachedThread.start { [self] in
-      repeat {
-        Glibc.sleep(1)
-        rescan.withLock { $0.again = false }
-        keepConfiguredAccountsFresh()
-        if state.withLock({ $0.observers != nil }) { reportChanges() }
-      } while rescan.withLock { $0.next() }
-    }
-    if !started { rescan.withLock { $0 = Rescan() } }
-  }
-
-  /// The look for accounts to keep fresh after the keyring changed: at most one thread at
-  /// a time (``keyringChanged(item:)``). A burst of writes by another program (an import
-  /// of hundreds of items) once started a thread a second, each reading the keyring while
-  /// the last still did.
-  struct Rescan {
-    var running = false
-    /// A change came since the running look began.
-    var again = false
-
-    /// Whether to start a thread: none runs. Else the one running looks again.
-    mutating func begin() -> Bool {
-      if running {
-        again = true
-        return false
-      }
-      running = true
-      return true
-    }
-
-    /// Whether the running thread looks again; if not, it ends.
-    mutating func next() -> Bool {
-      if !again { running = false }
-      return again
-    }
-  }
-
-  /// Nobody tells us of the keyring's changes: from now on every answer reads it.
-  public func keyringUnwatched() {
-    remembering.store(false, ordering: .relaxed)
-    keyringChanged()
-  }
-
-  // MARK: Refreshing
-
-  /// The tokens to hand out for `stored`: the stored ones while they may be
-  /// (``handOutValidity(_:world:group:asked:)``, ``StoredAccount/isServable(forAtLeast:clock:locks:)``),
-  /// else fresh ones. Every answer of the agent with an account's own token comes here.
-  func handOut(
-    world: AgentWorld, group: String, stored: StoredAccount, asked: Double?, warnings: Warnings
-  ) async throws -> TokenSet {
-    if let tokens = try servableTokens(world: world, group: group, stored: stored, asked: asked) { return tokens }
-    let validity = handOutValidity(stored, world: world, group: group, asked: asked)
-    let margin = asked ?? stored.tokens.defaultRefreshMargin
-    do {
-      return try await freshTokens(
-        world: world, group: group, stored: stored, minimumValidity: validity, warnings: warnings)
-    } catch let error as TokenKitError where error.code == .networkFailure || error.code == .serverError {
-      // A refresh before the token's margin that found no server replaced nothing: the
-      // token is still good for what the caller asked.
-      guard validity > margin,
-        let tokens = try stored.servableTokens(
-          forAtLeast: margin, clock: self.clock, locks: locks(world), registry: { try world.configured().registry })
-      else { throw error }
-      return tokens
-    }
-  }
-
-  /// The stored tokens of `stored`, when they may be handed out as they are: valid for
-  /// ``handOutValidity(_:world:group:asked:)`` more, by the one rule of
-  /// ``StoredAccount/isServable(forAtLeast:clock:locks:)``, and the account's issuer still
-  /// the configured one; nil when they must be refreshed first.
-  func servableTokens(world: AgentWorld, group: String, stored: StoredAccount, asked: Double?) throws -> TokenSet? {
-    try stored.servableTokens(
-      forAtLeast: handOutValidity(stored, world: world, group: group, asked: asked), clock: self.clock,
-      locks: locks(world), registry: { try world.configured().registry })
-  }
-
-  /// Fresh tokens for `stored`, one refresh of an account at a time in this process: a
-  /// request that waited behind another's refresh reads the account again and finds it fresh.
-  func freshTokens(
-    world: AgentWorld, group: String, stored: StoredAccount, minimumValidity: Double?, warnings: Warnings
-  ) async throws -> TokenSet {
-    let store = self.store(group)
-    let account = "\(group)\n\(stored.account.key)"
-    // While the server's pause lasts and no probe is due, at once: not in the queue behind
-    // a probe that may take as long as the network lets it.
-    if let error = serverBackoff.current(account, now: self.clock.now) { throw error }
-    return try await turnstile.run(account) {
-      let current = (try? store.load(stored.account.key)) ?? stored
-      let margin = minimumValidity ?? current.tokens.defaultRefreshMargin
-      if let tokens = try current.servableTokens(
-        forAtLeast: margin, clock: self.clock, locks: locks(world), registry: { try world.configured().registry })
-      {
-        return tokens
-      }
-      if let error = serverBackoff.admit(account, now: self.clock.now) { throw error }
-      do {
-        let manager = try self.manager(world: world, store: store.backing, warnings: warnings)
-        // The refresh wrote this account's item and no other: read back that item alone,
-        // when next asked, not the group (hundreds of item reads at a few hundred accounts).
-        defer { store.forget(account: current.account.key) }
-        let tokens = try await refreshSlots.run {
-          try await manager.freshTokens(for: current, minimumValidity: minimumValidity)
-        }
-        serverBackoff.succeeded(account)
-        state.withLock { $0.refreshes += 1 }
-        return tokens
-      } catch let error as TokenKitError where ServerBackoff.pauses(for: error) {
-        serverBackoff.failed(account, error: error, now: self.clock.now)
-        throw error
-      } catch let error as TokenKitError where error.oauthError != nil {
-        // The server answered (a refused grant, say): it is back.
-        serverBackoff.succeeded(account)
-        throw error
-      } catch {
-        serverBackoff.settled(account)
-        throw error
-      }
-    }
-  }
-
-  private func manager(world: AgentWorld, store: any TokenStore, warnings: Warnings) throws -> AccountManager {
-    let (configuration, registry) = try world.configured()
-    let warn: @Sendable (String) -> Void = { [self] line in
-      logJournalFault(line)
-      warnings.add(line)
-    }
-    var isolation: ProcessRefreshIsolation?
-    if settings.isolatesRefreshes {
-      isolation = ProcessRefreshIsolation(environment: world.environment)
-      isolation?.warn = warn
-    }
-    return AccountManager.configured(
-      registry: registry, store: store, transport: transport, clock: clock,
-      directories: XDGDirectories(environment: world.environment), isolation: isolation, hook: configuration.hook,
-      environment: world.environment, warn: warn)
-  }
-
-  /// Logs `warning` when it says that the grant journal cannot be written
-  /// (``GrantJournalFault``), once in the agent's life: from then on every refresh runs
-  /// without that protection, whether a client asked for it (its answer carries the
-  /// warning too) or the agent refreshed ahead, which nobody else hears of.
-  func logJournalFault(_ warning: String) {
-    guard GrantJournalFault.isReport(warning) else { return }
-    let first = state.withLock { state in
-      defer { state.journalFaultLogged = true }
-      return !state.journalFaultLogged
-    }
-    if first { log(warning) }
-  }
-
-  /// Failures that did not stop a request, for its answer.
-  final class Warnings: Sendable {
-    private let lines = Mutex<[String]>([])
-    func add(_ line: String) { lines.withLock { $0.append(line) } }
-    func drain() -> [String] {
-      lines.withLock { lines in
-        defer { lines = [] }; return lines
-      }
-    }
   }
 }

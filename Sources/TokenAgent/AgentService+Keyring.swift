@@ -1,0 +1,118 @@
+import AccountTypeFiles
+import AgentProtocol
+import CredentialHelpers
+import NativeAppSupport
+import ProcessRuntime
+import Synchronization
+import TokenCtlRuntime
+import TokenKit
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+#if canImport(FoundationEssentials)
+  import FoundationEssentials
+#else
+  import Foundation
+#endif
+
+/// The agent's memory of the keyring: one world per client environment, one store per
+/// group that remembers what it read, and what a change signal sets off (forgetting the
+/// item named, then one look at a time for accounts to keep fresh).
+extension AgentService {
+  /// The session bus GLib would reach in `environment`: DBUS_SESSION_BUS_ADDRESS, else the
+  /// socket `bus` in the user's runtime folder when it exists (gdbusaddress.c); nil for
+  /// none. Without the variable, two environments may still mean two buses, or none.
+  static func sessionBus(_ environment: [String: String]) -> String? {
+    if let address = environment["DBUS_SESSION_BUS_ADDRESS"] { return address }
+    // g_get_user_runtime_dir(): XDG_RUNTIME_DIR, else the user's cache folder.
+    guard
+      let runtime = environment["XDG_RUNTIME_DIR"] ?? environment["XDG_CACHE_HOME"]
+        ?? environment["HOME"].map({ $0 + "/.cache" })
+    else { return nil }
+    let path = runtime + "/bus"
+    return FileManager.default.fileExists(atPath: path) ? "unix:path=" + path : nil
+  }
+
+  func world(for context: [String: String]) -> AgentWorld {
+    if let world = state.withLock({ $0.worlds[context] }), world.isCurrent() { return world }
+    var environment = self.environment
+    for name in AgentMessage.contextVariables { environment[name] = context[name] }
+    let world = AgentWorld(base: base, environment: environment)
+    state.withLock { state in
+      // A bound on how many environments are remembered: a client could make up many.
+      if state.worlds.count >= 16 { state.worlds.removeAll() }
+      state.worlds[context] = world
+    }
+    return world
+  }
+
+  func store(_ group: String) -> CachingTokenStore {
+    state.withLock { state in
+      if let store = state.stores[group] { return store }
+      let store = CachingTokenStore(makeStore(group)) { [weak self] in
+        self?.remembering.load(ordering: .relaxed) ?? false
+      }
+      state.stores[group] = store
+      return store
+    }
+  }
+
+  /// The keyring changed behind the agent's back: forget what was read from it (the item
+  /// at `item` alone, when the change names one: a refresh by another process, say), and
+  /// look again, a second later and once for a burst of changes, for accounts to keep
+  /// fresh (one signed in, or unlocked).
+  public func keyringChanged(item: String? = nil) {
+    for store in state.withLock({ Array($0.stores.values) }) {
+      if let item { store.forget(item: item) } else { store.forget() }
+    }
+    // What failed for the keyring's sake (locked, its daemon gone) may work now.
+    wakeFailing()
+    guard rescan.withLock({ $0.begin() }) else { return }
+    // A thread of its own: the scan reads the keyring, which blocks, and must not hold
+    // one of the few threads that answer requests. One at a time: changes that come
+    // while it runs make it look once more when it is done, however many they are.
+    let started = DetachedThread.start { [self] in
+      repeat {
+        Glibc.sleep(1)
+        rescan.withLock { $0.again = false }
+        keepConfiguredAccountsFresh()
+        if state.withLock({ $0.observers != nil }) { reportChanges() }
+      } while rescan.withLock { $0.next() }
+    }
+    if !started { rescan.withLock { $0 = Rescan() } }
+  }
+
+  /// The look for accounts to keep fresh after the keyring changed: at most one thread at
+  /// a time (``keyringChanged(item:)``). A burst of writes by another program (an import
+  /// of hundreds of items) once started a thread a second, each reading the keyring while
+  /// the last still did.
+  struct Rescan {
+    var running = false
+    /// A change came since the running look began.
+    var again = false
+
+    /// Whether to start a thread: none runs. Else the one running looks again.
+    mutating func begin() -> Bool {
+      if running {
+        again = true
+        return false
+      }
+      running = true
+      return true
+    }
+
+    /// Whether the running thread looks again; if not, it ends.
+    mutating func next() -> Bool {
+      if !again { running = false }
+      return again
+    }
+  }
+
+  /// Nobody tells us of the keyring's changes: from now on every answer reads it.
+  public func keyringUnwatched() {
+    remembering.store(false, ordering: .relaxed)
+    keyringChanged()
+  }
+}
