@@ -1,7 +1,7 @@
-"""Starts and stops the test authorization server. Run through Tests/Support/auth-server:
+"""Starts and stops the test authorization server. Run through Tests/Support/auth-server.sh:
 
-    auth-server start STATE_DIR [--watch-pid PID] [--lifetime SECONDS]
-    auth-server stop STATE_DIR
+    auth-server.sh start STATE_DIR [--watch-pid PID] [--lifetime SECONDS]
+    auth-server.sh stop STATE_DIR
 
 `start` runs the server in the background on 127.0.0.1 (a free port), waits until it
 answers, writes STATE_DIR/server.json and returns 0. The server stops by itself when the
@@ -32,7 +32,7 @@ START_TIMEOUT = 90  # the first start ever also runs the migrations
 
 
 def fail(message):
-    print(f"auth-server: {message}", file=sys.stderr)
+    print(f"auth-server.sh: {message}", file=sys.stderr)
     sys.exit(1)
 
 
@@ -377,7 +377,7 @@ def serve(args):
 
 
 def main():
-    parser = argparse.ArgumentParser(prog="auth-server", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="auth-server.sh", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="{start,stop}")
     start = sub.add_parser("start", help="start a server for STATE_DIR")
     stop = sub.add_parser("stop", help="stop the server of STATE_DIR (idempotent)")

@@ -1,10 +1,10 @@
 """A scripted "user with a browser" for the test authorization server.
 
-    scripted-browser URL
+    scripted-browser.sh URL
         What tokenctl runs as $BROWSER: open the authorization URL, sign in, answer the
         consent page, then load the final redirect (tokenctl's loopback listener). Detaches
         and returns at once (SCRIPTED_BROWSER_FOREGROUND=1 to stay in the foreground).
-    scripted-browser --device VERIFICATION_URI [USER_CODE]
+    scripted-browser.sh --device VERIFICATION_URI [USER_CODE]
         Sign in at the RFC 8628 verification page and approve (or deny) USER_CODE; runs in
         the foreground; exits 0 when the server shows the expected outcome. Without
         USER_CODE the code must be in the URI (verification_uri_complete).
@@ -20,7 +20,7 @@ Environment:
                                never signs in.
     SCRIPTED_BROWSER_USER      user name (default: ada)
     SCRIPTED_BROWSER_PASSWORD  password (default: that user's in SCRIPTED_BROWSER_SERVER_JSON)
-    SCRIPTED_BROWSER_SERVER_JSON  path to the server.json written by auth-server start
+    SCRIPTED_BROWSER_SERVER_JSON  path to the server.json written by auth-server.sh start
     SCRIPTED_BROWSER_OUTPUT    `print`: file that receives the final redirect URL (mode 0600);
                                `forge-state`: receives the forged callback's HTTP status
     SCRIPTED_BROWSER_LOG       file to append one line per step to
@@ -360,7 +360,7 @@ def add_query(url, params):
 
 def main(argv):
     return browser_standin.main(
-        argv, "scripted-browser", "SCRIPTED_BROWSER", ACTIONS, log, timeout_seconds(), run_authorization, run_device,
+        argv, "scripted-browser.sh", "SCRIPTED_BROWSER", ACTIONS, log, timeout_seconds(), run_authorization, run_device,
         Failure)
 
 

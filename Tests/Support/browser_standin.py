@@ -1,5 +1,5 @@
-"""What tokenctl's scripted users with a browser share (scripted-browser,
-glewlwyd-browser, microsoft-browser): going on in the background as a browser does,
+"""What tokenctl's scripted users with a browser share (scripted-browser.sh,
+glewlwyd-browser.py, microsoft-browser.py): going on in the background as a browser does,
 keeping URLs' secrets out of their logs, and their log and time limit.
 """
 
