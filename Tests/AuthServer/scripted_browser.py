@@ -43,7 +43,7 @@ from urllib.parse import parse_qs, urlencode, urljoin, urlsplit, urlunsplit
 # The scripted users' shared part lives beside the other stand-ins.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "Support"))
 import browser_standin  # noqa: E402
-from browser_standin import origin, redact  # noqa: E402
+from browser_standin import carried, Failure, origin, redact  # noqa: E402
 
 MAX_SECONDS = 55
 ACTIONS = ("allow", "deny", "print", "forge-state", "ignore", "inject-foreign-code")
@@ -52,10 +52,6 @@ log = browser_standin.logger("SCRIPTED_BROWSER_LOG", "scripted-browser")
 
 def timeout_seconds():
     return browser_standin.timeout_seconds("SCRIPTED_BROWSER_TIMEOUT", MAX_SECONDS)
-
-
-class Failure(Exception):
-    pass
 
 
 # --- HTML forms ------------------------------------------------------------------------
@@ -273,11 +269,7 @@ def run_authorization(url, action):
     if kind != "redirect":
         raise Failure("the server did not redirect back to the client")
     final = result
-    params = parse_qs(urlsplit(final).query)
-    if "error" in params:
-        log(f"redirect carries error={params['error'][0]}")
-    else:
-        log("redirect carries " + ("a code" if "code" in params else "no code"))
+    params = carried(urlsplit(final).query, log)
 
     if action == "inject-foreign-code":
         code = (params.get("code") or [""])[0]
@@ -360,8 +352,7 @@ def add_query(url, params):
 
 def main(argv):
     return browser_standin.main(
-        argv, "scripted-browser.sh", "SCRIPTED_BROWSER", ACTIONS, log, timeout_seconds(), run_authorization, run_device,
-        Failure)
+        argv, "scripted-browser.sh", "SCRIPTED_BROWSER", ACTIONS, log, timeout_seconds(), run_authorization, run_device)
 
 
 if __name__ == "__main__":

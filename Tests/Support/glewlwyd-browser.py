@@ -34,13 +34,11 @@ import json
 import os
 import sys
 import time
-import urllib.error
-import urllib.request
 from urllib.parse import parse_qs, quote, urlsplit
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 import browser_standin  # noqa: E402
-from browser_standin import detach, origin, redact  # noqa: E402
+from browser_standin import carried, Failure, origin, redact  # noqa: E402
 
 MAX_SECONDS = 55
 ACTIONS = ("allow", "print", "ignore")
@@ -51,76 +49,28 @@ def timeout_seconds():
     return browser_standin.timeout_seconds("GLEWLWYD_BROWSER_TIMEOUT", MAX_SECONDS)
 
 
-class Failure(Exception):
-    pass
-
-
-class NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):
-        return None
-
-
 class Response:
     def __init__(self, status, headers, body):
         self.status, self.headers, self.body = status, headers, body
 
 
-class Browser:
+class Browser(browser_standin.Browser):
     def __init__(self, deadline):
-        import http.cookiejar
-
-        self.deadline = deadline
-        self.cookies = http.cookiejar.CookieJar()
-        # No proxies (everything is on 127.0.0.1), no automatic redirects: each step is ours.
-        self.with_cookies = urllib.request.build_opener(
-            urllib.request.ProxyHandler({}), urllib.request.HTTPCookieProcessor(self.cookies), NoRedirects)
-        # Cookies are not kept apart by port: the listener on 127.0.0.1 must not get
-        # glewlwyd's session cookie.
-        self.without_cookies = urllib.request.build_opener(urllib.request.ProxyHandler({}), NoRedirects)
+        super().__init__(deadline, "tokenctl-glewlwyd-browser/1", 10.0, log)
 
     def request(self, method, url, body=None, label=None, cookies=True):
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
-            raise Failure("out of time")
-        headers = {"User-Agent": "tokenctl-glewlwyd-browser/1"}
-        data = None
+        data, headers = None, {}
         if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        request = urllib.request.Request(url, data=data, method=method, headers=headers)
-        label = label or f"{method} {urlsplit(url).path}"
-        opener = self.with_cookies if cookies else self.without_cookies
-        try:
-            with opener.open(request, timeout=min(10.0, remaining)) as response:
-                result = Response(response.status, response.headers, response.read())
-        except urllib.error.HTTPError as error:
-            result = Response(error.code, error.headers, error.read())
-        except (OSError, ValueError) as error:
-            log(f"{label} error {type(error).__name__}")
-            raise Failure(f"{label}: {type(error).__name__}") from None
-        log(f"{label} {result.status}")
-        return result
+            data, headers = json.dumps(body).encode(), {"Content-Type": "application/json"}
+        return Response(*self.send(method, url, data, headers, label, cookies))
 
 
 def read_server(path):
-    if not path:
-        raise Failure("set GLEWLWYD_BROWSER_SERVER_JSON to the server.json of glewlwyd-server.py start")
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError) as error:
-        raise Failure(f"cannot read {path}: {type(error).__name__}") from None
+    return browser_standin.read_server(path, "GLEWLWYD_BROWSER_SERVER_JSON", "glewlwyd-server.py start")
 
 
 def credentials(server):
-    user = os.environ.get("GLEWLWYD_BROWSER_USER") or "ada"
-    password = os.environ.get("GLEWLWYD_BROWSER_PASSWORD")
-    if password is None:
-        match = [u for u in server.get("users", []) if u.get("username") == user]
-        if not match:
-            raise Failure(f"no user {user!r} in server.json")
-        password = match[0]["password"]
-    return user, password
+    return browser_standin.credentials(server, "GLEWLWYD_BROWSER", "ada")
 
 
 def run(url, action):
@@ -181,11 +131,7 @@ def run(url, action):
                 f"after sign-in glewlwyd redirected to {redact(final)}, not to the client"
                 " (a scope the session lacks sends the user back to the login page)")
 
-    params = parse_qs(urlsplit(final).query)
-    if "error" in params:
-        log(f"redirect carries error={params['error'][0]}")
-    else:
-        log("redirect carries " + ("a code" if "code" in params else "no code"))
+    carried(urlsplit(final).query, log)
     if action == "print":
         output = os.environ.get("GLEWLWYD_BROWSER_OUTPUT")
         if not output:
@@ -210,23 +156,8 @@ def write_output(output, line):
 
 
 def main(argv):
-    action = (os.environ.get("GLEWLWYD_BROWSER_ACTION") or "allow").strip().lower()
-    if len(argv) != 1 or argv[0].startswith("-"):
-        print("usage: glewlwyd-browser.py URL", file=sys.stderr)
-        return 2
-    if action not in ACTIONS:
-        print(f"glewlwyd-browser.py: unknown GLEWLWYD_BROWSER_ACTION {action!r}", file=sys.stderr)
-        return 2
-    if os.environ.get("GLEWLWYD_BROWSER_FOREGROUND") != "1":
-        detach()
-
-    browser_standin.stop_after(timeout_seconds(), log)
-
-    url = argv[0]
-    parts = urlsplit(url)
-    log(f"start: action {action}, {parts.scheme}://{parts.netloc}{parts.path}")
-    return browser_standin.exit_status(
-        "glewlwyd-browser.py", log, lambda: 0 if action == "ignore" else run(url, action), Failure)
+    return browser_standin.main(
+        argv, "glewlwyd-browser.py", "GLEWLWYD_BROWSER", ACTIONS, log, timeout_seconds(), run, None)
 
 
 if __name__ == "__main__":

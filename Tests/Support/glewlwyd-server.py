@@ -19,7 +19,6 @@ GLEWLWYD_SERVER_WATCH_PID (like --watch-pid), GLEWLWYD_DEVICE_ENABLED (1: the de
 authorization grant on). See Tests/AuthServer/README.md.
 Standard library only: Debian's python3 runs it.
 """
-import argparse
 import base64
 import ctypes
 import gzip
@@ -34,6 +33,10 @@ import subprocess
 import sys
 import time
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import supervised_server  # noqa: E402
+from supervised_server import remove, write_atomically  # noqa: E402
 
 GLEWLWYD = "/usr/bin/glewlwyd"
 LIBRARY = "/usr/lib/glewlwyd"
@@ -57,148 +60,22 @@ PBKDF2_ROUNDS = 1000
 USER_SCOPES = ("openid", "profile", "email", "offline_access")
 
 
-def fail(message):
-    print(f"glewlwyd-server.py: {message}", file=sys.stderr)
-    sys.exit(1)
+SERVER = supervised_server.Server(
+    "glewlwyd-server.py", __file__, "GLEWLWYD_SERVER_WATCH_PID", start_seconds=START_TIMEOUT, stop_seconds=10,
+    abort_seconds=5, start_slack=5, private=True)
 
 
 def stamp():
     return time.strftime("%H:%M:%S")
 
 
-# --- processes -------------------------------------------------------------------------
-
-
-def proc_start_time(pid):
-    """The process's start time (clock ticks after boot), or None if it is gone or a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    fields = stat[stat.rindex(")") + 2 :].split()
-    if fields[0] in ("Z", "X"):
-        return None
-    return fields[19]
-
-
-def is_our_supervisor(pid, state_dir):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = f.read().split(b"\0")
-    except OSError:
-        return False
-    return b"_serve" in argv and os.fsencode(state_dir) in argv and proc_start_time(pid) is not None
-
-
-def recorded_pid(state_dir):
-    for name, read in (("server.pid", lambda t: t), ("server.json", lambda t: json.loads(t)["pid"])):
-        try:
-            with open(os.path.join(state_dir, name), encoding="utf-8") as f:
-                return int(read(f.read().strip()))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return None
-
-
-def write_atomically(path, text, mode=0o600):
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
-def remove(state_dir, *names):
-    for name in names:
-        try:
-            os.unlink(os.path.join(state_dir, name))
-        except FileNotFoundError:
-            pass
-
-
-def tail(path, lines=30):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return "".join(f.readlines()[-lines:])
-    except OSError:
-        return ""
-
-
-# --- start / stop ----------------------------------------------------------------------
+# --- start -----------------------------------------------------------------------------
 
 
 def cmd_start(args):
     if not os.access(GLEWLWYD, os.X_OK):
-        fail(f"{GLEWLWYD} is missing: apt-get install glewlwyd (`make deps` does)")
-    state_dir = os.path.abspath(args.state_dir)
-    os.makedirs(state_dir, mode=0o700, exist_ok=True)
-    os.chmod(state_dir, 0o700)  # the database holds password hashes and the signing key
-    old = recorded_pid(state_dir)
-    if old and is_our_supervisor(old, state_dir):
-        fail(f"a server is already running for {state_dir} (pid {old}); stop it first")
-    remove(state_dir, "server.json", "server.pid")
-
-    watch_pid = args.watch_pid
-    if watch_pid is None:
-        watch_pid = int(os.environ.get("GLEWLWYD_SERVER_WATCH_PID") or os.getppid())
-    if watch_pid > 1 and proc_start_time(watch_pid) is None:
-        fail(f"there is no process {watch_pid} to watch")
-    log_path = os.path.join(state_dir, "server.log")
-    log = open(log_path, "ab")
-    os.chmod(log_path, 0o600)
-    child = subprocess.Popen(
-        [sys.executable, "-u", os.path.abspath(__file__), "_serve", state_dir,
-         "--watch-pid", str(watch_pid), "--lifetime", str(args.lifetime)],
-        stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=True,
-        start_new_session=True,  # not killed with the caller's process group; it watches the caller
-        cwd="/",
-    )
-    write_atomically(os.path.join(state_dir, "server.pid"), f"{child.pid}\n")
-
-    def abort(message):
-        if child.poll() is None:
-            child.terminate()
-            try:
-                child.wait(5)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
-        remove(state_dir, "server.json", "server.pid")
-        fail(message)
-
-    deadline = time.monotonic() + START_TIMEOUT + 5
-    server_json = os.path.join(state_dir, "server.json")
-    while True:
-        if child.poll() is not None:
-            abort(f"the server exited with status {child.returncode}; see {log_path}:\n" + tail(log_path))
-        if os.path.exists(server_json):
-            with open(server_json, encoding="utf-8") as f:
-                info = json.load(f)
-            if info.get("pid") == child.pid:
-                return 0
-        if time.monotonic() > deadline:
-            abort(f"the server did not start within {START_TIMEOUT} s; see {log_path}:\n" + tail(log_path))
-        time.sleep(0.05)
-
-
-def cmd_stop(args):
-    state_dir = os.path.abspath(args.state_dir)
-    pid = recorded_pid(state_dir)
-    if pid and is_our_supervisor(pid, state_dir):
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        deadline = time.monotonic() + 10
-        while is_our_supervisor(pid, state_dir) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if is_our_supervisor(pid, state_dir):
-            try:
-                os.kill(pid, signal.SIGKILL)  # glewlwyd follows it (PR_SET_PDEATHSIG)
-            except ProcessLookupError:
-                pass
-    remove(state_dir, "server.json", "server.pid")
+        SERVER.fail(f"{GLEWLWYD} is missing: apt-get install glewlwyd (`make deps` does)")
+    SERVER.start(args)
     return 0
 
 
@@ -509,12 +386,10 @@ def serve(args):
         "state_dir": state_dir,
         "log": log_path,
     }
-    write_atomically(os.path.join(state_dir, "server.json"), json.dumps(info, indent=2) + "\n")
-    ready = time.monotonic()  # the lifetime counts from here
-    watch_pid = args.watch_pid if args.watch_pid and args.watch_pid > 1 else None
-    watch_start = proc_start_time(watch_pid) if watch_pid else None
+    published = supervised_server.Published(state_dir, info, args)
     print(f"{stamp()} glewlwyd-server.py: serving {issuer} (supervisor {os.getpid()}, glewlwyd {glewlwyd.pid}, "
-          f"watching {watch_pid or 'nothing'}, lifetime {args.lifetime} s, started in {ready - started:.2f} s)",
+          f"watching {published.watch_pid or 'nothing'}, lifetime {args.lifetime} s, "
+          f"started in {published.ready - started:.2f} s)",
           file=sys.stderr)
 
     reason = None
@@ -524,42 +399,16 @@ def serve(args):
             reason = f"signal {stop['signal']}"
         elif glewlwyd.poll() is not None:
             reason = f"glewlwyd exited with status {glewlwyd.returncode}"
-        elif time.monotonic() - ready > args.lifetime:
-            reason = f"lifetime of {args.lifetime} s reached"
-        elif watch_pid and (watch_start is None or proc_start_time(watch_pid) != watch_start):
-            reason = f"watched process {watch_pid} is gone"
+        else:
+            reason = published.end_reason()
     print(f"{stamp()} glewlwyd-server.py: stopping: {reason}", file=sys.stderr)
-    if glewlwyd.poll() is None:
-        glewlwyd.terminate()
-        try:
-            glewlwyd.wait(5)
-        except subprocess.TimeoutExpired:
-            glewlwyd.kill()
-            glewlwyd.wait()
-    if recorded_pid(state_dir) == os.getpid():  # not replaced by a newer server
-        remove(state_dir, "server.json", "server.pid")
+    supervised_server.end(glewlwyd, 5)
+    published.withdraw()
     return 0
 
 
 def main():
-    parser = argparse.ArgumentParser(prog="glewlwyd-server.py", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{start,stop}")
-    start = sub.add_parser("start", help="start a server for STATE_DIR")
-    stop = sub.add_parser("stop", help="stop the server of STATE_DIR (idempotent)")
-    serve_parser = sub.add_parser("_serve", help=argparse.SUPPRESS)
-    for p in (start, stop, serve_parser):
-        p.add_argument("state_dir", metavar="STATE_DIR")
-    for p in (start, serve_parser):
-        p.add_argument("--watch-pid", type=int, default=None,
-                       help="stop when this process is gone (default: the caller; 0: none)")
-        p.add_argument("--lifetime", type=int, default=DEFAULT_LIFETIME,
-                       help=f"stop after this many seconds (default {DEFAULT_LIFETIME})")
-    args = parser.parse_args()
-    if args.command == "start":
-        return cmd_start(args)
-    if args.command == "stop":
-        return cmd_stop(args)
-    return serve(args)
+    return SERVER.main(__doc__.split("\n\n")[0], DEFAULT_LIFETIME, cmd_start, serve)
 
 
 if __name__ == "__main__":

@@ -29,46 +29,20 @@ Exit status (foreground): 0 done, 1 failed (the reason is on stderr and in the l
 2 usage, 3 timed out. Standard library only: Debian's python3 runs it.
 """
 import html.parser
-import http.cookiejar
-import json
 import os
 import re
-import signal
 import sys
 import time
-import urllib.error
-import urllib.request
 from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
+
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import browser_standin  # noqa: E402
+from browser_standin import carried, Failure, redact  # noqa: E402
 
 MAX_SECONDS = 55
 MAX_STEPS = 10
 ACTIONS = ("allow", "refuse", "ignore")
-
-_log_path = os.environ.get("LEMONLDAP_BROWSER_LOG")
-
-
-def log(line):
-    if not _log_path:
-        return
-    try:
-        with open(_log_path, "a", encoding="utf-8") as f:
-            f.write(f"lemonldap-ng-browser[{os.getpid()}] {line}\n")
-    except OSError:
-        pass
-
-
-def redact(text):
-    """Drops query strings and fragments from anything that may quote a URL."""
-    return re.sub(r"[?#][^\s'\"<>)]*", "?...", str(text))
-
-
-class Failure(Exception):
-    pass
-
-
-class NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):
-        return None
+log = browser_standin.logger("LEMONLDAP_BROWSER_LOG", "lemonldap-ng-browser")
 
 
 class Forms(html.parser.HTMLParser):
@@ -104,59 +78,26 @@ class Response:
         return parser.forms
 
 
-class Browser:
+class Browser(browser_standin.Browser):
     def __init__(self, deadline):
-        self.deadline = deadline
-        self.cookies = http.cookiejar.CookieJar()
-        self.with_cookies = urllib.request.build_opener(
-            urllib.request.ProxyHandler({}), urllib.request.HTTPCookieProcessor(self.cookies), NoRedirects)
-        # Cookies are not kept apart by port: the listener on 127.0.0.1 must not get the
-        # portal's session cookie.
-        self.without_cookies = urllib.request.build_opener(urllib.request.ProxyHandler({}), NoRedirects)
+        super().__init__(deadline, "tokenctl-lemonldap-ng-browser/1", 20.0, log)
 
     def request(self, method, url, form=None, cookies=True, label=None):
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
-            raise Failure("out of time")
-        headers = {"User-Agent": "tokenctl-lemonldap-ng-browser/1", "Accept": "text/html"}
+        headers = {"Accept": "text/html"}
         data = None
         if form is not None:
             data = urlencode(form).encode()
             headers["Content-Type"] = "application/x-www-form-urlencoded"
-        label = label or f"{method} {urlsplit(url).path}"
-        opener = self.with_cookies if cookies else self.without_cookies
-        try:
-            with opener.open(urllib.request.Request(url, data=data, method=method, headers=headers),
-                             timeout=min(20.0, remaining)) as response:
-                result = Response(url, response.status, response.headers, response.read())
-        except urllib.error.HTTPError as error:
-            result = Response(url, error.code, error.headers, error.read())
-        except (OSError, ValueError) as error:
-            log(f"{label} error {type(error).__name__}")
-            raise Failure(f"{label}: {type(error).__name__}") from None
-        log(f"{label} {result.status}")
-        return result
+        return Response(url, *self.send(method, url, data, headers, label, cookies))
 
 
 def read_server(path):
-    if not path:
-        raise Failure("set LEMONLDAP_BROWSER_SERVER_JSON to the server.json of lemonldap-ng-server.sh start")
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError) as error:
-        raise Failure(f"cannot read {path}: {type(error).__name__}") from None
+    return browser_standin.read_server(
+        path, "LEMONLDAP_BROWSER_SERVER_JSON", "lemonldap-ng-server.sh start")
 
 
 def credentials(server):
-    user = os.environ.get("LEMONLDAP_BROWSER_USER") or "dwho"
-    password = os.environ.get("LEMONLDAP_BROWSER_PASSWORD")
-    if password is None:
-        match = [u for u in server.get("users", []) if u.get("username") == user]
-        if not match:
-            raise Failure(f"no user {user!r} in server.json")
-        password = match[0]["password"]
-    return user, password
+    return browser_standin.credentials(server, "LEMONLDAP_BROWSER", "dwho")
 
 
 def submit(browser, page, form, values):
@@ -226,9 +167,7 @@ def run(url, action):
     if final is None:
         raise Failure(f"no redirect to the client after {MAX_STEPS} pages")
     log("consent page shown" if consent_shown else "no consent page")
-    params = parse_qs(urlsplit(final).query)
-    log(f"redirect carries error={params['error'][0]}" if "error" in params
-        else "redirect carries " + ("a code" if "code" in params else "no code"))
+    carried(urlsplit(final).query, log)
     delivered = browser.request("GET", final, cookies=False, label="callback status")
     if delivered.status >= 400:
         raise Failure(f"the client's redirect_uri answered {delivered.status}")
@@ -236,57 +175,12 @@ def run(url, action):
 
 
 def timeout_seconds():
-    try:
-        return max(1.0, min(float(os.environ.get("LEMONLDAP_BROWSER_TIMEOUT") or MAX_SECONDS), MAX_SECONDS))
-    except ValueError:
-        return MAX_SECONDS
-
-
-def detach():
-    """Goes on in a background grandchild; the caller's child exits 0 at once."""
-    if os.fork() > 0:
-        os._exit(0)
-    os.setsid()
-    if os.fork() > 0:
-        os._exit(0)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    os.close(devnull)
+    return browser_standin.timeout_seconds("LEMONLDAP_BROWSER_TIMEOUT", MAX_SECONDS)
 
 
 def main(argv):
-    action = (os.environ.get("LEMONLDAP_BROWSER_ACTION") or "allow").strip().lower()
-    if len(argv) != 1 or argv[0].startswith("-"):
-        print("usage: lemonldap-ng-browser.py URL", file=sys.stderr)
-        return 2
-    if action not in ACTIONS:
-        print(f"lemonldap-ng-browser.py: unknown LEMONLDAP_BROWSER_ACTION {action!r}", file=sys.stderr)
-        return 2
-    if os.environ.get("LEMONLDAP_BROWSER_FOREGROUND") != "1":
-        detach()
-
-    def on_alarm(*_):
-        log("timed out")
-        os._exit(3)
-
-    signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(int(timeout_seconds()) + 2)
-    url = argv[0]
-    parts = urlsplit(url)
-    log(f"start: action {action}, {parts.scheme}://{parts.netloc}{parts.path}")
-    try:
-        status = 0 if action == "ignore" else run(url, action)
-    except Failure as failure:
-        log(f"failed: {redact(failure)}")
-        print(f"lemonldap-ng-browser.py: {redact(failure)}", file=sys.stderr)
-        status = 1
-    except Exception as error:  # never a traceback: it could quote a URL with a code
-        log(f"failed: {type(error).__name__}: {redact(error)}")
-        print(f"lemonldap-ng-browser.py: {type(error).__name__}: {redact(error)}", file=sys.stderr)
-        status = 1
-    log(f"done: exit {status}")
-    return status
+    return browser_standin.main(
+        argv, "lemonldap-ng-browser.py", "LEMONLDAP_BROWSER", ACTIONS, log, timeout_seconds(), run, None)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 import browser_standin  # noqa: E402
+from browser_standin import carried, Failure  # noqa: E402
 
 MAX_SECONDS = 55
 ACTIONS = ("allow", "deny", "ignore", "print")
@@ -65,10 +66,6 @@ log = browser_standin.logger("MICROSOFT_STANDIN_LOG", "microsoft-browser")
 def timeout_seconds():
     return browser_standin.timeout_seconds("MICROSOFT_STANDIN_TIMEOUT", MAX_SECONDS)
 LOOPBACK = ("localhost", "127.0.0.1")
-
-
-class Failure(Exception):
-    pass
 
 
 class Browser:
@@ -183,11 +180,7 @@ def run_authorization(url, action):
     target = urllib.parse.urlsplit(final)
     if target.hostname not in LOOPBACK or target.scheme not in ("http", "https"):
         raise Failure("the redirect does not point at the loopback interface")
-    carried = urllib.parse.parse_qs(target.query if method == "GET" else (body or b"").decode())
-    if "error" in carried:
-        log("redirect carries error=%s" % carried["error"][0])
-    else:
-        log("redirect carries " + ("a code" if "code" in carried else "no code"))
+    carried(target.query if method == "GET" else (body or b"").decode(), log)
     if target.fragment:
         raise Failure("response_mode=fragment cannot reach a loopback listener")
     if action == "print":
@@ -236,7 +229,7 @@ def run_device(verification_uri, user_code, action):
 def main(argv):
     return browser_standin.main(
         argv, "microsoft-browser.py", "MICROSOFT_STANDIN", ACTIONS, log, timeout_seconds(), run_authorization, run_device,
-        Failure, detail=False)
+        detail=False)
 
 
 if __name__ == "__main__":
