@@ -55,36 +55,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 import loopback_service  # noqa: E402
 
+def user(uid, name, given, surname, upn, mail, phones=(), mobile=None, job=None, office=None):
+    return {"id": uid, "displayName": name, "givenName": given, "surname": surname, "userPrincipalName": upn,
+            "mail": mail, "businessPhones": list(phones), "mobilePhone": mobile, "jobTitle": job,
+            "officeLocation": office}
+
+
 USERS = [
-    {"id": "u-ada", "displayName": "Ada Lovelace", "givenName": "Ada", "surname": "Lovelace",
-     "userPrincipalName": "ada@contoso.test", "mail": "ada@contoso.test",
-     "businessPhones": ["+1 555 0100"], "mobilePhone": "+1 555 0199", "jobTitle": "Analyst",
-     "officeLocation": "London"},
-    {"id": "u-adam", "displayName": "Adam Smith", "givenName": "Adam", "surname": "Smith",
-     "userPrincipalName": "adam@contoso.test", "mail": "adam@contoso.test",
-     "businessPhones": [], "mobilePhone": None, "jobTitle": None, "officeLocation": None},
-    {"id": "u-adele", "displayName": "Adele Vance", "givenName": "Adele", "surname": "Vance",
-     "userPrincipalName": "adele@contoso.test", "mail": None,
-     "businessPhones": ["+1 555 0101", "+1 555 0102"], "mobilePhone": None, "jobTitle": None,
-     "officeLocation": None},
-    {"id": "u-adrian", "displayName": "Adrian Ford", "givenName": "Adrian", "surname": "Ford",
-     "userPrincipalName": "adrian@contoso.test", "mail": "adrian@contoso.test",
-     "businessPhones": [], "mobilePhone": None, "jobTitle": None, "officeLocation": None},
-    {"id": "u-adelaide", "displayName": "Adelaide Byron", "givenName": "Adelaide", "surname": "Byron",
-     "userPrincipalName": "adelaide@contoso.test", "mail": "adelaide@contoso.test",
-     "businessPhones": [], "mobilePhone": None, "jobTitle": None, "officeLocation": None},
-    {"id": "u-conan", "displayName": "Conan O'Brien", "givenName": "Conan", "surname": "O'Brien",
-     "userPrincipalName": "conan@contoso.test", "mail": "conan@contoso.test",
-     "businessPhones": [], "mobilePhone": None, "jobTitle": None, "officeLocation": None},
-    {"id": "u-zoe", "displayName": "Zoë Åberg", "givenName": "Zoë", "surname": "Åberg",
-     "userPrincipalName": "zoe@contoso.test", "mail": "zoe@contoso.test",
-     "businessPhones": [], "mobilePhone": None, "jobTitle": None, "officeLocation": None},
-    {"id": "u-tom", "displayName": "Tom & Jerry", "givenName": "Tom", "surname": "& Jerry",
-     "userPrincipalName": "tom@contoso.test", "mail": "tom@contoso.test",
-     "businessPhones": [], "mobilePhone": None, "jobTitle": None, "officeLocation": None},
-    {"id": "u-evil", "displayName": "Mallory \u001b[31mRed", "givenName": "Mallory", "surname": "Red",
-     "userPrincipalName": "mallory@contoso.test", "mail": "mallory@contoso.test",
-     "businessPhones": [], "mobilePhone": None, "jobTitle": None, "officeLocation": None},
+    user("u-ada", "Ada Lovelace", "Ada", "Lovelace", "ada@contoso.test", "ada@contoso.test", ["+1 555 0100"],
+         mobile="+1 555 0199", job="Analyst", office="London"),
+    user("u-adam", "Adam Smith", "Adam", "Smith", "adam@contoso.test", "adam@contoso.test"),
+    user("u-adele", "Adele Vance", "Adele", "Vance", "adele@contoso.test", None, ["+1 555 0101", "+1 555 0102"]),
+    user("u-adrian", "Adrian Ford", "Adrian", "Ford", "adrian@contoso.test", "adrian@contoso.test"),
+    user("u-adelaide", "Adelaide Byron", "Adelaide", "Byron", "adelaide@contoso.test", "adelaide@contoso.test"),
+    user("u-conan", "Conan O'Brien", "Conan", "O'Brien", "conan@contoso.test", "conan@contoso.test"),
+    user("u-zoe", "Zoë Åberg", "Zoë", "Åberg", "zoe@contoso.test", "zoe@contoso.test"),
+    user("u-tom", "Tom & Jerry", "Tom", "& Jerry", "tom@contoso.test", "tom@contoso.test"),
+    user("u-evil", "Mallory \u001b[31mRed", "Mallory", "Red", "mallory@contoso.test", "mallory@contoso.test"),
 ]
 FIELDS = {"givenName", "displayName", "surname", "mail", "userPrincipalName"}
 FILTER = re.compile(r"^startswith\((\w+),'((?:[^']|'')*)'\)$")

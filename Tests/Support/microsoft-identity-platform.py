@@ -210,25 +210,29 @@ TENANTS = {
     "consumers": {"id": CONSUMERS_TID, "name": "Microsoft Services", "domains": []},
 }
 
+
+def account(kind, home, name, mail, oids, username=None):
+    """An entry of ACCOUNTS; the given name and surname are the name's two words."""
+    given, surname = name.split(" ", 1)
+    fields = {"kind": kind, "home": home, "name": name, "given": given, "surname": surname, "mail": mail}
+    return {**fields, **({"username": username} if username else {}), "oids": oids}
+
+
 # The people who sign in, with their object in each tenant where they exist: a user's `oid` differs in every tenant
 # (https://learn.microsoft.com/en-us/entra/identity-platform/id-token-claims-reference, "oid": "If a single user
 # exists in multiple tenants, the user contains a different object ID in each tenant").
 ACCOUNTS = {
-    "ada@contoso.test": {"kind": "work", "home": "contoso", "name": "Ada Lovelace", "given": "Ada",
-                         "surname": "Lovelace", "mail": "ada@contoso.test",
-                         "oids": {"contoso": "ada00000-c0a7-4000-8000-000000000001",
-                                  "fabrikam": "ada00000-fab4-4000-8000-000000000002"}},
-    "bob@contoso.test": {"kind": "work", "home": "contoso", "name": "Bob Kelso", "given": "Bob",
-                         "surname": "Kelso", "mail": "bob@contoso.test",
-                         "oids": {"contoso": "b0b00000-c0a7-4000-8000-000000000003"}},
-    "carol@fabrikam.test": {"kind": "work", "home": "fabrikam", "name": "Carol Danvers", "given": "Carol",
-                            "surname": "Danvers", "mail": "carol@fabrikam.test",
-                            "oids": {"fabrikam": "ca401000-fab4-4000-8000-000000000004"}},
+    "ada@contoso.test": account("work", "contoso", "Ada Lovelace", "ada@contoso.test",
+                                {"contoso": "ada00000-c0a7-4000-8000-000000000001",
+                                 "fabrikam": "ada00000-fab4-4000-8000-000000000002"}),
+    "bob@contoso.test": account("work", "contoso", "Bob Kelso", "bob@contoso.test",
+                                {"contoso": "b0b00000-c0a7-4000-8000-000000000003"}),
+    "carol@fabrikam.test": account("work", "fabrikam", "Carol Danvers", "carol@fabrikam.test",
+                                   {"fabrikam": "ca401000-fab4-4000-8000-000000000004"}),
     # A personal Microsoft account's oid, in the 00000000-0000-0000-... form the live service
     # gives them.
-    "dan@outlook.test": {"kind": "personal", "home": "consumers", "name": "Dan Brown", "given": "Dan",
-                         "surname": "Brown", "mail": "dan@outlook.test",
-                         "oids": {"consumers": "00000000-0000-0000-d0d0-000000000005"}},
+    "dan@outlook.test": account("personal", "consumers", "Dan Brown", "dan@outlook.test",
+                                {"consumers": "00000000-0000-0000-d0d0-000000000005"}),
     # One address with a work account and a personal Microsoft account, two accounts that sign in with the same
     # username: the personal one is kept under its own key here, and signs in as `username`. Which one signs in
     # is the tenant's choice (consumers, organizations or a tenant), else domain_hint ("consumers" or
@@ -237,12 +241,11 @@ ACCOUNTS = {
     # person's pick (the browser's `standin_kind` cookie, default work); `tid` tells them apart
     # (https://learn.microsoft.com/en-us/entra/identity-platform/id-token-claims-reference, "tid": the consumers
     # tenant for personal accounts).
-    "sam@contoso.test": {"kind": "work", "home": "contoso", "name": "Sam Carter", "given": "Sam",
-                         "surname": "Carter", "mail": "sam@contoso.test",
-                         "oids": {"contoso": "5a300000-c0a7-4000-8000-000000000006"}},
-    "sam@contoso.test#personal": {"kind": "personal", "home": "consumers", "name": "Sam Carter", "given": "Sam",
-                                  "surname": "Carter", "mail": "sam@contoso.test", "username": "sam@contoso.test",
-                                  "oids": {"consumers": "00000000-0000-0000-5a30-000000000007"}},
+    "sam@contoso.test": account("work", "contoso", "Sam Carter", "sam@contoso.test",
+                                {"contoso": "5a300000-c0a7-4000-8000-000000000006"}),
+    "sam@contoso.test#personal": account("personal", "consumers", "Sam Carter", "sam@contoso.test",
+                                         {"consumers": "00000000-0000-0000-5a30-000000000007"},
+                                         username="sam@contoso.test"),
 }
 
 
@@ -764,6 +767,19 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
+    def token_client(self, client_id, segment):
+        """The registered client `client_id`, for the token and device endpoints: AADSTS700016 for an unknown one
+        (https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-auth-code-flow, token errors:
+        unauthorized_client; https://learn.microsoft.com/en-us/entra/identity-platform/reference-error-codes
+        AADSTS700016), AADSTS7000112 for a disabled one."""
+        with self.state.lock:
+            client = self.state.clients().get(client_id)
+        if client is None:
+            self.sts_error("unauthorized_client", 700016, "Application with identifier '%s' was not found in the "
+                                                          "directory '%s'." % (client_id, segment))
+        self.refuse_disabled(client_id, client)
+        return client
+
     def refuse_disabled(self, client_id, client):
         """AADSTS7000112: no token or device code for an app disabled in its tenant."""
         if client.get("disabled"):
@@ -1207,7 +1223,6 @@ class Handler(BaseHTTPRequestHandler):
     # Token endpoint.
 
     def token(self, segment):
-        state = self.state
         form = self.form
         resolved = self.tenant_or_error(segment)
         grant = form.get("grant_type", "")
@@ -1232,15 +1247,7 @@ class Handler(BaseHTTPRequestHandler):
                                                       "'client_id'.")
         if basic_id is not None and form.get("client_id") and basic_id != form["client_id"]:
             self.sts_error("invalid_client", 7000215, "Invalid client secret provided.", 401)
-        with state.lock:
-            client = state.clients().get(client_id)
-        if client is None:
-            # https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-auth-code-flow (token errors:
-            # unauthorized_client); https://learn.microsoft.com/en-us/entra/identity-platform/reference-error-codes
-            # AADSTS700016.
-            self.sts_error("unauthorized_client", 700016, "Application with identifier '%s' was not found in the "
-                                                          "directory '%s'." % (client_id, segment))
-        self.refuse_disabled(client_id, client)
+        client = self.token_client(client_id, segment)
         secret = form.get("client_secret") or basic_secret
         presented = secret or form.get("client_assertion")
         if client["public"]:
@@ -1670,12 +1677,7 @@ class Handler(BaseHTTPRequestHandler):
         if not client_id:
             self.sts_error("invalid_request", 900144, "The request body must contain the following parameter: "
                                                       "'client_id'.")
-        with state.lock:
-            client = state.clients().get(client_id)
-        if client is None:
-            self.sts_error("unauthorized_client", 700016, "Application with identifier '%s' was not found in the "
-                                                          "directory '%s'." % (client_id, segment))
-        self.refuse_disabled(client_id, client)
+        self.token_client(client_id, segment)
         if not form.get("scope"):
             self.sts_error("invalid_request", 900144, "The request body must contain the following parameter: 'scope'.")
         try:
