@@ -260,6 +260,12 @@ def redirect_error(auth, error, code):
             and params.get("state") == auth["state"] and "code" not in params)
 
 
+def check_redirect_errors(s, cases):
+    """Each case: (tenant, authorize's keywords, the error the redirect carries, its AADSTS code, what is checked)."""
+    for tenant, keywords, error, code, label in cases:
+        check(redirect_error(s.authorize(tenant, **keywords), error, code), label)
+
+
 # --- the checks --------------------------------------------------------------------------
 
 
@@ -373,16 +379,16 @@ def check_code_flow(s):
     check(auth["status"] == 400 and "AADSTS700016" in auth["answer"].text(), "an unknown client: AADSTS700016 page")
     auth = s.authorize("nowhere.test")
     check(auth["status"] == 400 and "AADSTS90002" in auth["answer"].text(), "an unknown tenant: AADSTS90002 page")
-    check(redirect_error(s.authorize("common", scope="openid api://other/read"), "invalid_resource", 500011),
-          "an unknown resource: invalid_resource AADSTS500011")
-    check(redirect_error(s.authorize("common", scope="openid Bogus.Permission"), "invalid_scope", 70011),
-          "an unknown permission: invalid_scope AADSTS70011")
-    check(redirect_error(s.authorize("common", response_type="token"), "unsupported_response_type", 70005),
-          "response_type other than code is refused")
-    check(redirect_error(s.authorize("common", code_challenge="short"), "invalid_request", 501491),
-          "a malformed code_challenge: AADSTS501491")
-    check(redirect_error(s.authorize("common", deny=True), "access_denied", 65004),
-          "the user declines: access_denied AADSTS65004")
+    check_redirect_errors(s, [
+        ("common", {"scope": "openid api://other/read"}, "invalid_resource", 500011,
+         "an unknown resource: invalid_resource AADSTS500011"),
+        ("common", {"scope": "openid Bogus.Permission"}, "invalid_scope", 70011,
+         "an unknown permission: invalid_scope AADSTS70011"),
+        ("common", {"response_type": "token"}, "unsupported_response_type", 70005,
+         "response_type other than code is refused"),
+        ("common", {"code_challenge": "short"}, "invalid_request", 501491, "a malformed code_challenge: AADSTS501491"),
+        ("common", {"deny": True}, "access_denied", 65004, "the user declines: access_denied AADSTS65004"),
+    ])
     # Without offline_access no refresh token; without openid no ID token.
     tokens = s.sign_in("common", "no offline_access", scope="openid User.Read")
     check("refresh_token" not in tokens and "id_token" in tokens, "no refresh token without offline_access")
@@ -421,14 +427,15 @@ def check_tenants(s):
     check(payload(tokens["id_token"])["tid"] == CONSUMERS, "common signs a personal account in at consumers")
     tokens = s.sign_in("organizations", "organizations/bob", login_hint="bob@contoso.test")
     check(payload(tokens["id_token"])["tid"] == s.tid["contoso"], "organizations signs a work account in")
-    check(redirect_error(s.authorize("organizations", login_hint="dan@outlook.test"), "access_denied", 500208),
-          "organizations refuses a personal account (AADSTS500208)")
-    check(redirect_error(s.authorize("consumers", login_hint="ada@contoso.test"), "access_denied", 500208),
-          "consumers refuses a work account (AADSTS500208)")
-    check(redirect_error(s.authorize("fabrikam.test", login_hint="bob@contoso.test"), "access_denied", 50020),
-          "a tenant refuses a user who is not in it (AADSTS50020)")
-    check(redirect_error(s.authorize("common", login_hint="nobody@contoso.test"), "access_denied", 50034),
-          "an unknown account: AADSTS50034")
+    check_redirect_errors(s, [
+        ("organizations", {"login_hint": "dan@outlook.test"}, "access_denied", 500208,
+         "organizations refuses a personal account (AADSTS500208)"),
+        ("consumers", {"login_hint": "ada@contoso.test"}, "access_denied", 500208,
+         "consumers refuses a work account (AADSTS500208)"),
+        ("fabrikam.test", {"login_hint": "bob@contoso.test"}, "access_denied", 50020,
+         "a tenant refuses a user who is not in it (AADSTS50020)"),
+        ("common", {"login_hint": "nobody@contoso.test"}, "access_denied", 50034, "an unknown account: AADSTS50034"),
+    ])
     # The person at the keyboard (the browser's session) wins over the hint.
     auth = s.authorize("common", user="bob@contoso.test", login_hint="ada@contoso.test")
     check(payload(s.redeem("common", auth).json()["id_token"])["preferred_username"] == "bob@contoso.test",
@@ -492,12 +499,14 @@ def check_refresh(s):
     tokens = s.sign_in("common", "consent to Calendars.Read", scope="openid offline_access User.Read Calendars.Read")
     check(s.refresh("common", tokens["refresh_token"], scope="Calendars.Read").status == 200,
           "a permission consented interactively can be asked for later")
-    check(redirect_error(s.authorize("common", scope="openid User.Read.All"), "access_denied", 90094),
-          "an admin-only permission needs the tenant's consent (AADSTS90094)")
-    check(redirect_error(s.authorize("common", scope="openid Files.Read", prompt="none", session="ada@contoso.test"),
-                         "consent_required", 65001), "prompt=none needing consent: consent_required")
-    check(redirect_error(s.authorize("common", prompt="none"), "login_required", 50058),
-          "prompt=none with no one signed in to the browser: login_required")
+    check_redirect_errors(s, [
+        ("common", {"scope": "openid User.Read.All"}, "access_denied", 90094,
+         "an admin-only permission needs the tenant's consent (AADSTS90094)"),
+        ("common", {"scope": "openid Files.Read", "prompt": "none", "session": "ada@contoso.test"},
+         "consent_required", 65001, "prompt=none needing consent: consent_required"),
+        ("common", {"prompt": "none"}, "login_required", 50058,
+         "prompt=none with no one signed in to the browser: login_required"),
+    ])
 
 
 def check_faults(s):
