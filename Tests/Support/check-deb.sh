@@ -58,17 +58,9 @@ print(v)' "$@"; }
   host=${remote#http://}
 
   mkdir -p "$XDG_CONFIG_HOME/tokenctl/types"
-  cat >"$XDG_CONFIG_HOME/tokenctl/types/forge.toml" <<TOML
-id = "forge"
-display_name = "The company forge"
-issuer = "$issuer"
-client_id = "tokenctl-native"
-scopes = ["openid", "profile", "email", "offline_access"]
-
-[git]
-hosts = ["$host"]
-username = "oauth2"
-TOML
+  # The demo's type (Tests/Support/forge-type.toml.in), for the git server alone.
+  sed -e "s|@ISSUER@|$issuer|" -e "s|@HOSTS@|\"$host\"|" "$support/forge-type.toml.in" \
+    >"$XDG_CONFIG_HOME/tokenctl/types/forge.toml"
   # The scripted user's browser needs only Python's standard library: Debian's Python runs
   # it (the test provider's environment may be built on a Python the user cannot read).
   printf '#!/bin/sh\nexec /usr/bin/python3 %s "$@"\n' "$root/Tests/AuthServer/scripted_browser.py" >"$state/browser"
@@ -234,22 +226,24 @@ bwrap --dev-bind / / --tmpfs /opt/swift --die-with-parent -- \
   env -i HOME="/home/$user" USER="$user" LOGNAME="$user" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 TMPDIR=/tmp \
   "$root/Tests/Support/with-private-keyring.sh" "$0" --user "$scratch/sync" "$scratch/provider" &
 user_pid=$!
-for _ in $(seq 1800); do
-  [ -e "$scratch/sync/signed-in" ] && break
-  kill -0 "$user_pid" 2>/dev/null || { wait "$user_pid" || true; user_pid=; fail "the user's checks failed (above)"; }
-  sleep 0.1
-done
-[ -e "$scratch/sync/signed-in" ] || fail "the user did not sign in within 3 minutes"
+# Waits up to 3 minutes for the user's side to touch sync/MARK; fails with GONE when it
+# ends first, with LATE when the time is up.
+wait_for_user() {
+  local mark=$1 gone=$2 late=$3
+  for _ in $(seq 1800); do
+    [ -e "$scratch/sync/$mark" ] && return
+    kill -0 "$user_pid" 2>/dev/null || { wait "$user_pid" || true; user_pid=; fail "$gone"; }
+    sleep 0.1
+  done
+  fail "$late"
+}
+wait_for_user signed-in "the user's checks failed (above)" "the user did not sign in within 3 minutes"
 
 apt_get install "$scratch/deb-next/tokenctl_${next}_${arch}.deb" "$scratch/deb-next/python3-keyring-tokenctl_${next}_all.deb"
 [ "$(dpkg-query -W -f='${Version}' tokenctl)" = "$next" ] || fail "the upgrade to $next did not happen"
 touch "$scratch/sync/upgraded"
-for _ in $(seq 1800); do
-  [ -e "$scratch/sync/checked" ] && break
-  kill -0 "$user_pid" 2>/dev/null || { wait "$user_pid" || true; user_pid=; fail "the user's checks after the upgrade failed (above)"; }
-  sleep 0.1
-done
-[ -e "$scratch/sync/checked" ] || fail "the user's checks after the upgrade did not end within 3 minutes"
+wait_for_user checked "the user's checks after the upgrade failed (above)" \
+  "the user's checks after the upgrade did not end within 3 minutes"
 [ -n "$(agents)" ] || fail "no agent runs $program before the removal: the removal would prove nothing"
 
 apt_get remove "${packages[@]}"

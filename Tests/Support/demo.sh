@@ -73,17 +73,9 @@ registry=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["base
 registry=${registry#http://}
 say "The forge's account type, as a user type file (tokenctl-types(5)): [git] names its hosts, the git server's and the registry's"
 mkdir -p "$XDG_CONFIG_HOME/tokenctl/types"
-cat >"$XDG_CONFIG_HOME/tokenctl/types/forge.toml" <<TOML
-id = "forge"
-display_name = "The company forge"
-issuer = "$issuer"
-client_id = "tokenctl-native"
-scopes = ["openid", "profile", "email", "offline_access"]
-
-[git]
-hosts = ["$host", "$registry"]
-username = "oauth2"
-TOML
+# The same type as check-deb.sh's (Tests/Support/forge-type.toml.in), with the registry.
+sed -e "s|@ISSUER@|$issuer|" -e "s|@HOSTS@|\"$host\", \"$registry\"|" "$here/forge-type.toml.in" \
+  >"$XDG_CONFIG_HOME/tokenctl/types/forge.toml"
 cat "$XDG_CONFIG_HOME/tokenctl/types/forge.toml"
 run login forge
 export GIT_CONFIG_GLOBAL="$state/gitconfig" GIT_TERMINAL_PROMPT=0 PATH="$(dirname "$helper"):$PATH"
