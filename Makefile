@@ -24,7 +24,7 @@ SWIFT ?= swift
 # The date stamped into the generated man pages; fixed so that regenerating them is
 # reproducible. Bump it with the version.
 MAN_DATE := 2026-11-21
-KEYRING := Tests/Support/with-private-keyring
+KEYRING := Tests/Support/with-private-keyring.sh
 # libsecret-1-0 and libcurl4 (which libcurl4-openssl-dev brings) are opened with dlopen at
 # run time. The build uses libcurl's headers but not libsecret's (Sources/CLibSecret
 # declares what it uses): libsecret-1-dev and pkg-config are for `make check-libsecret`,
@@ -36,7 +36,7 @@ KEYRING := Tests/Support/with-private-keyring
 # python3-dbus and python3-gi: the desktop program of the D-Bus tests (a maintained D-Bus
 # library, as a Python application would use) and the tests' notification server.
 # glewlwyd: a real OpenID Connect server that registers clients (RFC 7591, RFC 7592), for
-# the dynamic registration tests (Tests/Support/glewlwyd-server); openssl makes its RS256
+# the dynamic registration tests (Tests/Support/glewlwyd-server.py); openssl makes its RS256
 # key. The tests run their own glewlwyd on a private SQLite file. On a host with systemd the
 # package also enables and starts the system's glewlwyd (port 4593, every interface, user
 # admin with password "password"): install-packages stops and disables it again when it was
@@ -49,17 +49,17 @@ KEYRING := Tests/Support/with-private-keyring
 # (bash is there already).
 # curl: the tests script the Microsoft identity platform stand-in and the stub servers with it.
 # bubblewrap and xdg-dbus-proxy: the sandboxed-app tests run a desktop program as Flatpak
-# runs an app (Tests/Support/flatpak-run): in a bubblewrap sandbox with a /.flatpak-info,
+# runs an app (Tests/Support/flatpak-run.py): in a bubblewrap sandbox with a /.flatpak-info,
 # reaching the agent through a real xdg-dbus-proxy with Flatpak's filter, so that consent
 # is tested against what it must tell apart. (flatpak itself would need a runtime from a
 # remote, and the agent looks only at these two.)
 # mercurial and mercurial-keyring: the keyring backend's Mercurial test clones with the real
 # hg, whose mercurial_keyring asks Debian's Python keyring, and so our backend, for the
-# password (Tests/Support/hg-http-server serves the repository).
+# password (Tests/Support/hg-http-server.py serves the repository).
 # skopeo: the Docker credential helper's tests pull from a registry stand-in with the real
-# containers tools' client (Tests/Support/docker-registry-server), as Podman and Buildah do.
+# containers tools' client (Tests/Support/docker-registry-server.py), as Podman and Buildah do.
 # keepassxc, xvfb and xdotool: `make test` runs the keyring store's provider suite against
-# KeePassXC as well (Tests/Support/with-secret-service), the Secret Service provider whose
+# KeePassXC as well (Tests/Support/with-secret-service.sh), the Secret Service provider whose
 # defaults differ most from gnome-keyring's (access confirmation, merged attributes, one
 # collection per database); KeePassXC is a Qt program and needs an X server (Xvfb), and
 # xdotool answers its dialogs as a user would.
@@ -125,10 +125,10 @@ install-packages:
 build: deps
 	$(SWIFT) build --build-tests
 
-# The hardening checks leave their figures here; Tests/Hardening/report makes the table.
+# The hardening checks leave their figures here; Tests/Hardening/report.py makes the table.
 HARDENING := $(CURDIR)/.build/hardening.tsv
 HARDENING_TESTS := FaultMatrixTests|GrantJournalTests|GrantJournalFaultTests|KeyringFaultTests|KeyringCommandTests|SecretHygieneTests|SignInIntegrationTests|FreshnessTests|ServerRecoveryTests|AgentLifecycleTests|AgentIntegrationTests/(aStoppedAgentsFullListenQueue|anAgentThatGoesSilent|anAgentStoppedInTheMiddle)
-CRASH_HARNESS := Tests/Hardening/crash-harness .build/debug/tokenctl .build/debug/git-credential-tokenctl
+CRASH_HARNESS := Tests/Hardening/crash-harness.py .build/debug/tokenctl .build/debug/git-credential-tokenctl
 
 # `make test` runs these parts in turn, stops at the first that fails, and prints each
 # part's time at the end; each is also a target of its own (`make test-agent`). Every part
@@ -164,19 +164,19 @@ test-exit: $(TEST_PREREQS)
 	TOKENCTL_EXIT_TESTS=1 $(KEYRING) $(SWIFT) test --skip-build --filter 'KeyringChangeMonitorTests|KeyringDaemonRestartTests|SecretServiceStoreMemoryTests|SecretServiceUnlockTests'
 
 # The command line's and the git helper's suites again, every client they start asking a
-# tokenctl agent first (Tests/Support/with-agent): the same outputs, exit codes and errors
+# tokenctl agent first (Tests/Support/with-agent.sh): the same outputs, exit codes and errors
 # either way, since a client must not behave differently for having an agent. The agent's
 # own suite starts agents of its own. Their `tokenctl` is the front end, as `make install`
 # installs it, so that what users run is what is tested.
 test-agent: $(TEST_PREREQS)
-	TOKENCTL_BIN=$(CURDIR)/.build/debug/tokenctl-front-end $(KEYRING) Tests/Support/with-agent $(SWIFT) test --skip-build --filter 'TokenCtlCLITests\.|CredentialHelpersTests\.' \
+	TOKENCTL_BIN=$(CURDIR)/.build/debug/tokenctl-front-end $(KEYRING) Tests/Support/with-agent.sh $(SWIFT) test --skip-build --filter 'TokenCtlCLITests\.|CredentialHelpersTests\.' \
 	  --skip 'AgentIntegrationTests|KeyringChangeMonitorTests|KeyringDaemonRestartTests|SecretServiceStoreMemoryTests|SecretServiceUnlockTests'
 
-# The keyring store against KeePassXC as it ships (Tests/Support/with-secret-service); every
+# The keyring store against KeePassXC as it ships (Tests/Support/with-secret-service.sh); every
 # provider is `make test-providers`.
 # --no-parallel: KeePassXC refuses to lock a database while another test's dialog is up.
 test-keepassxc: $(TEST_PREREQS)
-	$(PROVIDER_RUN) Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build --no-parallel --filter '$(PROVIDER_TESTS)'
+	$(PROVIDER_RUN) Tests/Support/with-secret-service.sh keepassxc $(SWIFT) test --skip-build --no-parallel --filter '$(PROVIDER_TESTS)'
 
 # The hardening checks in their short form (30 kills, 20,000 fuzz runs per target), then
 # the hardening table. The table also needs test-suite's figures: run alone, this part runs
@@ -187,11 +187,11 @@ test-hardening: $(TEST_PREREQS)
 	  HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(SWIFT) test --skip-build --filter '$(HARDENING_TESTS)'; }
 	@if [ -f $(HARDENING) ]; then sed -i '/^crash\t/d; /^fuzz\t/d' $(HARDENING); fi
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(CRASH_HARNESS) --kills 30
-	FUZZ_SUMMARY=$(HARDENING) SWIFT=$(SWIFT) Tests/Fuzz/run --runs 20000
-	Tests/Hardening/report $(HARDENING)
+	FUZZ_SUMMARY=$(HARDENING) SWIFT=$(SWIFT) Tests/Fuzz/run.sh --runs 20000
+	Tests/Hardening/report.py $(HARDENING)
 
 # The Secret Service providers tokenctl supports, each started headless with its defaults
-# by Tests/Support/with-secret-service (gnome-keyring, KeePassXC 2.7, kwalletd5), running
+# by Tests/Support/with-secret-service.sh (gnome-keyring, KeePassXC 2.7, kwalletd5), running
 # the store's provider suite and the tokenctl binary against each, directly and through an
 # agent (SecretServiceTokenStoreTests pins gnome-keyring's exact items: KeePassXC adds its
 # entry's fields as attributes). TOKENCTL_TEST_MATRIX=1 adds, per provider, a sign-in at the
@@ -201,7 +201,7 @@ test-hardening: $(TEST_PREREQS)
 # since KeePassXC completes no prompt after it.
 PROVIDERS := gnome-keyring keepassxc kwallet
 # Runs a provider's command once more when the provider itself died under it
-# (with-secret-service's status 75: KeePassXC 2.7.4 segfaults now and then, and then
+# (with-secret-service.sh's status 75: KeePassXC 2.7.4 segfaults now and then, and then
 # libsecret would wait for ever); the crash stays in the log, and a second one fails.
 PROVIDER_RUN := sh -c 'status=0; "$$@" || status=$$?; if [ $$status = 75 ]; then \
   echo "test-providers: the provider died under the tests (above); running them once more"; "$$@"; exit; fi; \
@@ -210,14 +210,14 @@ PROVIDER_TESTS := KeyringProviderTests|KeyringProviderCommandTests
 test-providers: build auth-server-deps
 	for provider in $(PROVIDERS); do \
 	  echo "== $$provider"; \
-	  $(PROVIDER_RUN) env TOKENCTL_TEST_MATRIX=1 Tests/Support/with-secret-service $$provider $(SWIFT) test --skip-build \
+	  $(PROVIDER_RUN) env TOKENCTL_TEST_MATRIX=1 Tests/Support/with-secret-service.sh $$provider $(SWIFT) test --skip-build \
 	    --no-parallel --filter '$(PROVIDER_TESTS)' || exit 1; \
-	  $(PROVIDER_RUN) Tests/Support/with-secret-service $$provider Tests/Support/with-agent $(SWIFT) test --skip-build \
+	  $(PROVIDER_RUN) Tests/Support/with-secret-service.sh $$provider Tests/Support/with-agent.sh $(SWIFT) test --skip-build \
 	    --no-parallel --filter 'KeyringProviderCommandTests' || exit 1; \
 	done
-	$(PROVIDER_RUN) env TOKENCTL_TEST_SLOW_PROMPT=1 Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build \
+	$(PROVIDER_RUN) env TOKENCTL_TEST_SLOW_PROMPT=1 Tests/Support/with-secret-service.sh keepassxc $(SWIFT) test --skip-build \
 	  --filter 'KeyringProviderCommandTests/aPromptAnsweredAfterThirtySecondsIsWaitedFor'
-	$(PROVIDER_RUN) env TOKENCTL_TEST_DISMISS=1 Tests/Support/with-secret-service keepassxc $(SWIFT) test --skip-build \
+	$(PROVIDER_RUN) env TOKENCTL_TEST_DISMISS=1 Tests/Support/with-secret-service.sh keepassxc $(SWIFT) test --skip-build \
 	  --filter 'KeyringProviderTests/aDismissedPromptIsLocked'
 
 # What the desktop adds, against real parts (a few minutes): `tokenctl login` in Debian's
@@ -248,7 +248,7 @@ desktop-test-deps:
 .PHONY: test-lemonldap
 test-lemonldap: build
 	TOKENCTL_TEST_LEMONLDAP=1 $(KEYRING) $(SWIFT) test --skip-build --filter LemonLDAPProviderTests
-	TOKENCTL_TEST_LEMONLDAP=1 $(KEYRING) Tests/Support/with-agent $(SWIFT) test --skip-build \
+	TOKENCTL_TEST_LEMONLDAP=1 $(KEYRING) Tests/Support/with-agent.sh $(SWIFT) test --skip-build \
 	  --filter LemonLDAPProviderTests
 
 # The hardening checks in full: 200 kills, every fault, the secret scan, and 1,000,000
@@ -257,12 +257,12 @@ hardening: build auth-server-deps
 	rm -f $(HARDENING)
 	TOKENCTL_SOAK=1 HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(SWIFT) test --skip-build --filter '$(HARDENING_TESTS)'
 	HARDENING_SUMMARY=$(HARDENING) $(KEYRING) $(CRASH_HARNESS) --kills 200
-	FUZZ_SUMMARY=$(HARDENING) SWIFT=$(SWIFT) Tests/Fuzz/run --runs 1000000
-	Tests/Hardening/report $(HARDENING)
+	FUZZ_SUMMARY=$(HARDENING) SWIFT=$(SWIFT) Tests/Fuzz/run.sh --runs 1000000
+	Tests/Hardening/report.py $(HARDENING)
 
 demo: deps auth-server-deps
 	$(SWIFT) build
-	$(KEYRING) Tests/Support/demo .build/debug/tokenctl
+	$(KEYRING) Tests/Support/demo.sh .build/debug/tokenctl
 
 # How the release executables are built, for `make install` and `make bench`, for the
 # start-up time and peak memory of `tokenctl token` and the git helper (what each flag
@@ -327,22 +327,22 @@ bench: bench-deps auth-server-deps static-cxx
 	$(KEYRING) python3 Tests/Benchmarks/bench.py --bin .build/release $(BENCH_ARGS)
 
 # Regenerates $(STARTUP_ORDER) from callgrind runs of the release clients, through an agent
-# and on the direct path, in a throw-away keyring (Tests/Support/generate-startup-order);
+# and on the direct path, in a throw-away keyring (Tests/Support/generate-startup-order.py);
 # the executables are linked again with it. Run it when `make check-release` says to.
 startup-order: bench-deps static-cxx
 	TOKENCTL_STATIC_PIE=1 $(SWIFT) build $(RELEASE_FLAGS)
-	$(KEYRING) Tests/Support/generate-startup-order .build/release $(STARTUP_ORDER)
+	$(KEYRING) Tests/Support/generate-startup-order.py .build/release $(STARTUP_ORDER)
 	rm -f $(RELEASE_BINARIES) $(FRONT_END)
 	TOKENCTL_STATIC_PIE=1 $(SWIFT) build $(RELEASE_FLAGS)
 
-# libFuzzer over every parser of untrusted input (Tests/Fuzz/run): 1,000,000 runs per
+# libFuzzer over every parser of untrusted input (Tests/Fuzz/run.sh): 1,000,000 runs per
 # target, or 20,000 for CI. A crash fails the target and names its reproducer. The
 # sanitizer and libFuzzer runtimes come with the Swift toolchain; deps brings libcurl.
 fuzz: deps
-	SWIFT=$(SWIFT) Tests/Fuzz/run --runs 1000000
+	SWIFT=$(SWIFT) Tests/Fuzz/run.sh --runs 1000000
 
 fuzz-short: deps
-	SWIFT=$(SWIFT) Tests/Fuzz/run --runs 20000
+	SWIFT=$(SWIFT) Tests/Fuzz/run.sh --runs 20000
 
 # Regenerates man/ from the command definitions (the hand-written pages are left alone).
 # The generated pages are the ones marked so on their first line; those of commands that
@@ -350,11 +350,11 @@ fuzz-short: deps
 GENERATED_MAN = $(shell grep -l '^\.\\" "Generated by swift-argument-parser"' man/*.1)
 man: deps
 	rm -f $(GENERATED_MAN)
-	Tests/Support/generate-man $(MAN_DATE) man
+	Tests/Support/generate-man.sh $(MAN_DATE) man
 
 # Fails when the checked-in pages differ from what the command definitions produce.
 check-man: deps
-	@tmp=$$(mktemp -d) && Tests/Support/generate-man $(MAN_DATE) $$tmp \
+	@tmp=$$(mktemp -d) && Tests/Support/generate-man.sh $(MAN_DATE) $$tmp \
 	  && for page in $$tmp/* $(GENERATED_MAN); do \
 	       diff -u man/$$(basename $$page) $$tmp/$$(basename $$page) || { echo "man/ is out of date: run 'make man'"; rm -rf $$tmp; exit 1; }; \
 	     done; rm -rf $$tmp
@@ -362,7 +362,7 @@ check-man: deps
 # Fails when Sources/CLibSecret's declarations of libsecret and GLib differ from Debian's
 # headers: a difference would build, and then corrupt memory at run time.
 check-libsecret: deps
-	Tests/Support/check-libsecret-declarations
+	Tests/Support/check-libsecret-declarations.sh
 
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Plugins Examples Tests
@@ -389,19 +389,19 @@ check-units: deps
 	  exit $$status
 
 # The release executables, built as `make install` builds them, checked with readelf: no
-# run path, PIE, RELRO, no executable stack (Tests/Support/check-release-binaries).
+# run path, PIE, RELRO, no executable stack (Tests/Support/check-release-binaries.sh).
 HELPERS := git-credential-tokenctl docker-credential-tokenctl
 FRONT_END := .build/release/tokenctl-front-end
 RELEASE_BINARIES := .build/release/tokenctl $(addprefix .build/release/,$(HELPERS))
 check-release: deps static-cxx
 	TOKENCTL_STATIC_PIE=1 $(SWIFT) build $(RELEASE_FLAGS) --product tokenctl
 	for helper in $(HELPERS) tokenctl-front-end; do TOKENCTL_STATIC_PIE=1 $(SWIFT) build $(RELEASE_FLAGS) --product $$helper || exit 1; done
-	Tests/Support/check-release-binaries --static $(FRONT_END) --startup-order $(STARTUP_ORDER) $(RELEASE_BINARIES)
+	Tests/Support/check-release-binaries.sh --static $(FRONT_END) --startup-order $(STARTUP_ORDER) $(RELEASE_BINARIES)
 
 # `make install` into a scratch folder, and the installed programs run: the front end under
-# each name finds the full program in libexec (Tests/Support/check-install).
+# each name finds the full program in libexec (Tests/Support/check-install.sh).
 check-install: check-release
-	Tests/Support/check-install
+	Tests/Support/check-install.sh
 
 # The man pages include tokenctl-agent(1); the agent's units and D-Bus service file name $(BINDIR)/tokenctl.
 # What users run, `tokenctl` and the helpers, is the front end (Sources/tokenctl-front-end),

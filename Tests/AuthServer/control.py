@@ -1,7 +1,7 @@
-"""Starts and stops the test authorization server. Run through Tests/Support/auth-server:
+"""Starts and stops the test authorization server. Run through Tests/Support/auth-server.sh:
 
-    auth-server start STATE_DIR [--watch-pid PID] [--lifetime SECONDS]
-    auth-server stop STATE_DIR
+    auth-server.sh start STATE_DIR [--watch-pid PID] [--lifetime SECONDS]
+    auth-server.sh stop STATE_DIR
 
 `start` runs the server in the background on 127.0.0.1 (a free port), waits until it
 answers, writes STATE_DIR/server.json and returns 0. The server stops by itself when the
@@ -9,7 +9,6 @@ watched process (by default the one that ran `start`) is gone, or after its life
 (default 20 minutes). It logs to STATE_DIR/server.log: request lines (paths without
 query strings) and warnings, never tokens.
 """
-import argparse
 import hashlib
 import json
 import os
@@ -26,112 +25,23 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 # No __pycache__ in the source tree (our modules are tiny; the venv's are precompiled).
 sys.dont_write_bytecode = True
+# What it shares with glewlwyd-server.py lives beside the other test servers.
+sys.path.insert(0, os.path.join(HERE, "..", "Support"))
+import supervised_server  # noqa: E402
+
 CACHE_DIR = os.path.join(REPO, ".build-python", "auth-server")
 DEFAULT_LIFETIME = 20 * 60
 START_TIMEOUT = 90  # the first start ever also runs the migrations
+SERVER = supervised_server.Server(
+    "auth-server.sh", __file__, "AUTH_SERVER_WATCH_PID", start_seconds=START_TIMEOUT, stop_seconds=5)
 
 
-def fail(message):
-    print(f"auth-server: {message}", file=sys.stderr)
-    sys.exit(1)
-
-
-# --- processes -------------------------------------------------------------------------
-
-
-def proc_start_time(pid):
-    """The process's start time (clock ticks after boot), or None if it is gone or a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    fields = stat[stat.rindex(")") + 2 :].split()
-    if fields[0] in ("Z", "X"):
-        return None
-    return fields[19]
-
-
-def is_our_server(pid, state_dir):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = f.read().split(b"\0")
-    except OSError:
-        return False
-    return b"_serve" in argv and os.fsencode(state_dir) in argv and proc_start_time(pid) is not None
-
-
-def recorded_pid(state_dir):
-    for name, read in (("server.pid", lambda t: t), ("server.json", lambda t: json.loads(t)["pid"])):
-        try:
-            with open(os.path.join(state_dir, name), encoding="utf-8") as f:
-                return int(read(f.read().strip()))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return None
-
-
-def write_atomically(path, text, mode=0o600):
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
-# --- start / stop ----------------------------------------------------------------------
+# --- start -----------------------------------------------------------------------------
 
 
 def cmd_start(args):
+    info, abort = SERVER.start(args, timeout_tail=False)
     state_dir = os.path.abspath(args.state_dir)
-    os.makedirs(state_dir, exist_ok=True)
-    old = recorded_pid(state_dir)
-    if old and is_our_server(old, state_dir):
-        fail(f"a server is already running for {state_dir} (pid {old}); stop it first")
-    for name in ("server.json", "server.pid"):
-        try:
-            os.unlink(os.path.join(state_dir, name))
-        except FileNotFoundError:
-            pass
-
-    watch_pid = args.watch_pid
-    if watch_pid is None:
-        watch_pid = int(os.environ.get("AUTH_SERVER_WATCH_PID") or os.getppid())
-    if watch_pid > 1 and proc_start_time(watch_pid) is None:
-        fail(f"there is no process {watch_pid} to watch")
-    log = open(os.path.join(state_dir, "server.log"), "ab")
-    child = subprocess_popen(
-        [sys.executable, "-u", os.path.abspath(__file__), "_serve", state_dir,
-         "--watch-pid", str(watch_pid), "--lifetime", str(args.lifetime)],
-        log,
-    )
-    write_atomically(os.path.join(state_dir, "server.pid"), f"{child.pid}\n")
-
-    def abort(message):
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        for name in ("server.json", "server.pid"):
-            try:
-                os.unlink(os.path.join(state_dir, name))
-            except FileNotFoundError:
-                pass
-        fail(message)
-
-    deadline = time.monotonic() + START_TIMEOUT
-    server_json = os.path.join(state_dir, "server.json")
-    while True:
-        if child.poll() is not None:
-            abort(f"the server exited with status {child.returncode}; see {state_dir}/server.log:\n"
-                  + tail(os.path.join(state_dir, "server.log")))
-        if os.path.exists(server_json):
-            with open(server_json, encoding="utf-8") as f:
-                info = json.load(f)
-            if info.get("pid") == child.pid:
-                break
-        if time.monotonic() > deadline:
-            abort(f"the server did not start within {START_TIMEOUT} s; see {state_dir}/server.log")
-        time.sleep(0.05)
 
     # Belt and braces: it answers, and what it answers matches server.json.
     try:
@@ -143,52 +53,6 @@ def cmd_start(args):
         abort(f"the server does not answer ({type(error).__name__}: {error}); see {state_dir}/server.log")
     if discovery.get("issuer") != info["issuer"]:
         abort(f"discovery says issuer {discovery.get('issuer')!r}, expected {info['issuer']!r}")
-    return 0
-
-
-def subprocess_popen(argv, log):
-    import subprocess
-
-    return subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=log,
-        close_fds=True,
-        start_new_session=True,  # not killed along with the caller's process group...
-        cwd="/",
-    )  # ...but it watches the caller and stops when it is gone (see serve()).
-
-
-def tail(path, lines=30):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return "".join(f.readlines()[-lines:])
-    except OSError:
-        return ""
-
-
-def cmd_stop(args):
-    state_dir = os.path.abspath(args.state_dir)
-    pid = recorded_pid(state_dir)
-    if pid and is_our_server(pid, state_dir):
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        deadline = time.monotonic() + 5
-        while is_our_server(pid, state_dir) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if is_our_server(pid, state_dir):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    for name in ("server.json", "server.pid"):
-        try:
-            os.unlink(os.path.join(state_dir, name))
-        except FileNotFoundError:
-            pass
     return 0
 
 
@@ -344,58 +208,28 @@ def serve(args):
         "state_dir": state_dir,
         "log": os.path.join(state_dir, "server.log"),
     }
-    write_atomically(os.path.join(state_dir, "server.json"), json.dumps(info, indent=2) + "\n")
-    ready = time.monotonic()  # the lifetime counts from here
-    watch_pid = args.watch_pid if args.watch_pid and args.watch_pid > 1 else None
-    watch_start = proc_start_time(watch_pid) if watch_pid else None
+    published = supervised_server.Published(state_dir, info, args)
     print(
         f"{time.strftime('%H:%M:%S')} serving {base} (pid {os.getpid()}, watching "
-        f"{watch_pid or 'nothing'}, lifetime {args.lifetime} s, started in "
+        f"{published.watch_pid or 'nothing'}, lifetime {args.lifetime} s, started in "
         f"{time.monotonic() - started:.2f} s)",
         file=sys.stderr,
     )
 
-    reason = "signal"
-    while not stop.wait(0.25):
-        if time.monotonic() - ready > args.lifetime:
-            reason = f"lifetime of {args.lifetime} s reached"
-            break
-        if watch_pid and (watch_start is None or proc_start_time(watch_pid) != watch_start):
-            reason = f"watched process {watch_pid} is gone"
-            break
+    reason = None
+    while reason is None:
+        reason = "signal" if stop.wait(0.25) else published.end_reason()
     print(f"{time.strftime('%H:%M:%S')} stopping: {reason}", file=sys.stderr)
     httpd.shutdown()
     httpd.server_close()
-    if recorded_pid(state_dir) == os.getpid():  # not replaced by a newer server
-        for name in ("server.json", "server.pid"):
-            try:
-                os.unlink(os.path.join(state_dir, name))
-            except FileNotFoundError:
-                pass
+    published.withdraw()
     sys.stderr.flush()
     os._exit(0)  # no slow interpreter teardown: request threads are daemons anyway
 
 
 def main():
-    parser = argparse.ArgumentParser(prog="auth-server", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{start,stop}")
-    start = sub.add_parser("start", help="start a server for STATE_DIR")
-    stop = sub.add_parser("stop", help="stop the server of STATE_DIR (idempotent)")
-    serve_parser = sub.add_parser("_serve", help=argparse.SUPPRESS)
-    for p in (start, stop, serve_parser):
-        p.add_argument("state_dir", metavar="STATE_DIR")
-    for p in (start, serve_parser):
-        p.add_argument("--watch-pid", type=int, default=None,
-                       help="stop when this process is gone (default: the caller; 0: none)")
-        p.add_argument("--lifetime", type=int, default=DEFAULT_LIFETIME,
-                       help=f"stop after this many seconds (default {DEFAULT_LIFETIME})")
-    serve_parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
-    if args.command == "start":
-        return cmd_start(args)
-    if args.command == "stop":
-        return cmd_stop(args)
-    return serve(args)
+    return SERVER.main(__doc__.split("\n\n")[0], DEFAULT_LIFETIME, cmd_start, serve,
+                       serve_options=[("--port", {"type": int, "default": 0})])
 
 
 if __name__ == "__main__":

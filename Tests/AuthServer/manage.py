@@ -2,7 +2,7 @@
 """Django's command-line utility for the test authorization server.
 
 Needs AUTH_SERVER_STATE_DIR (where db.sqlite3 and oidc-rsa.pem live); the launcher
-Tests/Support/auth-server sets everything up, this is for poking at a state dir by hand.
+Tests/Support/auth-server.sh sets everything up, this is for poking at a state dir by hand.
 """
 import os
 import sys

@@ -1,10 +1,10 @@
 """A scripted "user with a browser" for the test authorization server.
 
-    scripted-browser URL
+    scripted-browser.sh URL
         What tokenctl runs as $BROWSER: open the authorization URL, sign in, answer the
         consent page, then load the final redirect (tokenctl's loopback listener). Detaches
         and returns at once (SCRIPTED_BROWSER_FOREGROUND=1 to stay in the foreground).
-    scripted-browser --device VERIFICATION_URI [USER_CODE]
+    scripted-browser.sh --device VERIFICATION_URI [USER_CODE]
         Sign in at the RFC 8628 verification page and approve (or deny) USER_CODE; runs in
         the foreground; exits 0 when the server shows the expected outcome. Without
         USER_CODE the code must be in the URI (verification_uri_complete).
@@ -20,7 +20,7 @@ Environment:
                                never signs in.
     SCRIPTED_BROWSER_USER      user name (default: ada)
     SCRIPTED_BROWSER_PASSWORD  password (default: that user's in SCRIPTED_BROWSER_SERVER_JSON)
-    SCRIPTED_BROWSER_SERVER_JSON  path to the server.json written by auth-server start
+    SCRIPTED_BROWSER_SERVER_JSON  path to the server.json written by auth-server.sh start
     SCRIPTED_BROWSER_OUTPUT    `print`: file that receives the final redirect URL (mode 0600);
                                `forge-state`: receives the forged callback's HTTP status
     SCRIPTED_BROWSER_PAGE      allow/deny: file that receives the visible text of the page the
@@ -46,7 +46,7 @@ from urllib.parse import parse_qs, urlencode, urljoin, urlsplit, urlunsplit
 # The scripted users' shared part lives beside the other stand-ins.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "Support"))
 import browser_standin  # noqa: E402
-from browser_standin import origin, redact  # noqa: E402
+from browser_standin import carried, Failure, origin, redact  # noqa: E402
 
 MAX_SECONDS = 55
 ACTIONS = ("allow", "deny", "print", "forge-state", "ignore", "inject-foreign-code")
@@ -55,10 +55,6 @@ log = browser_standin.logger("SCRIPTED_BROWSER_LOG", "scripted-browser")
 
 def timeout_seconds():
     return browser_standin.timeout_seconds("SCRIPTED_BROWSER_TIMEOUT", MAX_SECONDS)
-
-
-class Failure(Exception):
-    pass
 
 
 # --- HTML forms ------------------------------------------------------------------------
@@ -276,11 +272,7 @@ def run_authorization(url, action):
     if kind != "redirect":
         raise Failure("the server did not redirect back to the client")
     final = result
-    params = parse_qs(urlsplit(final).query)
-    if "error" in params:
-        log(f"redirect carries error={params['error'][0]}")
-    else:
-        log("redirect carries " + ("a code" if "code" in params else "no code"))
+    params = carried(urlsplit(final).query, log)
 
     if action == "inject-foreign-code":
         code = (params.get("code") or [""])[0]
@@ -369,8 +361,7 @@ def add_query(url, params):
 
 def main(argv):
     return browser_standin.main(
-        argv, "scripted-browser", "SCRIPTED_BROWSER", ACTIONS, log, timeout_seconds(), run_authorization, run_device,
-        Failure)
+        argv, "scripted-browser.sh", "SCRIPTED_BROWSER", ACTIONS, log, timeout_seconds(), run_authorization, run_device)
 
 
 if __name__ == "__main__":

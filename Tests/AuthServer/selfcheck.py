@@ -2,7 +2,7 @@
 
     .build-python/venv/bin/python Tests/AuthServer/selfcheck.py [--quick]
 
-Starts a server in a temporary state dir (through Tests/Support/auth-server), plays
+Starts a server in a temporary state dir (through Tests/Support/auth-server.sh), plays
 tokenctl's part with a tiny loopback listener, and checks every configured behaviour:
 discovery, code + PKCE over a loopback redirect with any port, OIDC ID token (RS256,
 verified against the JWKS), refresh-token rotation and reuse detection, revocation,
@@ -29,8 +29,8 @@ from jwcrypto import jwk, jwt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-AUTH_SERVER = os.path.join(REPO, "Tests", "Support", "auth-server")
-BROWSER = os.path.join(REPO, "Tests", "Support", "scripted-browser")
+AUTH_SERVER = os.path.join(REPO, "Tests", "Support", "auth-server.sh")
+BROWSER = os.path.join(REPO, "Tests", "Support", "scripted-browser.sh")
 
 SECRETS = set()  # every code, token, password and client secret seen
 RESULTS = []
@@ -524,7 +524,7 @@ def main():
     workdir = tempfile.mkdtemp(prefix="auth-server-selfcheck.")
     state_dir = os.path.join(workdir, "server")
     status, elapsed = start_server(state_dir)
-    check(status == 0, f"auth-server start ({elapsed:.2f} s)")
+    check(status == 0, f"auth-server.sh start ({elapsed:.2f} s)")
     server_json = os.path.join(state_dir, "server.json")
     env = Env(read_json(server_json), server_json, workdir)
     try:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tokenctl's benchmarks: `make bench` runs this inside a throw-away keyring.
 
-    Tests/Support/with-private-keyring python3 Tests/Benchmarks/bench.py \
+    Tests/Support/with-private-keyring.sh python3 Tests/Benchmarks/bench.py \
         --bin .build/release [--runs 30] [--quick] [--only 1,2,...] [--json FILE] \
         [--before-bin DIR] [--before-front-end-bin DIR]
 
@@ -58,7 +58,7 @@ row ran clients: a client that fell back to the direct path would measure the wr
     and 2b also time those in the same hyperfine runs, and row 10 compares them.
 11. The D-Bus API: `GetAccessToken` of row 1's account through `gdbus call`
     (a process per call) and through one persistent connection of a Python program on
-    dbus-python (Tests/Support/dbus-client, 300 calls: median and p99), both allowed
+    dbus-python (Tests/Support/dbus-client.py, 300 calls: median and p99), both allowed
     with `tokenctl allow`, vs `secret-tool lookup` in the same run. Goal: the persistent
     connection's median ≤ 0.1× the lookup's.
 12. The peers: `tokenctl token` through the agent vs `oidc-token` through
@@ -88,7 +88,7 @@ row ran clients: a client that fell back to the direct path would measure the wr
     (goal ≤ 2 ms), its most threads and its slowest `agent status` meanwhile (goal ≤ 1 s),
     and the import's time against the same import with no agent running (goal ≤ 1.05).
 19. `tokenctl token` on a host the agent is forwarded to (`tokenctl ssh` to the forwarding
-    tests' own sshd on 127.0.0.1 and second user, Tests/Support/forwarding-sshd, timed
+    tests' own sshd on 127.0.0.1 and second user, Tests/Support/forwarding-sshd.sh, timed
     there) vs the same through the local agent plus the ssh round trip: a socat echo
     through an `ssh -R` forwarding of the same session, less the same echo here. Goal ≤ 1.0
     (no more than local plus the round trip). Needs root; skipped otherwise.
@@ -313,7 +313,7 @@ class Bench:
         state = self.scratch / name
         state.mkdir()
         subprocess.Popen(
-            [str(ROOT / "Tests/Support/stub-oauth-server"), "--state-dir", str(state), "--lifetime", "3600",
+            [str(ROOT / "Tests/Support/stub-oauth-server.py"), "--state-dir", str(state), "--lifetime", "3600",
              "--access-token-seconds", str(access_seconds), "--watch-pid", str(os.getpid())]
             + (["--revoke-on-rotation"] if revoke_on_rotation else []),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -658,12 +658,12 @@ printf '%s\\n' "$access"
             self.notes.append("Row 7 skipped: git-credential-oauth is not installed.")
             return
         state = self.scratch / "auth-server"
-        run([str(ROOT / "Tests/Support/auth-server"), "start", str(state), "--watch-pid", str(os.getpid()),
+        run([str(ROOT / "Tests/Support/auth-server.sh"), "start", str(state), "--watch-pid", str(os.getpid()),
              "--lifetime", "3600"], stdout=subprocess.DEVNULL)
         server = json.loads((state / "server.json").read_text())
         client = server["clients"]["native"]
         client_id = client["client_id"] if isinstance(client, dict) else client
-        browser = str(ROOT / "Tests/Support/scripted-browser")
+        browser = str(ROOT / "Tests/Support/scripted-browser.sh")
         # git-credential-oauth 0.4.2 opens the browser with `open` (then xdg-open); it does
         # not read BROWSER.
         shim = self.scratch / "bin"
@@ -855,7 +855,7 @@ printf '%s\\n' "$access"
         directory = self.scratch / "forwarding"
         directory.mkdir()
         port = 20_000 + (os.getpid() + 1) % 20_000
-        run([str(ROOT / "Tests/Support/forwarding-sshd"), str(directory), str(port),
+        run([str(ROOT / "Tests/Support/forwarding-sshd.sh"), str(directory), str(port),
              str(front_end if front_end.exists() else self.full_tokenctl)])
         sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-f", str(directory / "sshd_config"),
                                  "-E", str(directory / "sshd.log")])
@@ -967,7 +967,7 @@ printf '%s\\n' "$access"
         out = run(gdbus, capture_output=True, env=self.agent_env).stdout
         assert b"bench-access-token" in out, out
         client = [
-            "/usr/bin/python3", str(Path(__file__).resolve().parent.parent / "Support" / "dbus-client"), "bench",
+            "/usr/bin/python3", str(Path(__file__).resolve().parent.parent / "Support" / "dbus-client.py"), "bench",
             "300", "", account]
         r = self.hyperfine([
             ("secret-tool lookup", shlex.join(self.lookup_argv("bench-oid"))),
@@ -1183,7 +1183,7 @@ printf '%s\\n' "$access"
         def writer():
             # In place, as another process's refresh writes (secret-tool store would add a
             # second item: it replaces only an item whose attributes are all equal).
-            out = run([str(ROOT / "Tests/Support/rewrite-items"), group, TYPE, str(count), "2", str(span)],
+            out = run([str(ROOT / "Tests/Support/rewrite-items.py"), group, TYPE, str(count), "2", str(span)],
                       capture_output=True).stdout
             written.append(int(out.decode().strip() or 0))
 
@@ -1280,7 +1280,7 @@ def main():
     parser.add_argument("--before-front-end-bin", help="release binaries from before the front end, for row 14")
     args = parser.parse_args()
     if os.environ.get("TOKENCTL_TEST_KEYRING") != "1":
-        sys.exit("bench.py: run inside Tests/Support/with-private-keyring (make bench); it writes to the keyring")
+        sys.exit("bench.py: run inside Tests/Support/with-private-keyring.sh (make bench); it writes to the keyring")
     if args.quick:
         args.runs = min(args.runs, 10)
     bench = Bench(args)

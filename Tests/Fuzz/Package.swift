@@ -1,7 +1,7 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-// The libFuzzer build of tokenctl's parsers: `make fuzz`, through `Tests/Fuzz/run`.
+// The libFuzzer build of tokenctl's parsers: `make fuzz`, through `Tests/Fuzz/run.sh`.
 //
 // A package of its own, so that the root package's `swift build` never sees an executable
 // without `main`: libFuzzer supplies `main`, and links only with `--sanitize=fuzzer`. The

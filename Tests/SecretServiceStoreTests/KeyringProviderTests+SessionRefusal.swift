@@ -7,7 +7,7 @@ import TokenStoreTesting
 @testable import SecretServiceStore
 
 extension KeyringProviderTests {
-  /// Whether the provider is one `Tests/Support/with-secret-service` started for this
+  /// Whether the provider is one `Tests/Support/with-secret-service.sh` started for this
   /// process alone (`make test-providers`, `--no-parallel`): closing the process's sessions
   /// under suites that run beside this one (`make test`) would fail their writes too.
   static let providerRun = ProcessInfo.processInfo.environment["TOKENCTL_TEST_PROVIDER"] != nil

@@ -6,14 +6,14 @@ import Testing
 import TokenKit
 import TokenStoreTesting
 
-/// The keyring store against whichever provider `Tests/Support/with-secret-service`
+/// The keyring store against whichever provider `Tests/Support/with-secret-service.sh`
 /// started (gnome-keyring, KeePassXC, KWallet), each with its defaults, its dialogs
-/// answered by the test support's answerer (Tests/Support/answer-keyring-prompts).
+/// answered by the test support's answerer (Tests/Support/answer-keyring-prompts.sh).
 /// `make test-providers` runs it against each; `make test` against gnome-keyring.
 @Suite(.serialized) struct KeyringProviderTests {
   init() throws { try TestKeyring.require() }
 
-  /// The provider the wrapper started; gnome-keyring under with-private-keyring.
+  /// The provider the wrapper started; gnome-keyring under with-private-keyring.sh.
   static let provider = ProcessInfo.processInfo.environment["TOKENCTL_TEST_PROVIDER"] ?? "gnome-keyring"
 
   /// A store that may unlock and prompt, as the command line's is in a desktop session;
@@ -37,9 +37,9 @@ import TokenStoreTesting
 
   static func collections(_ arguments: [String]) async throws -> String {
     let result = try await TestProcess.run(
-      FileManager.default.currentDirectoryPath + "/Tests/Support/keyring-collections", arguments,
+      FileManager.default.currentDirectoryPath + "/Tests/Support/keyring-collections.py", arguments,
       mergingStandardError: true)
-    try #require(result.status == 0, "keyring-collections \(arguments) failed: \(result.stdout)")
+    try #require(result.status == 0, "keyring-collections.py \(arguments) failed: \(result.stdout)")
     return result.stdout
   }
 

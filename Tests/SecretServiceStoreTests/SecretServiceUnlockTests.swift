@@ -7,7 +7,7 @@ import TokenKit
 @testable import SecretServiceStore
 
 /// The unlock's prompt flow against a stand-in Secret Service on a bus of the test's own
-/// (Tests/Support/secret-service-prompts), whose prompts complete as the test chooses. The
+/// (Tests/Support/secret-service-prompts.py), whose prompts complete as the test chooses. The
 /// answer, the prompt's `Completed` signal, is waited for on a loop thread of its own
 /// (GLibBus's `MainLoopThread`) and read as a `BusValue`. An exit test: the store finds
 /// the bus only through the process's environment.
@@ -31,7 +31,7 @@ import TokenKit
   /// Runs `check` in a process of its own, on a private bus whose Secret Service is the
   /// stand-in.
   func againstTheStandIn(_ check: Check) async throws {
-    let service = FileManager.default.currentDirectoryPath + "/Tests/Support/secret-service-prompts"
+    let service = FileManager.default.currentDirectoryPath + "/Tests/Support/secret-service-prompts.py"
     let session = try await PrivateSession.started(
       .busWithoutSecretService,
       services: ["org.freedesktop.secrets.service": "[D-BUS Service]\nName=org.freedesktop.secrets\nExec=\(service)\n"])

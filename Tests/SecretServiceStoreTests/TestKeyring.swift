@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The tests of the keyring store write to whatever Secret Service the session bus offers.
-/// They run only inside `Tests/Support/with-private-keyring` (as `make test` does), which
+/// They run only inside `Tests/Support/with-private-keyring.sh` (as `make test` does), which
 /// sets `TOKENCTL_TEST_KEYRING=1`, so that they can never write to a user's real keyring.
 enum TestKeyring {
   static var isPrivate: Bool { ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1" }

@@ -8,7 +8,7 @@
 # - `apt-get install` of version N starts no agent and enables the socket for user
 #   sessions the Debian way (/etc/systemd/user, through deb-systemd-helper);
 # - a fresh user, in a bubblewrap sandbox where /opt/swift is empty and swift is not on
-#   PATH, with a throw-away keyring on a private session bus (with-private-keyring):
+#   PATH, with a throw-away keyring on a private session bus (with-private-keyring.sh):
 #   signs in at the test provider, gets the token through the agent that D-Bus activation
 #   starts from the installed service file, clones with real git through the installed
 #   helper, reads `man tokenctl`, completes `tokenctl lo<TAB>` in bash, and finds the
@@ -27,7 +27,7 @@ packages=(tokenctl python3-keyring-tokenctl)
 
 # The user's side, run by the root side below as the fresh user, in the sandbox:
 #   check-deb.sh --user SYNC_DIR PROVIDER_DIR
-# PROVIDER_DIR is the state folder of the test provider (Tests/Support/auth-server), which
+# PROVIDER_DIR is the state folder of the test provider (Tests/Support/auth-server.sh), which
 # the root side runs.
 # Steps with the root side through files in SYNC_DIR: it writes `signed-in` and waits for
 # `upgraded`, then writes `checked` and waits for `removed`.
@@ -50,7 +50,7 @@ print(v)' "$@"; }
   git -C "$state/seed" -c user.name=Ada -c user.email=ada@example.org commit -q --allow-empty -m "first commit"
   git clone -q --bare "$state/seed" "$state/repositories/project.git"
   client="$(json "$provider/server.json" clients service client_id):$(json "$provider/server.json" clients service client_secret)"
-  "$support/git-http-server" --state-dir "$state/git" --root "$state/repositories" \
+  "$support/git-http-server.py" --state-dir "$state/git" --root "$state/repositories" \
     --introspect "$(json "$provider/server.json" endpoints introspection)" --introspect-client "$client" \
     --watch-pid $$ --lifetime 900 &
   for _ in $(seq 100); do [ -s "$state/git/git-server.json" ] && break; sleep 0.1; done
@@ -58,17 +58,9 @@ print(v)' "$@"; }
   host=${remote#http://}
 
   mkdir -p "$XDG_CONFIG_HOME/tokenctl/types"
-  cat >"$XDG_CONFIG_HOME/tokenctl/types/forge.toml" <<TOML
-id = "forge"
-display_name = "The company forge"
-issuer = "$issuer"
-client_id = "tokenctl-native"
-scopes = ["openid", "profile", "email", "offline_access"]
-
-[git]
-hosts = ["$host"]
-username = "oauth2"
-TOML
+  # The demo's type (Tests/Support/forge-type.toml.in), for the git server alone.
+  sed -e "s|@ISSUER@|$issuer|" -e "s|@HOSTS@|\"$host\"|" "$support/forge-type.toml.in" \
+    >"$XDG_CONFIG_HOME/tokenctl/types/forge.toml"
   # The scripted user's browser needs only Python's standard library: Debian's Python runs
   # it (the test provider's environment may be built on a Python the user cannot read).
   printf '#!/bin/sh\nexec /usr/bin/python3 %s "$@"\n' "$root/Tests/AuthServer/scripted_browser.py" >"$state/browser"
@@ -114,7 +106,7 @@ TOML
 
   MANPAGER=cat MANWIDTH=80 man tokenctl 2>/dev/null | grep -q '^NAME' || fail "man tokenctl shows no page"
   [ "$(man -w tokenctl)" = /usr/share/man/man1/tokenctl.1.gz ] || fail "man tokenctl is $(man -w tokenctl)"
-  completion=$("$support/complete-interactively" --shell bash \
+  completion=$("$support/complete-interactively.py" --shell bash \
     --script /usr/share/bash-completion/completions/tokenctl -- 'tokenctl lo') || fail "bash completion failed"
   json_line=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["line"])' "$completion")
   [ "$json_line" = "tokenctl login " ] || fail "tokenctl lo<TAB> in bash gave '$json_line': $completion"
@@ -169,7 +161,7 @@ cleanup() {
     done
     userdel --remove "$user" >/dev/null 2>&1 || true
   fi
-  Tests/Support/auth-server stop "$scratch/provider" >/dev/null 2>&1 || true
+  Tests/Support/auth-server.sh stop "$scratch/provider" >/dev/null 2>&1 || true
   rm -rf "$scratch"
   exit "$status"
 }
@@ -224,7 +216,7 @@ agents() {
 say "installed $version: tokenctl --version agrees, the socket is enabled for the next login, nothing started"
 dpkg -L "${packages[@]}" | sort -u >"$scratch/files"
 
-Tests/Support/auth-server start "$scratch/provider" --watch-pid $$ --lifetime 1200 >"$scratch/provider.log" 2>&1 \
+Tests/Support/auth-server.sh start "$scratch/provider" --watch-pid $$ --lifetime 1200 >"$scratch/provider.log" 2>&1 \
   || { cat "$scratch/provider.log"; fail "the test provider did not start"; }
 chmod -R a+rX "$scratch/provider"
 useradd --create-home --shell /bin/bash "$user"
@@ -232,24 +224,26 @@ mkdir -m 777 "$scratch/sync"
 bwrap --dev-bind / / --tmpfs /opt/swift --die-with-parent -- \
   setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups -- \
   env -i HOME="/home/$user" USER="$user" LOGNAME="$user" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 TMPDIR=/tmp \
-  "$root/Tests/Support/with-private-keyring" "$0" --user "$scratch/sync" "$scratch/provider" &
+  "$root/Tests/Support/with-private-keyring.sh" "$0" --user "$scratch/sync" "$scratch/provider" &
 user_pid=$!
-for _ in $(seq 1800); do
-  [ -e "$scratch/sync/signed-in" ] && break
-  kill -0 "$user_pid" 2>/dev/null || { wait "$user_pid" || true; user_pid=; fail "the user's checks failed (above)"; }
-  sleep 0.1
-done
-[ -e "$scratch/sync/signed-in" ] || fail "the user did not sign in within 3 minutes"
+# Waits up to 3 minutes for the user's side to touch sync/MARK; fails with GONE when it
+# ends first, with LATE when the time is up.
+wait_for_user() {
+  local mark=$1 gone=$2 late=$3
+  for _ in $(seq 1800); do
+    [ -e "$scratch/sync/$mark" ] && return
+    kill -0 "$user_pid" 2>/dev/null || { wait "$user_pid" || true; user_pid=; fail "$gone"; }
+    sleep 0.1
+  done
+  fail "$late"
+}
+wait_for_user signed-in "the user's checks failed (above)" "the user did not sign in within 3 minutes"
 
 apt_get install "$scratch/deb-next/tokenctl_${next}_${arch}.deb" "$scratch/deb-next/python3-keyring-tokenctl_${next}_all.deb"
 [ "$(dpkg-query -W -f='${Version}' tokenctl)" = "$next" ] || fail "the upgrade to $next did not happen"
 touch "$scratch/sync/upgraded"
-for _ in $(seq 1800); do
-  [ -e "$scratch/sync/checked" ] && break
-  kill -0 "$user_pid" 2>/dev/null || { wait "$user_pid" || true; user_pid=; fail "the user's checks after the upgrade failed (above)"; }
-  sleep 0.1
-done
-[ -e "$scratch/sync/checked" ] || fail "the user's checks after the upgrade did not end within 3 minutes"
+wait_for_user checked "the user's checks after the upgrade failed (above)" \
+  "the user's checks after the upgrade did not end within 3 minutes"
 [ -n "$(agents)" ] || fail "no agent runs $program before the removal: the removal would prove nothing"
 
 apt_get remove "${packages[@]}"

@@ -15,7 +15,7 @@ the address without its query, which holds the code), in CHROMIUM_BROWSER_ARTEFA
 Detaches and returns at once, as a browser does.
 
 Environment:
-    CHROMIUM_BROWSER_SERVER_JSON  the server.json of Tests/Support/auth-server (required)
+    CHROMIUM_BROWSER_SERVER_JSON  the server.json of Tests/Support/auth-server.sh (required)
     CHROMIUM_BROWSER_ARTEFACTS    folder for NAME.png and NAME.json (required)
     CHROMIUM_BROWSER_NAME         NAME (default: page)
     CHROMIUM_BROWSER_USER         user name (default: ada)

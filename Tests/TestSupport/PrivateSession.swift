@@ -22,7 +22,7 @@ public final class PrivateSession: @unchecked Sendable {
   public private(set) var environment: [String: String]
   /// The bus's daemon, when this process started it (see `init(attachingTo:)`).
   private let bus: TestProcess?
-  /// The session's own agent, under `Tests/Support/with-agent` (TOKENCTL_TEST_AGENT=1): the
+  /// The session's own agent, under `Tests/Support/with-agent.sh` (TOKENCTL_TEST_AGENT=1): the
   /// suite's agent is on another bus, and leaves this session's clients to their direct path.
   private var agent: TestProcess?
   private var stopped = false
@@ -32,7 +32,7 @@ public final class PrivateSession: @unchecked Sendable {
   /// only those, on their first call. `busOutput`: the file the bus daemon's standard
   /// output and error go to, which the services it starts inherit. `ownAgent`: false for
   /// a test of the agent the bus itself starts, which the session's own (under
-  /// `with-agent`) would stand in for.
+  /// `with-agent.sh`) would stand in for.
   @available(*, noasync, message: "waits for the bus and the keyring: use PrivateSession.started")
   public init(
     _ kind: Kind, services: [String: String] = [:], busOutput: String = "/dev/null", ownAgent: Bool = true

@@ -378,7 +378,7 @@ import Testing
 
   @Test func aServerWhoseClockDiffersIsAWarningWithTheNTPFix() async throws {
     let (base, _) = try await LoopbackService.start(
-      "Tests/Support/stub-oauth-server", info: "stub.json", arguments: ["--clock-offset", "-300"])
+      "Tests/Support/stub-oauth-server.py", info: "stub.json", arguments: ["--clock-offset", "-300"])
     let world = try await World(.unlockedKeyring)
     try world.write("[types.oidc]\nissuer = \"\(base)\"\nclient_id = \"stub\"\n", to: "config.toml")
     let offline = try await world.doctor()
@@ -394,7 +394,8 @@ import Testing
   }
 
   @Test func aServerThatAgreesOnTheTimePasses() async throws {
-    let (base, _) = try await LoopbackService.start("Tests/Support/stub-oauth-server", info: "stub.json", arguments: [])
+    let (base, _) = try await LoopbackService.start(
+      "Tests/Support/stub-oauth-server.py", info: "stub.json", arguments: [])
     let world = try await World(.unlockedKeyring)
     try world.write("[types.oidc]\nissuer = \"\(base)\"\nclient_id = \"stub\"\n", to: "config.toml")
     let (status, checks, _, ok) = try await world.doctor(["--online"])
@@ -403,7 +404,8 @@ import Testing
   }
 
   @Test func anUntrustedCertificateFailsDiscoveryWithTheTrustStoreFix() async throws {
-    let (base, _) = try await LoopbackService.start("Tests/Support/tls-server", info: "tls-server.json", arguments: [])
+    let (base, _) = try await LoopbackService.start(
+      "Tests/Support/tls-server.py", info: "tls-server.json", arguments: [])
     let world = try await World(.unlockedKeyring)
     try world.write("[types.oidc]\nissuer = \"\(base)\"\nclient_id = \"tls\"\n", to: "config.toml")
     let (status, checks, _, _) = try await world.doctor(["--online"])

@@ -14,7 +14,7 @@ import TokenStoreTesting
 extension KeyringProviderCommandTests {
   static let matrix = ProcessInfo.processInfo.environment["TOKENCTL_TEST_MATRIX"] == "1"
 
-  /// It starts an agent of its own: under Tests/Support/with-agent it would only repeat.
+  /// It starts an agent of its own: under Tests/Support/with-agent.sh it would only repeat.
   @Test(.enabled(if: matrix && !throughAgent), .timeLimit(.minutes(5)))
   func signInRefreshOtherScopesGitAndTheAgent() async throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")

@@ -6,14 +6,14 @@ import TokenKit
 import TokenStoreTesting
 
 /// The real `tokenctl` binary against whichever Secret Service provider
-/// `Tests/Support/with-secret-service` started (`make test-providers`), each with its
+/// `Tests/Support/with-secret-service.sh` started (`make test-providers`), each with its
 /// defaults: an account another program wrote is read, listed and revoked, KeePassXC's
-/// access confirmation shown and answered (Tests/Support/answer-keyring-prompts) while
+/// access confirmation shown and answered (Tests/Support/answer-keyring-prompts.sh) while
 /// tokenctl says it waits; with no display to show a prompt on, the same reads exit 7 and
 /// name the provider.
 @Suite(.serialized) struct KeyringProviderCommandTests {
   static let provider = ProcessInfo.processInfo.environment["TOKENCTL_TEST_PROVIDER"] ?? "gnome-keyring"
-  /// Whether an agent answers the clients (Tests/Support/with-agent): then the agent
+  /// Whether an agent answers the clients (Tests/Support/with-agent.sh): then the agent
   /// reads the keyring, and shows the prompt from its own session.
   static let throughAgent = ProcessInfo.processInfo.environment["TOKENCTL_TEST_AGENT"] == "1"
 
@@ -97,7 +97,7 @@ import TokenStoreTesting
   /// Run in a KWallet of its own, fresh from login: the tests before it unlocked this one.
   @Test(.enabled(if: provider == "kwallet" && !throughAgent))
   func doctorWarnsOfKWalletsLockedCollectionAndPasses() async throws {
-    let wrapper = FileManager.default.currentDirectoryPath + "/Tests/Support/with-secret-service"
+    let wrapper = FileManager.default.currentDirectoryPath + "/Tests/Support/with-secret-service.sh"
     let result = try await TestProcess.run(wrapper, ["kwallet", TestProcess.tokenctl, "doctor", "--json"])
     let document = try #require(
       try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")

@@ -8,14 +8,14 @@ import TokenStoreTesting
 /// LemonLDAP::NG 2.16 (Debian 12's packages), an enterprise single sign-on system, set up by
 /// `Tests/Support/lemonldap-ng-server.sh` as its documentation tells an administrator, and
 /// used as a user would: the built-in `oidc` type configured in config.toml
-/// (tokenctl-providers(7)), signing in as dwho through `Tests/Support/lemonldap-ng-browser`.
+/// (tokenctl-providers(7)), signing in as dwho through `Tests/Support/lemonldap-ng-browser.py`.
 ///
 /// LemonLDAP::NG follows OpenID Connect Core §11 to the letter: `offline_access` brings a
 /// refresh token only with `prompt=consent`, and compares redirect URIs exactly, port
 /// included (the test sets `redirect_port`). Its access tokens here live 60 s.
 ///
 /// `make test-lemonldap` runs it, once directly and once through the agent
-/// (`Tests/Support/with-agent`); elsewhere it is skipped.
+/// (`Tests/Support/with-agent.sh`); elsewhere it is skipped.
 @Suite(
   .serialized, .enabled(if: LemonLDAPGate.enabled, "needs LemonLDAP::NG: run `make test-lemonldap`"),
   .timeLimit(.minutes(10)))
@@ -101,7 +101,7 @@ struct LemonLDAPProviderTests {
 
   func environment(_ server: Server) -> [String: String] {
     var environment = ProcessInfo.processInfo.environment
-    environment["BROWSER"] = AuthServer.path("Tests/Support/lemonldap-ng-browser")
+    environment["BROWSER"] = AuthServer.path("Tests/Support/lemonldap-ng-browser.py")
     environment["LEMONLDAP_BROWSER_SERVER_JSON"] = server.serverJSON
     environment["LEMONLDAP_BROWSER_LOG"] = scratch.appendingPathComponent("browser.log").path
     environment["XDG_CACHE_HOME"] = scratch.appendingPathComponent("cache").path

@@ -2,7 +2,7 @@
 // TOKENCTL_LIBSECRET_FUNCTIONS(F, V): F(return type, name, (parameters), (arguments)) for
 // a function that returns a value, V(name, (parameters), (arguments)) for one that does
 // not. The loader builds its table of pointers and its wrappers from this list, the shim
-// declares the wrappers, and Tests/Support/check-libsecret-declarations compares each
+// declares the wrappers, and Tests/Support/check-libsecret-declarations.sh compares each
 // entry with the prototype in Debian's headers: one list, so that none of them can drift.
 //
 // It has two parts, because the loader opens two libraries: TOKENCTL_GIO_FUNCTIONS, from

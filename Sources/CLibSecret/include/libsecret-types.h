@@ -1,7 +1,7 @@
 // The few GLib, GIO and libsecret types tokenctl uses, declared here rather than taken
 // from <libsecret/secret.h> (see libsecret-shim.h for why). Each matches its declaration
 // in Debian's headers, whose ABI has been stable since GLib 2.0 and libsecret 0.18;
-// Tests/Support/check-libsecret-declarations compares them with those headers.
+// Tests/Support/check-libsecret-declarations.sh compares them with those headers.
 #ifndef TOKENCTL_LIBSECRET_TYPES_H
 #define TOKENCTL_LIBSECRET_TYPES_H
 

@@ -160,7 +160,7 @@ extension AgentIntegrationTests {
 }
 
 extension AgentIntegrationTests {
-  /// The rows of `make hardening`'s table these waits fill (Tests/Hardening/report).
+  /// The rows of `make hardening`'s table these waits fill (Tests/Hardening/report.py).
   enum AgentWait: String {
     /// No client waits past its first frame's 3 s for a stopped agent.
     case stopped = "agent-stopped"

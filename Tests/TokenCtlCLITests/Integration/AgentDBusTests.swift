@@ -7,8 +7,8 @@ import Testing
 /// session bus of the test's own that starts the agent on the first call (D-Bus
 /// activation from a service file in the session's XDG_DATA_DIRS), the real keyring on
 /// it, the stub authorization server, and two clients: `gdbus call` and a Python program
-/// on dbus-python (Tests/Support/dbus-client). Notifications go to
-/// Tests/Support/notification-server, whose header says why it stands in for a real one.
+/// on dbus-python (Tests/Support/dbus-client.py). Notifications go to
+/// Tests/Support/notification-server.py, whose header says why it stands in for a real one.
 @Suite(.serialized) struct AgentDBusTests {
   init() throws {
     try #require(ProcessInfo.processInfo.environment["TOKENCTL_TEST_KEYRING"] == "1", "run with `make test`")
@@ -25,7 +25,7 @@ import Testing
 
     init(stubArguments: [String] = [], consentTimeout: Int = 10) async throws {
       let (baseURL, stubDirectory) = try await LoopbackService.start(
-        "Tests/Support/stub-oauth-server", info: "stub.json", arguments: stubArguments, lifetime: 600)
+        "Tests/Support/stub-oauth-server.py", info: "stub.json", arguments: stubArguments, lifetime: 600)
       stub = StubServer(baseURL: baseURL, directory: stubDirectory)
       session = try await PrivateSession.started(
         .unlockedKeyring,
@@ -73,14 +73,14 @@ import Testing
     func client(_ arguments: [String], environment: [String: String]? = nil) async throws -> [String: Any] {
       try Self.decode(
         await TestProcess.run(
-          "/usr/bin/python3", ["Tests/Support/dbus-client"] + arguments,
+          "/usr/bin/python3", ["Tests/Support/dbus-client.py"] + arguments,
           environment: environment ?? session.environment), arguments)
     }
 
     /// What the Python program printed.
     static func decode(_ result: ProcessResult, _ arguments: [String]) throws -> [String: Any] {
       guard let object = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
-        throw TestFailure("dbus-client \(arguments): \(result.stdout) \(result.stderr)")
+        throw TestFailure("dbus-client.py \(arguments): \(result.stdout) \(result.stderr)")
       }
       return object
     }
@@ -94,13 +94,13 @@ import Testing
         ] + arguments, environment: session.environment)
     }
 
-    /// Tests/Support/notification-server on this session's bus, once it holds its name:
+    /// Tests/Support/notification-server.py on this session's bus, once it holds its name:
     /// `answers` are its arguments after the log it writes each notification to
     /// (`notifications.jsonl` in the home folder, returned). The caller stops it.
     func notificationServer(_ answers: String...) async throws -> (server: TestProcess, log: String) {
       let log = home.appendingPathComponent("notifications.jsonl").path
       let server = try TestProcess(
-        "/usr/bin/python3", ["Tests/Support/notification-server", log] + answers, environment: session.environment)
+        "/usr/bin/python3", ["Tests/Support/notification-server.py", log] + answers, environment: session.environment)
       do { try await AgentDBusTests.waitForName("org.freedesktop.Notifications", self) } catch {
         kill(server.pid, SIGTERM)
         throw error
@@ -124,7 +124,7 @@ import Testing
 
   /// The application is told on every call, never kept for a connection:
   /// a granted program that execs another keeps its bus connection, and the other
-  /// program gets nothing on it (Tests/Support/dbus-exec-client).
+  /// program gets nothing on it (Tests/Support/dbus-exec-client.py).
   @Test func aProgramExecedOverAGrantedProgramsConnectionIsToldAnew() async throws {
     let desk = try await Desk()
     defer { desk.stop() }
@@ -136,7 +136,7 @@ import Testing
     // inherited by a child another test spawns meanwhile, and exec would fail (ETXTBSY).
     #expect(try await TestProcess.run("/usr/bin/cp", [Self.python, other]).status == 0)
     let run = try await TestProcess.run(
-      "/usr/bin/python3", ["Tests/Support/dbus-exec-client", "ada", other], environment: desk.session.environment)
+      "/usr/bin/python3", ["Tests/Support/dbus-exec-client.py", "ada", other], environment: desk.session.environment)
     let answers = run.stdout.split(separator: "\n").map {
       (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) ?? [:]
     }
@@ -154,7 +154,7 @@ import Testing
   @Test(
     .disabled(
       if: ProcessInfo.processInfo.environment["TOKENCTL_TEST_AGENT"] == "1",
-      "tests the agent's own socket, which the pass through an outside agent (Tests/Support/with-agent) takes over"))
+      "tests the agent's own socket, which the pass through an outside agent (Tests/Support/with-agent.sh) takes over"))
   func aConnectionKeptByAChildIsJudgedAsTheChildNotTheProgramItsOpenerExeced() async throws {
     let desk = try await Desk()
     defer { desk.stop() }
@@ -181,7 +181,7 @@ import Testing
   @Test(
     .disabled(
       if: ProcessInfo.processInfo.environment["TOKENCTL_TEST_AGENT"] == "1",
-      "tests the agent's own socket, which the pass through an outside agent (Tests/Support/with-agent) takes over"))
+      "tests the agent's own socket, which the pass through an outside agent (Tests/Support/with-agent.sh) takes over"))
   func aProgramAskingFromManyThreadsGetsAnAnswerOnEveryConnection() async throws {
     let desk = try await Desk(consentTimeout: 3)
     defer { desk.stop() }
@@ -240,7 +240,7 @@ import Testing
     try await desk.seed(name: "grace", expiresIn: 60)
     #expect(try await desk.session.tokenctl("allow", "/usr/bin/python3", "--all").status == 0)
     let listed = try await TestProcess.run(
-      "/usr/bin/python3", ["Tests/Support/dbus-client", "list", ""], environment: desk.session.environment)
+      "/usr/bin/python3", ["Tests/Support/dbus-client.py", "list", ""], environment: desk.session.environment)
     let accounts = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
     let cli = try await desk.session.tokenctl("list", "--json")
     let document = try #require(try JSONSerialization.jsonObject(with: Data(cli.stdout.utf8)) as? [String: Any])
@@ -292,7 +292,7 @@ import Testing
     let environment = desk.session.environment
     let asking = Task {
       try await TestProcess.run(
-        "/usr/bin/python3", ["Tests/Support/dbus-client", "token", "", "ada", "60"], environment: environment)
+        "/usr/bin/python3", ["Tests/Support/dbus-client.py", "token", "", "ada", "60"], environment: environment)
     }
     let id = try await Self.firstNotificationID(log)
     let agent = try await Self.owner(of: "org.tokenctl.Agent", desk)
@@ -369,7 +369,7 @@ import Testing
     await #expect(try desk.python("token", "", "ada", "0")["token"] as? String == ada.access)
     let signals = desk.home.appendingPathComponent("signals.jsonl").path
     let watcher = try TestProcess(
-      "/usr/bin/python3", ["Tests/Support/dbus-client", "watch", "12"], environment: desk.session.environment,
+      "/usr/bin/python3", ["Tests/Support/dbus-client.py", "watch", "12"], environment: desk.session.environment,
       stdout: signals, stderr: nil)
     // Another program, allowed nothing, listening as well (a copy of python is another
     // application): the agent's signals name accounts, and must not reach it.
@@ -381,7 +381,7 @@ import Testing
     #expect(copied.status == 0)
     let overheard = desk.home.appendingPathComponent("overheard.jsonl").path
     let eavesdropper = try TestProcess(
-      other, ["Tests/Support/dbus-client", "watch", "12"], environment: desk.session.environment,
+      other, ["Tests/Support/dbus-client.py", "watch", "12"], environment: desk.session.environment,
       stdout: overheard, stderr: nil)
     try await Task.sleep(for: .milliseconds(500))
     // The server revokes the grant (RFC 7009, the refresh token's family).

@@ -38,7 +38,7 @@ import TokenStoreTesting
     init(stubArguments: [String] = []) async throws {
       directory = try TemporaryDirectory()
       let (baseURL, stubDirectory) = try await LoopbackService.start(
-        "Tests/Support/stub-oauth-server", info: "stub.json", arguments: stubArguments, lifetime: 600)
+        "Tests/Support/stub-oauth-server.py", info: "stub.json", arguments: stubArguments, lifetime: 600)
       stub = StubServer(baseURL: baseURL, directory: stubDirectory)
       try GitCredentialTests.writeGitType(home: home, issuer: stub.baseURL, clientID: "git", host: "127.0.0.1")
     }
@@ -394,7 +394,7 @@ import TokenStoreTesting
       stdin: #"{"version":1,"access_token":"SECRET-TOKEN-LOCKED-TEST","token_type":"Bearer"}"#)
     try #require(stored.status == 0, "\(stored.stderr)")
     try await session.lockLoginKeyring()
-    // Not the session's `agent/`: under with-agent the session runs an agent of its own there.
+    // Not the session's `agent/`: under with-agent.sh the session runs an agent of its own there.
     let socket = session.directory.appendingPathComponent("agent-test/agent.sock").path
     let agent = try await TestAgent.start(
       environment: session.environment, socket: socket, log: session.directory.appendingPathComponent("agent.log").path)
@@ -427,7 +427,7 @@ import TokenStoreTesting
       "secret-tool", KeyringCommandTests.seededItem,
       stdin: #"{"version":1,"access_token":"SECRET-TOKEN-LOCKED-TEST","token_type":"Bearer"}"#)
     try #require(stored.status == 0, "\(stored.stderr)")
-    // Not the session's `agent/`: under with-agent the session runs an agent of its own there.
+    // Not the session's `agent/`: under with-agent.sh the session runs an agent of its own there.
     let socket = session.directory.appendingPathComponent("agent-test/agent.sock").path
     let agent = try await TestAgent.start(
       environment: session.environment, socket: socket, log: session.directory.appendingPathComponent("agent.log").path)

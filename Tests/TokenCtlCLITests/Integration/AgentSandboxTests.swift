@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// Consent for sandboxed apps, against real parts: xdg-dbus-proxy and
-/// bubblewrap from Debian, set up as `flatpak run` sets them up (Tests/Support/flatpak-run:
+/// bubblewrap from Debian, set up as `flatpak run` sets them up (Tests/Support/flatpak-run.py:
 /// the proxy with `--filter --talk=org.tokenctl.Agent` in a sandbox of its own holding
 /// the app's `/.flatpak-info`, the app in another), the agent started by D-Bus activation
 /// on the session bus of `AgentDBusTests.Desk`.
@@ -27,8 +27,8 @@ import Testing
   {
     let result = try await TestProcess.run(
       "/usr/bin/python3",
-      ["Tests/Support/flatpak-run"] + (ownBus ? ["--socket=session-bus"] : []) + [
-        app, "/usr/bin/python3", "/app/bin/dbus-client",
+      ["Tests/Support/flatpak-run.py"] + (ownBus ? ["--socket=session-bus"] : []) + [
+        app, "/usr/bin/python3", "/app/bin/dbus-client.py",
       ] + arguments, environment: desk.session.environment)
     return try Desk.decode(result, [app] + arguments)
   }
@@ -148,7 +148,7 @@ import Testing
           + "is behind it, so none may have gitlocal:ada.") == true, "\(behindProxy)")
 
     let unshared = try await TestProcess.run(
-      "/usr/bin/unshare", ["-Urm", "/usr/bin/python3", "Tests/Support/dbus-client", "token", "", "ada", "60"],
+      "/usr/bin/unshare", ["-Urm", "/usr/bin/python3", "Tests/Support/dbus-client.py", "token", "", "ada", "60"],
       environment: desk.session.environment)
     let elsewhere = try Desk.decode(unshared, ["unshare"])
     #expect(elsewhere["token"] == nil && elsewhere["error"] as? String == "org.tokenctl.Error.AccessDenied")

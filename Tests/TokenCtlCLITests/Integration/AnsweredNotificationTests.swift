@@ -5,7 +5,7 @@ import Testing
 /// A consent question comes off the screen once it is answered, however it is answered:
 /// through the notification (the stand-in told to leave it up after the action, as dunst
 /// 1.9 does), or with `tokenctl allow` in a terminal. Each close is a `CloseNotification`
-/// from the agent, which the stand-in writes down (Tests/Support/notification-server).
+/// from the agent, which the stand-in writes down (Tests/Support/notification-server.py).
 /// The same against dunst itself: DesktopNotificationDaemonTests.
 @Suite(.serialized) struct AnsweredNotificationTests {
   init() throws {
@@ -49,7 +49,7 @@ import Testing
     let environment = desk.session.environment
     let asking = Task {
       try await TestProcess.run(
-        "/usr/bin/python3", ["Tests/Support/dbus-client", "token", "", "ada", "60"], environment: environment)
+        "/usr/bin/python3", ["Tests/Support/dbus-client.py", "token", "", "ada", "60"], environment: environment)
     }
     let id = try await AgentDBusTests.firstNotificationID(log)
     let started = Date()

@@ -34,11 +34,11 @@ struct AuthServer: Sendable {
     return environment
   }
 
-  /// The scripted user (Tests/Support/scripted-browser) as tokenctl's browser, signing in
+  /// The scripted user (Tests/Support/scripted-browser.sh) as tokenctl's browser, signing in
   /// here and logging what it did in `folder/browser.log`: to merge into an environment.
   func scriptedBrowser(in folder: URL) -> [String: String] {
     [
-      "BROWSER": Self.path("Tests/Support/scripted-browser"), "SCRIPTED_BROWSER_SERVER_JSON": serverJSON,
+      "BROWSER": Self.path("Tests/Support/scripted-browser.sh"), "SCRIPTED_BROWSER_SERVER_JSON": serverJSON,
       "SCRIPTED_BROWSER_LOG": folder.appendingPathComponent("browser.log").path,
     ]
   }
@@ -95,10 +95,10 @@ struct AuthServer: Sendable {
     if asShipped { environment["AUTH_SERVER_AS_SHIPPED"] = "1" }
     do {
       let result = try TestProcess.run(
-        path("Tests/Support/auth-server"), ["start", state.path, "--watch-pid", String(getpid())],
+        path("Tests/Support/auth-server.sh"), ["start", state.path, "--watch-pid", String(getpid())],
         environment: environment)
       guard result.status == 0 else {
-        return .failure(TestFailure("auth-server start failed: \(result.stderr)"))
+        return .failure(TestFailure("auth-server.sh start failed: \(result.stderr)"))
       }
       let data = try Data(contentsOf: state.appendingPathComponent("server.json"))
       let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
@@ -116,7 +116,7 @@ struct AuthServer: Sendable {
           serviceClientSecret: clients["service"]?["client_secret"] as? String ?? "", users: users,
           serverJSON: state.appendingPathComponent("server.json").path))
     } catch {
-      return .failure(TestFailure("auth-server: \(error)"))
+      return .failure(TestFailure("auth-server.sh: \(error)"))
     }
   }
 

@@ -5,7 +5,7 @@ import Testing
 import TokenKit
 
 /// `tokenctl cargo-credential` with a real cargo fetching a crate from a sparse registry
-/// that requires authentication (`Tests/Support/cargo-registry-server`), every request
+/// that requires authentication (`Tests/Support/cargo-registry-server.py`), every request
 /// checked at the real authorization server.
 @Suite(.serialized) struct CargoCredentialTests {
   /// A cargo that speaks the credential provider protocol (1.74 or later): rustup's, when
@@ -35,7 +35,7 @@ import TokenKit
   let fixture: ToolHelperFixture
 
   init() async throws {
-    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/cargo-registry-server")
+    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/cargo-registry-server.py")
   }
 
   var cargoHome: URL { fixture.directory.url.appendingPathComponent("cargo-home") }

@@ -84,10 +84,10 @@ import Testing
       return result.stdout.split(separator: "\0").map(String.init)
     }
 
-    /// Types `line` and a TAB in an interactive `shell` (Tests/Support/complete-interactively).
+    /// Types `line` and a TAB in an interactive `shell` (Tests/Support/complete-interactively.py).
     func typed(_ line: String, in shell: String) async throws -> (candidates: [String], line: String) {
       let result = try await TestProcess.run(
-        AuthServer.path("Tests/Support/complete-interactively"),
+        AuthServer.path("Tests/Support/complete-interactively.py"),
         ["--shell", shell, "--script", scripts[shell]!, "--", line], environment: environment)
       guard result.status == 0, let data = result.stdout.data(using: .utf8),
         let answer = try JSONSerialization.jsonObject(with: data) as? [String: Any],

@@ -109,7 +109,7 @@ struct DesktopNotificationDaemonTests {
     let environment = desk.session.environment
     return Task {
       try await TestProcess.run(
-        "/usr/bin/python3", ["Tests/Support/dbus-client", "token", "", "ada", "60"], environment: environment)
+        "/usr/bin/python3", ["Tests/Support/dbus-client.py", "token", "", "ada", "60"], environment: environment)
     }
   }
 

@@ -6,7 +6,7 @@ import TokenKit
 import TokenStoreTesting
 
 /// `docker-credential-tokenctl` and `tokenctl setup-docker` with a real skopeo (Debian's)
-/// pulling from a registry stand-in (`Tests/Support/docker-registry-server`) that takes
+/// pulling from a registry stand-in (`Tests/Support/docker-registry-server.py`) that takes
 /// only access tokens the real authorization server says are active. The account is
 /// signed in through the browser flow, so every token skopeo sends is one tokenctl got.
 @Suite(.serialized) struct DockerCredentialTests {
@@ -21,7 +21,7 @@ import TokenStoreTesting
   var image: String { "docker://\(host)/tools/hello:1" }
 
   init() async throws {
-    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/docker-registry-server")
+    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/docker-registry-server.py")
   }
 
   /// The fixture's environment, with no Docker or containers setting from outside.

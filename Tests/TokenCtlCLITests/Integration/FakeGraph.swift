@@ -1,7 +1,7 @@
 import Foundation
 import TestSupport
 
-/// Our fake Microsoft Graph and token endpoint (`Tests/Support/fake-graph`), one per test
+/// Our fake Microsoft Graph and token endpoint (`Tests/Support/fake-graph.py`), one per test
 /// so each test scripts its own faults; it stops when this test process exits.
 struct FakeGraph {
   let baseURL: String
@@ -17,7 +17,7 @@ struct FakeGraph {
 
   static func start(_ arguments: [String] = []) async throws -> FakeGraph {
     let (baseURL, directory) = try await LoopbackService.start(
-      "Tests/Support/fake-graph", info: "fake-graph.json", arguments: arguments)
+      "Tests/Support/fake-graph.py", info: "fake-graph.json", arguments: arguments)
     return FakeGraph(baseURL: baseURL, directory: directory)
   }
 

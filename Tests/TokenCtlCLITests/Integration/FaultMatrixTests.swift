@@ -19,7 +19,7 @@ import TokenStoreTesting
   static let stub = Task { try await StubServer.start() }
   /// An https server whose self-signed certificate nobody trusts.
   static let untrusted = Task {
-    try await LoopbackService.start("Tests/Support/tls-server", info: "tls-server.json", arguments: [])
+    try await LoopbackService.start("Tests/Support/tls-server.py", info: "tls-server.json", arguments: [])
   }
 
   enum Command: String, CaseIterable, Sendable {

@@ -13,7 +13,7 @@ import TokenKit
 /// no keyring and no XDG_RUNTIME_DIR, whose only tokenctl is the front end alone.
 ///
 /// Needs root (to make the users) and openssh-server: `make test` runs it under
-/// with-private-keyring as root; anywhere else it is skipped.
+/// with-private-keyring.sh as root; anywhere else it is skipped.
 @Suite(.serialized) struct ForwardingTests {
   static let remoteUser = "tokenctl-fwd"
   /// Another user of the remote side, who must not reach the forwarded socket.
@@ -31,7 +31,7 @@ import TokenKit
   }
 
   /// An sshd of the test's own: Debian's sshd_config as shipped, plus its port, address,
-  /// host key and pid file, and the remote users (Tests/Support/forwarding-sshd).
+  /// host key and pid file, and the remote users (Tests/Support/forwarding-sshd.sh).
   final class SSHServer: Sendable {
     let process: TestProcess
     let port: Int
@@ -42,7 +42,7 @@ import TokenKit
       port = 20_000 + Int(getpid() % 20_000)
       // The set-up `make bench` shares (its forwarding row).
       try await ForwardingTests.shell(
-        "\(AuthServer.path("Tests/Support/forwarding-sshd")) \(directory.url.path) \(port) \(TestProcess.frontEnd)")
+        "\(AuthServer.path("Tests/Support/forwarding-sshd.sh")) \(directory.url.path) \(port) \(TestProcess.frontEnd)")
       process = try TestProcess(
         ForwardingTests.sshd, ["-D", "-f", directory.path("sshd_config"), "-E", directory.path("sshd.log")])
       // Listening once a connection to its port succeeds.

@@ -74,7 +74,7 @@ extension ForwardingTests {
         try #require(try await TestProcess.run("git", arguments).status == 0)
       }
       (gitServer, _) = try await LoopbackService.start(
-        "Tests/Support/git-http-server", info: "git-server.json",
+        "Tests/Support/git-http-server.py", info: "git-server.json",
         arguments: [
           "--root", repositories, "--introspect", setup.stub.baseURL + "/introspect", "--introspect-client", "git:x",
         ])
@@ -117,7 +117,7 @@ extension ForwardingTests {
     var registry = ""
     let forwarded = try await Forwarded.start { setup in
       (registry, _) = try await LoopbackService.start(
-        "Tests/Support/docker-registry-server", info: "registry.json",
+        "Tests/Support/docker-registry-server.py", info: "registry.json",
         arguments: ["--introspect", setup.stub.baseURL + "/introspect", "--introspect-client", "git:x"])
       try GitCredentialTests.writeGitType(
         home: setup.home, issuer: setup.stub.baseURL, clientID: "git",

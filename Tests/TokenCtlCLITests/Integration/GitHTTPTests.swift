@@ -7,7 +7,7 @@ import TokenKit
 import TokenStoreTesting
 
 /// Real git cloning from and pushing to a smart-HTTP server (`git http-backend` behind
-/// `Tests/Support/git-http-server`) that accepts only access tokens the real
+/// `Tests/Support/git-http-server.py`) that accepts only access tokens the real
 /// authorization server says are active. The accounts are signed in through the browser
 /// flow, so every token git sends is one tokenctl obtained.
 @Suite(.serialized) struct GitHTTPTests {
@@ -28,7 +28,7 @@ import TokenStoreTesting
     let repositories = home.appendingPathComponent("repositories")
     try FileManager.default.createDirectory(at: repositories, withIntermediateDirectories: true)
     (gitBase, gitState) = try await LoopbackService.start(
-      "Tests/Support/git-http-server", info: "git-server.json",
+      "Tests/Support/git-http-server.py", info: "git-server.json",
       arguments: [
         "--root", repositories.path, "--introspect", try #require(endpoints["introspection"]),
         "--introspect-client", "\(server.serviceClientID):\(server.serviceClientSecret)",
@@ -61,7 +61,7 @@ import TokenStoreTesting
     environment["GIT_AUTHOR_EMAIL"] = "ada@example.org"
     environment["GIT_COMMITTER_NAME"] = "Ada"
     environment["GIT_COMMITTER_EMAIL"] = "ada@example.org"
-    environment["BROWSER"] = AuthServer.path("Tests/Support/scripted-browser")
+    environment["BROWSER"] = AuthServer.path("Tests/Support/scripted-browser.sh")
     environment["DISPLAY"] = ":0"
     environment["SCRIPTED_BROWSER_SERVER_JSON"] = server.serverJSON
     return environment
@@ -233,7 +233,7 @@ import TokenStoreTesting
     var environment = environment
     environment["GIT_TERMINAL_PROMPT"] = nil
     let result = try await TestProcess.run(
-      AuthServer.path("Tests/Support/with-terminal"),
+      AuthServer.path("Tests/Support/with-terminal.py"),
       [
         "--transcript", transcript, "--answer", "y", "--", "git", "-c", "credential.helper=",
         "-c", "credential.helper=\(GitCredentialTests.helper)", "ls-remote", remote,

@@ -3,8 +3,8 @@ import TestSupport
 
 /// glewlwyd (Debian's package), the tests' server for OAuth dynamic client registration
 /// (RFC 7591, RFC 7592): started once per test process on 127.0.0.1 by
-/// `Tests/Support/glewlwyd-server`, and stopped by itself when we exit. Anyone may register
-/// a client there; the user `ada` signs in through `Tests/Support/glewlwyd-browser`.
+/// `Tests/Support/glewlwyd-server.py`, and stopped by itself when we exit. Anyone may register
+/// a client there; the user `ada` signs in through `Tests/Support/glewlwyd-browser.py`.
 struct GlewlwydServer: Sendable {
   let issuer: String
   let baseURL: String
@@ -23,7 +23,7 @@ struct GlewlwydServer: Sendable {
   /// in `scratch/browser.log`.
   func browserEnvironment(scratch: URL) -> [String: String] {
     var environment = ProcessInfo.processInfo.environment
-    environment["BROWSER"] = AuthServer.path("Tests/Support/glewlwyd-browser")
+    environment["BROWSER"] = AuthServer.path("Tests/Support/glewlwyd-browser.py")
     environment["GLEWLWYD_BROWSER_SERVER_JSON"] = serverJSON
     environment["GLEWLWYD_BROWSER_LOG"] = scratch.appendingPathComponent("browser.log").path
     environment["XDG_CACHE_HOME"] = scratch.appendingPathComponent("cache").path
@@ -53,10 +53,10 @@ struct GlewlwydServer: Sendable {
     let state = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(getpid())")
     do {
       let result = try TestProcess.run(
-        AuthServer.path("Tests/Support/glewlwyd-server"), ["start", state.path, "--watch-pid", String(getpid())],
+        AuthServer.path("Tests/Support/glewlwyd-server.py"), ["start", state.path, "--watch-pid", String(getpid())],
         environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
       guard result.status == 0 else {
-        return .failure(TestFailure("glewlwyd-server start failed: \(result.stderr)"))
+        return .failure(TestFailure("glewlwyd-server.py start failed: \(result.stderr)"))
       }
       let data = try Data(contentsOf: state.appendingPathComponent("server.json"))
       let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
@@ -64,7 +64,7 @@ struct GlewlwydServer: Sendable {
       let users = json["users"] as? [[String: Any]] ?? []
       guard let ada = users.first(where: { $0["username"] as? String == "ada" }),
         let password = ada["password"] as? String
-      else { return .failure(TestFailure("glewlwyd-server: no user ada in server.json")) }
+      else { return .failure(TestFailure("glewlwyd-server.py: no user ada in server.json")) }
       return .success(
         GlewlwydServer(
           issuer: json["issuer"] as? String ?? "", baseURL: json["base_url"] as? String ?? "",
@@ -73,7 +73,7 @@ struct GlewlwydServer: Sendable {
           user: "ada", password: password, serverJSON: state.appendingPathComponent("server.json").path,
           log: json["log"] as? String ?? ""))
     } catch {
-      return .failure(TestFailure("glewlwyd-server: \(error)"))
+      return .failure(TestFailure("glewlwyd-server.py: \(error)"))
     }
   }
 }

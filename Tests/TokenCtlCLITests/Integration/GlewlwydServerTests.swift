@@ -6,7 +6,7 @@ import Testing
 import TokenKit
 import TokenStoreTesting
 
-/// The glewlwyd harness (`Tests/Support/glewlwyd-server`, `glewlwyd-browser`) does what the
+/// The glewlwyd harness (`Tests/Support/glewlwyd-server.py`, `glewlwyd-browser.py`) does what the
 /// registration tests will need: a real server that registers native clients (RFC 7591)
 /// and lets them manage their registration (RFC 7592), and a user who signs in there with
 /// the tokenctl of today and a client registered by hand. It also pins down the quirks of

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 import TokenStoreTesting
 
-/// `doctor --online` against the Microsoft stand-in (`Tests/Support/microsoft-identity-platform`,
+/// `doctor --online` against the Microsoft stand-in (`Tests/Support/microsoft-identity-platform.py`,
 /// each behaviour cited there) with the built-in `graph` type as a new user configures it:
 /// the commonest registration mistakes are found before anyone signs in, and what no
 /// answer of Microsoft's shows is named with where to look in the portal.

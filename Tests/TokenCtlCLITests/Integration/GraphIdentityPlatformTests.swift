@@ -4,7 +4,7 @@ import Testing
 import TokenStoreTesting
 
 /// The built-in `graph` type against Microsoft's identity platform and Graph as Microsoft
-/// documents them (our stand-in, `Tests/Support/microsoft-identity-platform`, each
+/// documents them (our stand-in, `Tests/Support/microsoft-identity-platform.py`, each
 /// behaviour cited there), as a new user meets them: the real tokenctl, the
 /// real keyring, config.toml naming only `tenant`, `authority_host` and `graph_host`, and
 /// HTTPS through a throw-away CA that `SSL_CERT_FILE` makes trusted.
@@ -232,7 +232,7 @@ import TokenStoreTesting
     }
     let userCode = try #require(code)
     let browser = try await TestProcess.run(
-      AuthServer.path("Tests/Support/microsoft-browser"), ["--device", try #require(uri), userCode],
+      AuthServer.path("Tests/Support/microsoft-browser.py"), ["--device", try #require(uri), userCode],
       environment: environment())
     #expect(browser.status == 0, "\(browser.stderr)")
     let status = await login.exitStatus()

@@ -6,7 +6,7 @@ import TokenKit
 /// The Python keyring backend (`Python/keyring-tokenctl`) in the environment `make
 /// keyring-backend-deps` makes (keyring from PyPI and the backend, installed as a user
 /// would), with a real pip installing from an index that requires authentication
-/// (`Tests/Support/python-index-server`), every request checked at the real authorization
+/// (`Tests/Support/python-index-server.py`), every request checked at the real authorization
 /// server.
 @Suite(.serialized) struct KeyringBackendTests {
   static let pythonPath = AuthServer.path(".build-python/keyring/bin/python")
@@ -15,7 +15,7 @@ import TokenKit
   let fixture: ToolHelperFixture
 
   init() async throws {
-    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/python-index-server")
+    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/python-index-server.py")
   }
 
   var index: String { fixture.registry + "/simple/" }

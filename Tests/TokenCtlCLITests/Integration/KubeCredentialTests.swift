@@ -4,7 +4,7 @@ import Testing
 import TokenKit
 
 /// `tokenctl kube-credential` as a real kubectl's exec credential plugin, against an API
-/// server stand-in over TLS (`Tests/Support/kube-api-server`; kubectl runs exec plugins
+/// server stand-in over TLS (`Tests/Support/kube-api-server.py`; kubectl runs exec plugins
 /// for no plain http server) that checks every bearer token at the real authorization
 /// server.
 @Suite(.serialized) struct KubeCredentialTests {
@@ -14,7 +14,7 @@ import TokenKit
   let fixture: ToolHelperFixture
 
   init() async throws {
-    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/kube-api-server")
+    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/kube-api-server.py")
   }
 
   var kubeconfig: String { fixture.directory.path("kubeconfig") }

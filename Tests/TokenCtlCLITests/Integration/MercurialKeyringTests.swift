@@ -5,7 +5,7 @@ import TokenKit
 
 /// Mercurial with `mercurial_keyring` (Debian's `mercurial` and `mercurial-keyring`, on the
 /// system's Python and its keyring) cloning from a repository that requires
-/// authentication (`Tests/Support/hg-http-server`, every request checked at the real
+/// authentication (`Tests/Support/hg-http-server.py`, every request checked at the real
 /// authorization server). mercurial_keyring asks keyring for the service `Mercurial` and
 /// the username `USER@@URL`; the backend (`Python/keyring-tokenctl`, which `make
 /// keyring-backend-deps` installs for that Python as `pip install --user` would, here on
@@ -30,7 +30,7 @@ import TokenKit
   let fixture: ToolHelperFixture
 
   init() async throws {
-    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/hg-http-server")
+    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/hg-http-server.py")
   }
 
   /// Runs hg with only `hgrc` for configuration (mercurial_keyring enabled there), the
@@ -104,7 +104,7 @@ import TokenKit
   func hgSendsNoTokenToAHostWhoseURLNamesAServedHostInItsUserName() async throws {
     defer { fixture.cleanUp() }
     try await fixture.signIn(user: "ada")
-    let other = try await ToolHelperFixture.started(registry: "Tests/Support/hg-http-server")
+    let other = try await ToolHelperFixture.started(registry: "Tests/Support/hg-http-server.py")
     let trusted = "oauth2@@http://\(fixture.host)/"
     let user = try #require(trusted.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
     let clone = try await hg(

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 
 /// Our stand-in of the Microsoft identity platform v2.0 and Microsoft Graph
-/// (`Tests/Support/microsoft-identity-platform`), written from Microsoft's documentation
+/// (`Tests/Support/microsoft-identity-platform.py`), written from Microsoft's documentation
 /// and served over HTTPS with a throw-away CA: one per suite, so that each scripts its own
 /// faults through the control API; it stops when this test process exits.
 struct MicrosoftIdentityPlatform: Sendable {
@@ -17,7 +17,7 @@ struct MicrosoftIdentityPlatform: Sendable {
   let infoJSON: Data
   var info: [String: Any] { (try? JSONSerialization.jsonObject(with: infoJSON) as? [String: Any]) ?? [:] }
 
-  static let script = "Tests/Support/microsoft-identity-platform"
+  static let script = "Tests/Support/microsoft-identity-platform.py"
 
   /// Starts a stand-in (waiting without blocking Swift's cooperative pool).
   static func start(_ arguments: [String] = []) async throws -> MicrosoftIdentityPlatform {
@@ -135,7 +135,7 @@ struct MicrosoftIdentityPlatform: Sendable {
   ) -> [String: String] {
     var environment = base
     environment["SSL_CERT_FILE"] = caFile
-    environment["BROWSER"] = AuthServer.path("Tests/Support/microsoft-browser")
+    environment["BROWSER"] = AuthServer.path("Tests/Support/microsoft-browser.py")
     environment["MICROSOFT_STANDIN_CA"] = caFile
     environment["MICROSOFT_STANDIN_USER"] = user
     environment["MICROSOFT_STANDIN_SESSION"] = session

@@ -21,7 +21,7 @@ import TokenKit
       """
       printf '%s\\n' "$@" >> \(spy.path)/browser-argv
       env >> \(spy.path)/browser-env
-      exec \(AuthServer.path("Tests/Support/scripted-browser")) "$@"
+      exec \(AuthServer.path("Tests/Support/scripted-browser.sh")) "$@"
       """, at: browser.path)
     let hook = spy.appendingPathComponent("hook").path
     try await TestProcess.installScript(

@@ -9,7 +9,7 @@ import TokenStoreTesting
 
 /// Every sign-in flow, refresh and revocation against a real authorization server
 /// (django-oauth-toolkit on 127.0.0.1) through the real libcurl transport, loopback
-/// listener and browser launcher; the "user" is `Tests/Support/scripted-browser`.
+/// listener and browser launcher; the "user" is `Tests/Support/scripted-browser.sh`.
 /// The store is in memory here; the keyring is covered by the binary tests.
 @Suite(.serialized) struct SignInIntegrationTests {
   let backing = InMemoryTokenStore.Backing()
@@ -249,7 +249,7 @@ import TokenStoreTesting
         // the address the browser ended on.
         let url = output.stderr.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("http") }.map(String.init)
         guard let url,
-          (try? TestProcess.run(AuthServer.path("Tests/Support/scripted-browser"), [url], environment: environment))?
+          (try? TestProcess.run(AuthServer.path("Tests/Support/scripted-browser.sh"), [url], environment: environment))?
             .status == 0
         else { return nil }
         return (try? String(contentsOf: pasted, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -276,7 +276,7 @@ import TokenStoreTesting
           let uri = words.first { $0.hasPrefix("http") } ?? ""
           let code = words.firstIndex(of: "code").map { words[$0 + 1] } ?? ""
           let approval = try await TestProcess.run(
-            AuthServer.path("Tests/Support/scripted-browser"), ["--device", uri, code], environment: environment)
+            AuthServer.path("Tests/Support/scripted-browser.sh"), ["--device", uri, code], environment: environment)
           #expect(approval.status == 0, "\(approval.stderr)")
         }
         try await Task.sleep(for: .milliseconds(Int(min(seconds, 1) * 1000)))
@@ -314,7 +314,7 @@ import TokenStoreTesting
           let uri = words.first { $0.hasPrefix("http") } ?? ""
           let code = words.firstIndex(of: "code").map { words[$0 + 1] } ?? ""
           _ = try await TestProcess.run(
-            AuthServer.path("Tests/Support/scripted-browser"), ["--device", uri, code], environment: environment)
+            AuthServer.path("Tests/Support/scripted-browser.sh"), ["--device", uri, code], environment: environment)
         }
         try await Task.sleep(for: .milliseconds(Int(min(seconds, 1) * 1000)))
       }, output: output)

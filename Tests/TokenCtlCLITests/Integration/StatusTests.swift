@@ -10,7 +10,7 @@ import TokenKit
   let fixture: ToolHelperFixture
 
   init() async throws {
-    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/docker-registry-server")
+    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/docker-registry-server.py")
   }
 
   /// Runs `tokenctl ARGUMENTS` in `directory`, as a user in a repository would.
@@ -49,7 +49,7 @@ import TokenKit
     let token = try fixture.token(ada)
     #expect(!status.stdout.contains("hunter2") && !status.stdout.contains(token))
 
-    // `token --json`, from the keyring or, under Tests/Support/with-agent, from
+    // `token --json`, from the keyring or, under Tests/Support/with-agent.sh, from
     // the agent's answer: the same document.
     let tokenJSON = try await tokenctl(["token", "gitlocal:ada", "--json"])
     #expect(tokenJSON.status == 0, "\(tokenJSON.stderr)")

@@ -1,7 +1,7 @@
 import Foundation
 import TestSupport
 
-/// Our own fault-injecting OAuth server (`Tests/Support/stub-oauth-server`), for what a
+/// Our own fault-injecting OAuth server (`Tests/Support/stub-oauth-server.py`), for what a
 /// real server will not do on demand: count requests, delay answers, misbehave.
 struct StubServer: Sendable {
   let baseURL: String
@@ -10,7 +10,7 @@ struct StubServer: Sendable {
   /// Starts a stub that stops by itself when this test process exits.
   static func start() async throws -> StubServer {
     let (baseURL, directory) = try await LoopbackService.start(
-      "Tests/Support/stub-oauth-server", info: "stub.json", arguments: [], lifetime: 600)
+      "Tests/Support/stub-oauth-server.py", info: "stub.json", arguments: [], lifetime: 600)
     return StubServer(baseURL: baseURL, directory: directory)
   }
 

@@ -9,7 +9,7 @@ import TokenKit
   let fixture: ToolHelperFixture
 
   init() async throws {
-    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/docker-registry-server")
+    fixture = try await ToolHelperFixture.started(registry: "Tests/Support/docker-registry-server.py")
   }
 
   func token(_ argument: String) async throws -> ProcessResult {

@@ -60,7 +60,7 @@ struct ToolHelperFixture {
   var environment: [String: String] {
     var environment = GitCredentialTests.environment(home: home, group: group)
     environment["PATH"] = Self.binaries + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
-    environment["BROWSER"] = AuthServer.path("Tests/Support/scripted-browser")
+    environment["BROWSER"] = AuthServer.path("Tests/Support/scripted-browser.sh")
     environment["DISPLAY"] = ":0"
     environment["SCRIPTED_BROWSER_SERVER_JSON"] = server.serverJSON
     environment["TOKENCTL_AGENT_SOCKET"] = directory.path("no-agent.sock")

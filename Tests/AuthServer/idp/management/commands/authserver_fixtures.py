@@ -49,37 +49,18 @@ class Command(BaseCommand):
         def app(client_id, **fields):
             Application.objects.update_or_create(client_id=client_id, defaults={"user": owner, **fields})
 
-        app(
-            "tokenctl-native",
-            name="tokenctl (native app)",
-            client_type=Application.CLIENT_PUBLIC,
-            authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
-            redirect_uris=" ".join(NATIVE_REDIRECT_URIS),
-            algorithm=Application.RS256_ALGORITHM,
-            client_secret="",
-            skip_authorization=False,
-        )
+        def public_app(client_id, name, grant, redirect_uris, **more):
+            """A client without a secret whose ID tokens are signed with RS256."""
+            app(client_id, name=name, client_type=Application.CLIENT_PUBLIC, authorization_grant_type=grant,
+                redirect_uris=redirect_uris, algorithm=Application.RS256_ALGORITHM, client_secret="", **more)
+
+        public_app("tokenctl-native", "tokenctl (native app)", Application.GRANT_AUTHORIZATION_CODE,
+                   " ".join(NATIVE_REDIRECT_URIS), skip_authorization=False)
         # A desktop app as Microsoft registers one, for the `graph` type unchanged but for
         # its endpoints (the Graph example): redirect http://localhost on any port.
-        app(
-            "tokenctl-graph",
-            name="tokenctl (Microsoft Graph desktop app)",
-            client_type=Application.CLIENT_PUBLIC,
-            authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
-            redirect_uris="http://localhost/",
-            algorithm=Application.RS256_ALGORITHM,
-            client_secret="",
-            skip_authorization=False,
-        )
-        app(
-            "tokenctl-device",
-            name="tokenctl (device)",
-            client_type=Application.CLIENT_PUBLIC,
-            authorization_grant_type=Application.GRANT_DEVICE_CODE,
-            redirect_uris="",
-            algorithm=Application.RS256_ALGORITHM,
-            client_secret="",
-        )
+        public_app("tokenctl-graph", "tokenctl (Microsoft Graph desktop app)", Application.GRANT_AUTHORIZATION_CODE,
+                   "http://localhost/", skip_authorization=False)
+        public_app("tokenctl-device", "tokenctl (device)", Application.GRANT_DEVICE_CODE, "")
         service_secret = secrets.token_urlsafe(32)
         app(
             "tokenctl-service",
