@@ -178,16 +178,14 @@ public struct Configuration: Sendable, Hashable {
       func expected(_ what: String) -> TokenKitError {
         problem(path, entry.valuePosition, "expected \(what) for \(key) in \(header), found \(value.kind)")
       }
+      func string() throws -> String {
+        guard let string = value.string else { throw expected("a string") }
+        return string
+      }
       switch key {
-      case "client_id":
-        guard let string = value.string else { throw expected("a string") }
-        settings.clientID = string
-      case "client_secret":
-        guard let string = value.string else { throw expected("a string") }
-        settings.clientSecret = string
-      case "issuer":
-        guard let string = value.string else { throw expected("a string") }
-        settings.issuer = string
+      case "client_id": settings.clientID = try string()
+      case "client_secret": settings.clientSecret = try string()
+      case "issuer": settings.issuer = try string()
       case "scopes":
         guard let array = value.array else { throw expected("an array of strings") }
         var scopes: [String] = []

@@ -1,21 +1,7 @@
-import AccountTypeFiles
-import AgentProtocol
-import CredentialHelpers
 import NativeAppSupport
-import ProcessRuntime
 import Synchronization
 import TokenCtlRuntime
 import TokenKit
-
-#if canImport(Glibc)
-  import Glibc
-#endif
-
-#if canImport(FoundationEssentials)
-  import FoundationEssentials
-#else
-  import Foundation
-#endif
 
 /// What the agent hands out and when it refreshes first: the one rule of
 /// ``StoredAccount/isServable(forAtLeast:clock:locks:)`` applied to its memory, one

@@ -1,40 +1,15 @@
-import AccountTypeFiles
 import AgentProtocol
-import CredentialHelpers
-import NativeAppSupport
 import ProcessRuntime
-import Synchronization
-import TokenCtlRuntime
 import TokenKit
 
 #if canImport(Glibc)
   import Glibc
 #endif
 
-#if canImport(FoundationEssentials)
-  import FoundationEssentials
-#else
-  import Foundation
-#endif
-
 /// The agent's memory of the keyring: one world per client environment, one store per
 /// group that remembers what it read, and what a change signal sets off (forgetting the
 /// item named, then one look at a time for accounts to keep fresh).
 extension AgentService {
-  /// The session bus GLib would reach in `environment`: DBUS_SESSION_BUS_ADDRESS, else the
-  /// socket `bus` in the user's runtime folder when it exists (gdbusaddress.c); nil for
-  /// none. Without the variable, two environments may still mean two buses, or none.
-  static func sessionBus(_ environment: [String: String]) -> String? {
-    if let address = environment["DBUS_SESSION_BUS_ADDRESS"] { return address }
-    // g_get_user_runtime_dir(): XDG_RUNTIME_DIR, else the user's cache folder.
-    guard
-      let runtime = environment["XDG_RUNTIME_DIR"] ?? environment["XDG_CACHE_HOME"]
-        ?? environment["HOME"].map({ $0 + "/.cache" })
-    else { return nil }
-    let path = runtime + "/bus"
-    return FileManager.default.fileExists(atPath: path) ? "unix:path=" + path : nil
-  }
-
   func world(for context: [String: String]) -> AgentWorld {
     if let world = state.withLock({ $0.worlds[context] }), world.isCurrent() { return world }
     var environment = self.environment

@@ -425,4 +425,18 @@ public final class AgentService: Sendable {
     }
     return (world(for: context), group)
   }
+
+  /// The session bus GLib would reach in `environment`: DBUS_SESSION_BUS_ADDRESS, else the
+  /// socket `bus` in the user's runtime folder when it exists (gdbusaddress.c); nil for
+  /// none. Without the variable, two environments may still mean two buses, or none.
+  static func sessionBus(_ environment: [String: String]) -> String? {
+    if let address = environment["DBUS_SESSION_BUS_ADDRESS"] { return address }
+    // g_get_user_runtime_dir(): XDG_RUNTIME_DIR, else the user's cache folder.
+    guard
+      let runtime = environment["XDG_RUNTIME_DIR"] ?? environment["XDG_CACHE_HOME"]
+        ?? environment["HOME"].map({ $0 + "/.cache" })
+    else { return nil }
+    let path = runtime + "/bus"
+    return FileManager.default.fileExists(atPath: path) ? "unix:path=" + path : nil
+  }
 }

@@ -46,10 +46,7 @@ final class CommandSession: Sendable {
 
   /// The running command's context with the user's type files added, for a command that
   /// needs no store (`types`); read once, as `open` does.
-  static func runningContext() -> CLIContext {
-    guard let running = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
-    return running.addingUserTypes()
-  }
+  static func runningContext() -> CLIContext { CLIContext.running.addingUserTypes() }
 
   /// This session with config.toml read: itself when it has been, else the one the first
   /// call made.
@@ -86,5 +83,13 @@ final class CommandSession: Sendable {
       registry: registry, store: store, transport: context.transport, clock: context.clock,
       directories: context.directories, isolation: context.refreshIsolation, hook: configuration?.hook,
       environment: context.environment, warn: { [warnings = context.warnings] in warnings.add($0) })
+  }
+}
+
+extension CLIContext {
+  /// The running command's context: commands run inside `TokenCtl.main`, which sets it.
+  static var running: CLIContext {
+    guard let current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
+    return current
   }
 }

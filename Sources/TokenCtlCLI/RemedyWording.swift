@@ -27,10 +27,8 @@ enum RemedyWording {
     case .signInAgain(let account, let group):
       return "Run `\(login(account: account, group: group))`."
     case .consentToScopes(let account, let granted, let asked):
-      var both = granted
-      for scope in asked where !both.contains(scope) { both.append(scope) }
       return "Ask an administrator to grant the app consent to \(asked.joined(separator: " ")), or sign in again "
-        + "asking for them and consent: `\(login(account: account))\(both.map { " --scope \(ShellWord.quoted($0))" }.joined())`."
+        + "asking for them and consent: `\(login(account: account, granted: granted, asked: asked))`."
     case .allowAccess(let type):
       return "Run `\(login(type))` again and allow access, or ask the administrator to allow this app."
     case .finishSignIn(let type):
@@ -83,10 +81,8 @@ enum RemedyWording {
     case .forgetRegistration(let issuer):
       return "Run `tokenctl unregister \(issuer) --local`; the next sign-in registers again."
     case .requestGrantedScopes(let account, let granted, let asked):
-      var both = granted
-      for scope in asked where !both.contains(scope) { both.append(scope) }
       return "Ask only for scopes the sign-in granted (\(granted.joined(separator: " "))), or sign in again asking for "
-        + "them all: `\(login(account: account))\(both.map { " --scope \(ShellWord.quoted($0))" }.joined())`."
+        + "them all: `\(login(account: account, granted: granted, asked: asked))`."
     }
   }
 
@@ -95,6 +91,14 @@ enum RemedyWording {
   static func nameScope(type: String, signIn: String) -> String {
     "Ask for the scope the server's administrator set up for this client: add --scope and that scope to `\(signIn)`, "
       + "or set scopes in the [types.\(type)] table of config.toml."
+  }
+
+  /// Signing in to `account` again asking for the scopes it was granted and those asked
+  /// for too, each once.
+  private static func login(account: String, granted: [String], asked: [String]) -> String {
+    var both = granted
+    for scope in asked where !both.contains(scope) { both.append(scope) }
+    return login(account: account) + both.map { " --scope \(ShellWord.quoted($0))" }.joined()
   }
 
   private static func login(_ type: String?) -> String {

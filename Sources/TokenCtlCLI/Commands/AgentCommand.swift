@@ -57,7 +57,7 @@ extension TokenCtl {
     var consentTimeout: Int = 60
 
     func run() async throws {
-      guard let context = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
+      let context = CLIContext.running
       // Before the first token passes through: a revoked token must leave no copy behind.
       ProcessProtection.wipeFreedMemory()
       let environment = context.environment
@@ -109,7 +109,7 @@ extension TokenCtl {
       commandName: "start", abstract: "Start the agent in the background, unless one runs; return once it answers.")
 
     func run() async throws {
-      guard let context = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
+      let context = CLIContext.running
       let path = AgentSocketLocation.path(environment: context.environment)
       if let status = AgentStatusQuery.ask(path) {
         context.output.write("tokenctl agent: already running (pid \(status["pid"] ?? "?"), socket \(path))\n")
@@ -150,7 +150,7 @@ extension TokenCtl {
       commandName: "stop", abstract: "Stop the running agent (SIGTERM) and wait until it is gone.")
 
     func run() async throws {
-      guard let context = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
+      let context = CLIContext.running
       let path = AgentSocketLocation.path(environment: context.environment)
       guard let status = AgentStatusQuery.ask(path), let pid = status["pid"].flatMap(pid_t.init) else {
         context.output.write("tokenctl agent: not running (socket \(path))\n")
@@ -181,7 +181,7 @@ extension TokenCtl {
     var json = false
 
     func run() throws {
-      guard let context = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
+      let context = CLIContext.running
       let path = AgentSocketLocation.path(environment: context.environment)
       guard let status = AgentStatusQuery.ask(path) else {
         if json {

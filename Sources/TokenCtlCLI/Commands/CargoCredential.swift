@@ -43,7 +43,7 @@ extension TokenCtl {
     static let maximumLineLength = 64 * 1024
 
     func run() async throws {
-      guard let running = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
+      let running = CLIContext.running
       // The hello: the protocol versions spoken, before cargo writes anything; the front
       // end wrote it already when it hands over what it read (FrontEnd.HandOver.cargo).
       if running.cargoUnread == nil { running.output.write(CargoCredentialResponse.hello) }

@@ -40,7 +40,7 @@ extension TokenCtl {
     /// The command's work, on its parsed values. `TokenCtl.main` calls it directly, without
     /// parsing, for the plain `credential OPERATION` git runs (see ``TokenCtl/Shortcut``).
     static func answer(operation: String, group: String?) async throws {
-      guard let running = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
+      let running = CLIContext.running
       let input = running.readInput(CredentialMessage.maximumInputLength)
       // Git may learn new operations; an unknown one, like `store`, is not refused, and
       // costs no reading of files.

@@ -36,7 +36,7 @@ extension TokenCtl {
     static let name = "docker-credential-tokenctl"
 
     func run() async throws {
-      guard let running = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
+      let running = CLIContext.running
       let output = running.output
       switch operation {
       case "get":

@@ -54,7 +54,7 @@ extension TokenCtl {
     @OptionGroup var groupOption: GroupOption
 
     func run() async throws {
-      guard let context = CLIContext.current else { preconditionFailure("tokenctl commands run inside TokenCtl.main") }
+      let context = CLIContext.running
       let group = try GroupOption.name(groupOption.group, in: context)
       let diagnosis = SecretServiceDiagnosis.run()
       var checks = KeyringChecks.checks(diagnosis, environment: context.environment)
