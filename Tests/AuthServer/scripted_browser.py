@@ -140,16 +140,18 @@ class Browser:
         self.session.headers["User-Agent"] = "tokenctl-scripted-browser/1"
         self.deadline = deadline
 
-    def timeout(self):
+    def timeout(self, patient=False):
+        """At most 10 s a request, or, `patient`, as long as is left: the client's listener
+        holds its answer to the redirect until the sign-in has ended, and a browser waits."""
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise Failure("out of time")
-        return min(10.0, remaining)
+        return remaining if patient else min(10.0, remaining)
 
-    def request(self, method, url, data=None, label=None):
+    def request(self, method, url, data=None, label=None, patient=False):
         try:
             response = self.session.request(
-                method, url, data=data, allow_redirects=False, timeout=self.timeout()
+                method, url, data=data, allow_redirects=False, timeout=self.timeout(patient)
             )
         except self.requests.RequestException as error:
             log(f"{label or method + ' ' + urlsplit(url).path} error {type(error).__name__}")
@@ -282,7 +284,8 @@ def run_authorization(url, action):
         # victim's state in place of the attacker's.
         injected = {k: v[0] for k, v in params.items()}
         injected["state"] = victim_state
-        response = browser.request("GET", add_query(redirect_uri, injected), label="injected callback status")
+        response = browser.request(
+            "GET", add_query(redirect_uri, injected), label="injected callback status", patient=True)
         log(f"injected callback status {response.status_code}")
         return 0
 
@@ -293,7 +296,7 @@ def run_authorization(url, action):
         log("wrote the redirect URL to the output file")
         return 0
 
-    response = browser.request("GET", final, label="callback status")
+    response = browser.request("GET", final, label="callback status", patient=True)
     if os.environ.get("SCRIPTED_BROWSER_PAGE"):
         write_file(os.environ["SCRIPTED_BROWSER_PAGE"], " ".join(parse_page(response.text)[1].split()))
     return 0 if response.status_code < 400 or action == "deny" else 1

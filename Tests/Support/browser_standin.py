@@ -169,7 +169,9 @@ class NoRedirects(urllib.request.HTTPRedirectHandler):
 class Browser:
     """Requests as the scripted users on urllib send them: no proxies (everything is on
     127.0.0.1), no automatic redirects, each within what is left of `deadline` and at most
-    `request_seconds`, logged as `LABEL STATUS` (default label: method and path). Cookies
+    `request_seconds` (a `patient` one, the redirect to the client's listener, which holds
+    its answer until the sign-in has ended, as long as is left: a browser waits minutes),
+    logged as `LABEL STATUS` (default label: method and path). Cookies
     are kept unless a request goes without: they are not kept apart by port, and the
     client's listener on 127.0.0.1 must not get the server's session cookie.
     """
@@ -184,7 +186,7 @@ class Browser:
             urllib.request.ProxyHandler({}), urllib.request.HTTPCookieProcessor(self.cookies), NoRedirects)
         self.without_cookies = urllib.request.build_opener(urllib.request.ProxyHandler({}), NoRedirects)
 
-    def send(self, method, url, data=None, headers=(), label=None, cookies=True):
+    def send(self, method, url, data=None, headers=(), label=None, cookies=True, patient=False):
         """(status, headers, body) of the answer, an error status included; `Failure`
         when the time is up or the request does not get an answer."""
         remaining = self.deadline - time.monotonic()
@@ -195,7 +197,8 @@ class Browser:
         label = label or f"{method} {urlsplit(url).path}"
         opener = self.with_cookies if cookies else self.without_cookies
         try:
-            with opener.open(request, timeout=min(self.request_seconds, remaining)) as response:
+            timeout = remaining if patient else min(self.request_seconds, remaining)
+            with opener.open(request, timeout=timeout) as response:
                 answer = (response.status, response.headers, response.read())
         except urllib.error.HTTPError as error:
             answer = (error.code, error.headers, error.read())

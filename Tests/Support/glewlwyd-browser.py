@@ -58,11 +58,11 @@ class Browser(browser_standin.Browser):
     def __init__(self, deadline):
         super().__init__(deadline, "tokenctl-glewlwyd-browser/1", 10.0, log)
 
-    def request(self, method, url, body=None, label=None, cookies=True):
+    def request(self, method, url, body=None, label=None, cookies=True, patient=False):
         data, headers = None, {}
         if body is not None:
             data, headers = json.dumps(body).encode(), {"Content-Type": "application/json"}
-        return Response(*self.send(method, url, data, headers, label, cookies))
+        return Response(*self.send(method, url, data, headers, label, cookies, patient))
 
 
 def read_server(path):
@@ -141,7 +141,7 @@ def run(url, action):
         return 0
 
     # 5. The client's loopback listener.
-    delivered = browser.request("GET", final, label="callback status", cookies=False)
+    delivered = browser.request("GET", final, label="callback status", cookies=False, patient=True)
     if delivered.status >= 400:
         raise Failure(f"the client's redirect_uri answered {delivered.status}")
     return 0

@@ -82,13 +82,13 @@ class Browser(browser_standin.Browser):
     def __init__(self, deadline):
         super().__init__(deadline, "tokenctl-lemonldap-ng-browser/1", 20.0, log)
 
-    def request(self, method, url, form=None, cookies=True, label=None):
+    def request(self, method, url, form=None, cookies=True, label=None, patient=False):
         headers = {"Accept": "text/html"}
         data = None
         if form is not None:
             data = urlencode(form).encode()
             headers["Content-Type"] = "application/x-www-form-urlencoded"
-        return Response(url, *self.send(method, url, data, headers, label, cookies))
+        return Response(url, *self.send(method, url, data, headers, label, cookies, patient))
 
 
 def read_server(path):
@@ -168,7 +168,7 @@ def run(url, action):
         raise Failure(f"no redirect to the client after {MAX_STEPS} pages")
     log("consent page shown" if consent_shown else "no consent page")
     carried(urlsplit(final).query, log)
-    delivered = browser.request("GET", final, cookies=False, label="callback status")
+    delivered = browser.request("GET", final, cookies=False, label="callback status", patient=True)
     if delivered.status >= 400:
         raise Failure(f"the client's redirect_uri answered {delivered.status}")
     return 0
