@@ -7,7 +7,8 @@ import MicrosoftGraphAccount
 import OpenIDConnectAccount
 import TokenKit
 
-/// The account-type plugins compiled into this tokenctl.
+/// The account-type plugins compiled into this tokenctl: the full program and the agent
+/// register the same.
 public enum BuiltinPlugins {
   public static var all: [any AccountTypePlugin.Type] {
     [
