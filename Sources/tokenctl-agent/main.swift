@@ -58,15 +58,7 @@ while let option = options.popFirst() {
   }
 }
 
-var environment: [String: String] = [:]
-var entry = environ
-while let pointer = entry.pointee {
-  let pair = String(cString: pointer)
-  if let equals = pair.firstIndex(of: "=") {
-    environment[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
-  }
-  entry += 1
-}
+let environment = ProcessEnvironment.current()
 
 // Started by the session bus itself (its `Exec=`, no systemd): the standard streams are the
 // bus daemon's, often a terminal or the pipe of a script that captured the session's
