@@ -392,11 +392,15 @@ check-units: deps
 # run path, PIE, RELRO, no executable stack (Tests/Support/check-release-binaries.sh).
 HELPERS := git-credential-tokenctl docker-credential-tokenctl
 FRONT_END := .build/release/tokenctl-front-end
+# The agent's own executable (Sources/tokenctl-agent), which `tokenctl agent run` runs; the
+# startup order is the clients', none of whose functions it has.
+AGENT := .build/release/tokenctl-agent
 RELEASE_BINARIES := .build/release/tokenctl $(addprefix .build/release/,$(HELPERS))
 check-release: deps static-cxx
 	TOKENCTL_STATIC_PIE=1 $(SWIFT) build $(RELEASE_FLAGS) --product tokenctl
-	for helper in $(HELPERS) tokenctl-front-end; do TOKENCTL_STATIC_PIE=1 $(SWIFT) build $(RELEASE_FLAGS) --product $$helper || exit 1; done
+	for helper in $(HELPERS) tokenctl-front-end tokenctl-agent; do TOKENCTL_STATIC_PIE=1 $(SWIFT) build $(RELEASE_FLAGS) --product $$helper || exit 1; done
 	Tests/Support/check-release-binaries.sh --static $(FRONT_END) --startup-order $(STARTUP_ORDER) $(RELEASE_BINARIES)
+	Tests/Support/check-release-binaries.sh $(AGENT)
 
 # `make install` into a scratch folder, and the installed programs run: the front end under
 # each name finds the full program in libexec (Tests/Support/check-install.sh).
@@ -405,9 +409,11 @@ check-install: check-release
 
 # The man pages include tokenctl-agent(1); the agent's units and D-Bus service file name $(BINDIR)/tokenctl.
 # What users run, `tokenctl` and the helpers, is the front end (Sources/tokenctl-front-end),
-# under each name; the full program is $(LIBEXECDIR)/tokenctl, which the front end runs.
+# under each name; the full program is $(LIBEXECDIR)/tokenctl, which the front end runs, and
+# the agent $(LIBEXECDIR)/tokenctl-agent beside it, which `tokenctl agent run` runs.
 install: check-release
 	install -D -m 755 .build/release/tokenctl $(DESTDIR)$(LIBEXECDIR)/tokenctl
+	install -D -m 755 $(AGENT) $(DESTDIR)$(LIBEXECDIR)/tokenctl-agent
 	install -D -m 755 $(FRONT_END) $(DESTDIR)$(BINDIR)/tokenctl
 	for helper in $(HELPERS); do ln -f $(DESTDIR)$(BINDIR)/tokenctl $(DESTDIR)$(BINDIR)/$$helper || exit 1; done
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7

@@ -32,6 +32,8 @@ let package = Package(
     // What users run under the three names above once installed (`make install`): the
     // front end, which answers from the agent and hands the rest to the full program.
     .executable(name: "tokenctl-front-end", targets: ["tokenctl-front-end"]),
+    // The resident agent, which `tokenctl agent run` runs: the agent without the commands.
+    .executable(name: "tokenctl-agent", targets: ["tokenctl-agent"]),
     // What an app needs to sign in and keep accounts as tokenctl does, and share them with it
     // (Examples/README.md): the core, the keyring store, the native-app support, and each
     // account type. One product per account type, named as its target, so that an app
@@ -204,13 +206,24 @@ let package = Package(
         "AgentBus", "ApplicationConsent", "TokenCtlRuntime", "ProcessRuntime", "SocketIO",
       ]),
 
+    // The account types and the tools' credential protocols tokenctl is built with
+    // (BuiltinPlugins), which the command line and the agent's executable both use; the
+    // commands reach some plugins' own API too.
+    .target(
+      name: "BuiltinAccountTypes",
+      dependencies: [
+        "TokenKit", "CredentialHelpers", "OpenIDConnectAccount", "MicrosoftGraphAccount", "GitHubAccount",
+        "GitLabAccount",
+        "GoogleAccount", "BitbucketAccount", "GiteaAccount",
+      ]),
+
     .target(
       name: "TokenCtlCLI",
       dependencies: [
         "TokenKit", "AgentProtocol", "AgentFrontEnd", "TokenAgent", "CredentialHelpers", "SecretServiceStore",
         "NativeAppSupport", "AccountTypeFiles", "ApplicationConsent", "TokenCtlRuntime", "ProcessRuntime",
-        "OpenIDConnectAccount", "MicrosoftGraphAccount", "GitHubAccount", "GitLabAccount", "GoogleAccount",
-        "BitbucketAccount", "GiteaAccount",
+        "BuiltinAccountTypes", "OpenIDConnectAccount", "MicrosoftGraphAccount", "GitHubAccount", "GitLabAccount",
+        "GoogleAccount", "BitbucketAccount", "GiteaAccount",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -221,6 +234,18 @@ let package = Package(
       name: "tokenctl", dependencies: ["TokenCtlCLI"],
       exclude: ["systemd", "dbus", "startup.order", "startup-text.ld"]
     ),
+    // The resident agent (`tokenctl agent run` runs it in its place): TokenAgent composed
+    // with the keyring, libcurl and the built-in types, and nothing of the command line. A
+    // resident process keeps what it maps and touches: in the full program that was the
+    // commands, swift-argument-parser and the sign-in too (docs/performance.md, "The
+    // agent's memory"). What only the command line does, refresh children and sign-ins,
+    // it runs the full program beside it for (SiblingProgram).
+    .executableTarget(
+      name: "tokenctl-agent",
+      dependencies: [
+        "TokenAgent", "BuiltinAccountTypes", "SecretServiceStore", "NativeAppSupport", "TokenCtlRuntime",
+        "ProcessRuntime", "TokenKit", "AgentProtocol",
+      ]),
     // What git runs for `credential.helper=tokenctl`: `tokenctl credential` under git's name.
     .executableTarget(name: "git-credential-tokenctl", dependencies: ["TokenCtlCLI", "AgentFrontEnd"]),
     // What Docker, Podman and skopeo run for `credHelpers` naming `tokenctl`:
@@ -348,6 +373,7 @@ let package = Package(
       dependencies: [
         "TokenCtlCLI", "TokenStoreTesting", "TestSupport", "NativeAppSupport", "SecretServiceStore",
         "AccountTypeFiles", "ApplicationConsent", "AgentFrontEnd", "TokenAgent", "TokenCtlRuntime",
+        "BuiltinAccountTypes",
         // The git server's log names tokens by SHA-256, which the tests compute too.
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),

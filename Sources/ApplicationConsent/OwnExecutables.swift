@@ -20,9 +20,10 @@ public enum OwnExecutables {
   }()
 
   /// The names of tokenctl's executables: tokenctl, the helpers that are tokenctl under a
-  /// tool's name, and the front end (AgentFrontEnd), which users run under those names.
+  /// tool's name, the front end (AgentFrontEnd), which users run under those names, and
+  /// the agent's own (tokenctl-agent), which `tokenctl agent` runs.
   public static let siblings = [
-    "tokenctl", "git-credential-tokenctl", "docker-credential-tokenctl", "tokenctl-front-end",
+    "tokenctl", "git-credential-tokenctl", "docker-credential-tokenctl", "tokenctl-front-end", "tokenctl-agent",
   ]
 
   /// Whether `file` is one of tokenctl's own executables, as they are now: beside the

@@ -16,6 +16,12 @@ public enum AgentLaunch {
   /// "Sign in" asks: the command line runs `tokenctl login ACCOUNT --group GROUP`.
   public typealias SignIn = @Sendable (_ account: String, _ group: String) -> Void
 
+  /// The command line after `tokenctl` that a notification's "Sign in" runs: the account
+  /// as it signed in before (`tokenctl login ACCOUNT`), in its group.
+  public static func signInArguments(account: String, group: String) -> [String] {
+    ["login", account, "--group", group]
+  }
+
   /// Watches the keyring for changes made behind the agent's back, calling `changed` with
   /// the item's object path (nil: look at everything again); returns how to stop.
   public typealias WatchKeyring =
@@ -37,6 +43,8 @@ public enum AgentLaunch {
     public var offersDBus = true
     /// How long an application's request waits for the user's answer.
     public var consentTimeout: Duration = .seconds(60)
+    /// The program that runs the refresh children (`_refresh-worker`); nil: this one.
+    public var refreshProgram: String?
 
     public init(
       registry: AccountTypeRegistry, tools: [any ToolCredentialProtocol.Type], environment: [String: String],
@@ -67,10 +75,11 @@ public enum AgentLaunch {
     let listener = try AgentListener.open(path: path, root: root, environment: environment)
     // The session's end is the agent's: no bus (it closed), no agent.
     _ = AgentBusService.leaveWhenTheBusCloses()
+    var settings = AgentService.Settings()
+    settings.refreshProgram = parts.refreshProgram
     let service = AgentService(
-      base: parts.registry, tools: parts.tools, environment: environment, clock: parts.clock,
-      transport: parts.transport,
-      makeStore: parts.makeStore, log: log)
+      base: parts.registry, tools: parts.tools, environment: environment, settings: settings, clock: parts.clock,
+      transport: parts.transport, makeStore: parts.makeStore, log: log)
     // What others write to the keyring (a login, a revoke, a direct-path refresh) must
     // reach the agent's memory, or it would hand out tokens that are gone.
     let stopWatching: (@Sendable () -> Void)?

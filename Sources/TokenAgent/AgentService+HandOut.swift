@@ -94,6 +94,7 @@ extension AgentService {
     if settings.isolatesRefreshes {
       isolation = ProcessRefreshIsolation(environment: world.environment)
       isolation?.warn = warn
+      isolation?.program = settings.refreshProgram
     }
     return AccountManager.configured(
       registry: registry, store: store, transport: transport, clock: clock,

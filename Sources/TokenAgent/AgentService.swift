@@ -31,6 +31,8 @@ public final class AgentService: Sendable {
     /// Refreshes run in a child process (``ProcessRefreshIsolation``), as the command
     /// line runs them; false runs them here (tests of the service alone).
     public var isolatesRefreshes = true
+    /// The program whose ``RefreshChild`` runs those refreshes; nil: this one.
+    public var refreshProgram: String?
     /// The longest wait after failures, and the first.
     public var longestBackoff: Double = 3600
     public var firstBackoff: Double = 30

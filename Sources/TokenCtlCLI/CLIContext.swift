@@ -6,6 +6,8 @@ import SecretServiceStore
 import TokenCtlRuntime
 import TokenKit
 
+@_exported import enum BuiltinAccountTypes.BuiltinPlugins
+
 #if canImport(FoundationEssentials)
   import FoundationEssentials
 #else

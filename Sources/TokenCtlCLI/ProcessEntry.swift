@@ -42,15 +42,7 @@ extension TokenCtl {
     case nil: fastPath = AgentFastPath.run(full)
     }
     if case .done(let status) = fastPath { Glibc.exit(status) }
-    var environment: [String: String] = [:]
-    var entry = environ
-    while let pointer = entry.pointee {
-      let pair = String(cString: pointer)
-      if let equals = pair.firstIndex(of: "=") {
-        environment[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
-      }
-      entry += 1
-    }
+    let environment = ProcessEnvironment.current()
     do {
       var context = try CLIContext.live(environment: environment)
       context.cargoUnread = cargoUnread

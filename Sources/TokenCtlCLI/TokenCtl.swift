@@ -55,13 +55,6 @@ public struct TokenCtl: ParsableCommand {
     ]
   )
 
-  /// The tools' credential protocols (CredentialHelpers) whose `get` the agent answers:
-  /// each tool's command is in `subcommands` above, and what the front end and the fast path
-  /// ask for it is `ClientCommand`'s.
-  static let credentialProtocols: [any ToolCredentialProtocol.Type] = [
-    GitCredentials.self, DockerCredentials.self, ExecCredential.self, CargoCredentialRequest.self,
-  ]
-
   /// The root help as a user meets it (`--help`, `-h`, `help`): the commands first, as
   /// git's and gh's help has them. swift-argument-parser prints the discussion, which holds
   /// the Environment and Exit status lists for the man page's DESCRIPTION, before USAGE;

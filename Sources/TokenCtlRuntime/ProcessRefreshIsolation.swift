@@ -14,8 +14,8 @@ import TokenKit
 /// Refreshes in a child process that inherits the account's lock and outlives us (see
 /// ``RefreshIsolation`` for why).
 ///
-/// The child is this very program (`/proc/self/exe`), run with ``RefreshChild``'s
-/// arguments: it reads the account from the keyring, refreshes, stores the answer, and only then writes
+/// The child is this very program (`/proc/self/exe`), or the one ``program`` names, run
+/// with ``RefreshChild``'s arguments: it reads the account from the keyring, refreshes, stores the answer, and only then writes
 /// one ``RefreshReport`` on its standard output, a pipe to us, and exits. It runs in a
 /// session of its own, ignoring SIGPIPE and SIGINT, so that neither our death nor a
 /// Ctrl-C stops it between the exchange and the store. The lock stays held as long as
@@ -28,6 +28,9 @@ public struct ProcessRefreshIsolation: RefreshIsolation {
   public var showsErrors = false
   /// Receives the child's warnings: failures that did not stop its refresh.
   public var warn: (@Sendable (String) -> Void)?
+  /// The program that runs the child, when it is not this one: the agent's own executable
+  /// has no ``RefreshChild`` and hands refreshes to the full program beside it.
+  public var program: String?
 
   public init(environment: [String: String]) {
     self.environment = environment
@@ -44,7 +47,7 @@ public struct ProcessRefreshIsolation: RefreshIsolation {
       throw TokenKitError(.internalFailure, "could not refresh \(key): no pipe (\(String(cString: strerror(errno))))")
     }
     // Looked up now, not at start: the fast paths that never refresh pay nothing for it.
-    guard let program = Self.runningProgram() else { return false }
+    guard let program = program ?? Self.runningProgram() else { return false }
     let arguments = [program] + RefreshChild.arguments(refreshing: key, group: group, scopes: scopes)
     let pid = ChildProcess.spawn(
       arguments, environment: environment, output: .descriptor(ends[1], keepErrors: showsErrors), reap: false,

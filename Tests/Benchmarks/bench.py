@@ -51,7 +51,9 @@ row ran clients: a client that fell back to the direct path would measure the wr
    none is handed out that the agent's refresh ahead is about to kill.
 9. A new agent made to hold row 5's accounts (`tokenctl list`, then `tokenctl token`
    for each, through it): its peak RSS (VmHWM), and its CPU time (utime + stime, its
-   reaped children's included, from /proc/PID/stat) over 60 idle seconds.
+   reaped children's included, from /proc/PID/stat) over 60 idle seconds; its RSS, idle,
+   against gnome-keyring-daemon's of row 20 (goal ≤ 1.5), and that daemon's now, holding
+   row 5's items too.
 10. The direct path stays as it was: `tokenctl token` with no agent running (it asks,
     finds none, falls back) vs TOKENCTL_AGENT=0, one hyperfine run, both through
     env(1); with --before-bin DIR (release binaries built before the agent), rows 1, 2
@@ -92,6 +94,10 @@ row ran clients: a client that fell back to the direct path would measure the wr
     there) vs the same through the local agent plus the ssh round trip: a socat echo
     through an `ssh -R` forwarding of the same session, less the same echo here. Goal ≤ 1.0
     (no more than local plus the round trip). Needs root; skipped otherwise.
+20. A new agent asked once for each of 10 accounts (a keyring as most sessions have, before
+    row 5 stores its 1,000), idle: its RSS against gnome-keyring-daemon's at the same
+    moment, the resident process every desktop session has beside it (goal ≤ 1.0), with
+    the agent's anonymous and file-backed parts (/proc/PID/smaps_rollup).
 
 Every row times what `make install` installs: `tokenctl` and `git-credential-tokenctl` are
 the front end (links to .build/release/tokenctl-front-end), which runs the full program
@@ -134,6 +140,11 @@ GOAL_RSS_MIB = 8
 GOAL_AGENT_RATIO = 0.5
 GOAL_AGENT_CLIENT_RSS_MIB = 8
 GOAL_AGENT_RSS_MIB = 30
+# The agent idle against gnome-keyring-daemon, the resident process every desktop session
+# has beside it, holding a few accounts (row 20): no bigger with those, at most half again
+# with 1,000 (row 9).
+GOAL_AGENT_TO_KEYRING_RSS = 1.0
+GOAL_AGENT_TO_KEYRING_RSS_1000 = 1.5
 GOAL_SLOWEST_TO_MEDIAN = 3.0
 # The second stub's access-token lifetime (row 8).
 FRESH_TYPE = "benchfresh"
@@ -249,6 +260,24 @@ def proc_cpu_ticks(pid):
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
     return sum(int(value) for value in fields[11:15])
+
+
+def proc_rss_parts_mib(pid):
+    """The process's resident memory as /proc/PID/smaps_rollup splits it: (anonymous,
+    file-backed) MiB."""
+    with open(f"/proc/{pid}/smaps_rollup") as rollup:
+        fields = {line.split(":")[0]: line.split()[1] for line in rollup if ":" in line and line.split()[1].isdigit()}
+    anonymous = int(fields.get("Anonymous", 0))
+    return anonymous / 1024, (int(fields["Rss"]) - anonymous) / 1024
+
+
+def keyring_daemon_pid():
+    """The pid of the Secret Service on this session bus (the private keyring's
+    gnome-keyring-daemon), as the bus tells it."""
+    out = run(["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+               "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", "org.freedesktop.secrets"],
+              capture_output=True).stdout.decode()
+    return int(out.strip("()\n ,").split()[-1])
 
 
 def proc_status_kib(pid, name):
@@ -1084,6 +1113,36 @@ printf '%s\\n' "$access"
         self.add_plain(8, "… tokens active at the server (RFC 7662 introspection)", f"{active} of {calls}",
                        f"{failures} failed, {inactive} inactive", f"{calls} of {calls}", active == calls)
 
+    def add_agent_rss(self, number, agent, what, baseline, goal, note=""):
+        """A row: the agent's RSS now, with its anonymous and file-backed parts, against
+        `baseline` MiB."""
+        ours = proc_status_kib(agent.pid, "VmRSS") / 1024
+        anonymous, file_backed = proc_rss_parts_mib(agent.pid)
+        ratio = ours / baseline
+        self.rows.append((number, what, ours, baseline, ratio, f"≤ {goal}", ratio <= goal, "MiB",
+                          f"anonymous {anonymous:.1f} MiB, file-backed {file_backed:.1f} MiB{note}"))
+        self.results[f"{number}: {what}"] = {"ours": ours, "baseline": baseline, "ratio": ratio, "met": ratio <= goal}
+
+    def row20_agent_few_accounts(self):
+        # A new agent: the shared one has held other rows' accounts and served their clients.
+        self.stop_agent()
+        group, count = "bench-few", 10
+        now = int(time.time())
+        for i in range(count):
+            self.store_item(f"few-{i}", f"few{i}", f"f{i}", f"r{i}", now + 3600 + i, group=group, issuer=self.stub)
+        agent = self.agent = Agent(self, "few-accounts")
+        for i in range(count):
+            result = agent.served("row 20", 1, lambda: run(
+                [self.tokenctl, "token", "--group", group, f"{TYPE}:few{i}"], capture_output=True, check=False,
+                env=self.agent_env))
+            if result.returncode != 0 or result.stdout != f"f{i}\n".encode():
+                raise RuntimeError(f"row 20: `tokenctl token` of few{i} through the agent failed: {result.stderr!r}")
+        time.sleep(5)
+        self.keyring_rss = proc_status_kib(keyring_daemon_pid(), "VmRSS") / 1024
+        self.add_agent_rss(20, agent, f"the agent idle holding {count} accounts: RSS vs gnome-keyring-daemon's",
+                           self.keyring_rss, GOAL_AGENT_TO_KEYRING_RSS)
+        self.stop_agent()
+
     def row9_agent_accounts(self):
         # A new agent: the shared one holds row 8's account, which it refreshes every few
         # seconds, and its peak memory is that of the rows before.
@@ -1120,6 +1179,10 @@ printf '%s\\n' "$access"
         milliseconds = ticks * 1000 / os.sysconf("SC_CLK_TCK")
         self.add_plain(9, f"… its CPU time while idle for {idle} s", f"{milliseconds:.0f} ms", "—", "0", ticks == 0,
                        note=f"{requests} token requests meanwhile")
+        keyring_now = proc_status_kib(keyring_daemon_pid(), "VmRSS") / 1024
+        self.add_agent_rss(9, agent, "… its RSS, idle, vs gnome-keyring-daemon's holding 10 accounts (row 20)",
+                           self.keyring_rss, GOAL_AGENT_TO_KEYRING_RSS_1000,
+                           note=f"; gnome-keyring-daemon holding these {count} too: {keyring_now:.1f} MiB")
         if "13" in self.args.only.split(","):
             log("row 13")
             self.row13_refreshes_flowing(agent, group, count)
@@ -1243,6 +1306,8 @@ printf '%s\\n' "$access"
         for number, what, ours, baseline, ratio, goal, met, unit, note in self.rows:
             if unit == "ms":
                 ours_text, base_text = f"{ours * 1000:.1f} ms", f"{baseline * 1000:.1f} ms"
+            elif unit == "MiB":
+                ours_text, base_text = f"{ours:.1f} MiB", f"{baseline:.1f} MiB"
             else:
                 ours_text, base_text = str(ours), str(baseline)
             ratio_text = f"{ratio:.2f}" if ratio is not None else "—"
@@ -1274,7 +1339,7 @@ def main():
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--quick", action="store_true",
                         help="fewer runs and 200 accounts, row 8 over 20 s and row 9 idle for 20 s, to try the script")
-    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11,12,13,14,15,16,17,18,19")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11,12,13,14,15,16,17,18,19,20")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--before-bin", help="release binaries from before the agent, for row 10 (rows 1, 2, 2b)")
     parser.add_argument("--before-front-end-bin", help="release binaries from before the front end, for row 14")
@@ -1292,7 +1357,7 @@ def main():
         # the rows through the agent need the items, helpers and figures of the rows they
         # are measured against, and row 9 row 5's accounts.
         needs = {"4": {"3"}, "6": {"1", "2"}, "1a": {"1"}, "10": {"1"}, "11": {"1"}, "2a": {"2"}, "6a": {"2"}, "4a": {"3"},
-                 "9": {"5"}, "12": {"1", "2"}, "13": {"9"}, "18": {"9"}, "15": {"1", "2"},
+                 "9": {"5", "20"}, "12": {"1", "2"}, "13": {"9"}, "18": {"9"}, "15": {"1", "2"},
                  "16": {"1", "2"}, "17": {"1", "2"}, "19": {"1"}}
         # Until nothing is added: a row's need may have needs of its own (13 → 9 → 5).
         while any(row in only and not rows <= only for row, rows in needs.items()):
@@ -1310,7 +1375,8 @@ def main():
                  ("4a", bench.row4a_race_agent), ("12", bench.row12_peers), ("15", bench.row15_docker),
                  ("16", bench.row16_cargo), ("17", bench.row17_kube), ("19", bench.row19_forwarded), ("11", bench.row11_dbus), ("8", bench.row8_refresh_ahead),
                  ("-", bench.stop_agent),
-                 ("7", bench.row7_browser), ("5", bench.row5_list), ("9", bench.row9_agent_accounts)]
+                 ("7", bench.row7_browser), ("20", bench.row20_agent_few_accounts), ("5", bench.row5_list),
+                 ("9", bench.row9_agent_accounts)]
         for number, step in steps:
             if number == "-":
                 step()

@@ -23,6 +23,8 @@ cd "$root"
 fail() { echo "check-deb: $*" >&2; exit 1; }
 say() { echo "check-deb: $*"; }
 program=/usr/libexec/tokenctl/tokenctl
+# The agent's own executable, which `tokenctl agent run` runs in its place.
+agent_program=/usr/libexec/tokenctl/tokenctl-agent
 packages=(tokenctl python3-keyring-tokenctl)
 
 # The user's side, run by the root side below as the fresh user, in the sandbox:
@@ -208,7 +210,7 @@ installed=$(dpkg-query -W -f='${Version}' tokenctl)
 agents() {
   for proc in /proc/[0-9]*; do
     exe=$(readlink "$proc/exe" 2>/dev/null) || continue
-    case $exe in "$program" | "$program (deleted)") echo "${proc#/proc/}" ;; esac
+    case $exe in "$program" | "$program (deleted)" | "$agent_program" | "$agent_program (deleted)") echo "${proc#/proc/}" ;; esac
   done
   return 0
 }
@@ -244,7 +246,7 @@ apt_get install "$scratch/deb-next/tokenctl_${next}_${arch}.deb" "$scratch/deb-n
 touch "$scratch/sync/upgraded"
 wait_for_user checked "the user's checks after the upgrade failed (above)" \
   "the user's checks after the upgrade did not end within 3 minutes"
-[ -n "$(agents)" ] || fail "no agent runs $program before the removal: the removal would prove nothing"
+[ -n "$(agents)" ] || fail "no agent runs $agent_program before the removal: the removal would prove nothing"
 
 apt_get remove "${packages[@]}"
 left=$(agents)

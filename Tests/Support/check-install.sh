@@ -2,12 +2,14 @@
 # `make install` into a scratch folder (DESTDIR, PREFIX=/usr), then runs what it installed
 # as a user would, in a throw-away keyring on a private bus, with an agent of its own:
 # - bin/tokenctl, bin/git-credential-tokenctl and bin/docker-credential-tokenctl are the
-#   front end (one file, static), and libexec/tokenctl/tokenctl is the full program;
+#   front end (one file, static), libexec/tokenctl/tokenctl is the full program and
+#   libexec/tokenctl/tokenctl-agent the agent;
 # - the front end hands a command it does not take (--version, list) to the full program;
 # - `tokenctl token` of an account nobody has, through the agent: the full program's error
 #   and exit status 2, and the agent asked once;
 # - git's helper under its own name answers a host nobody serves with nothing, exit 0;
-# - the agent, started as the units start it (bin/tokenctl agent run), runs the full program;
+# - the agent, started as the units start it (bin/tokenctl agent run), runs the agent's own
+#   executable;
 # - the agent's socket unit is enabled for every user session (sockets.target.wants).
 # Exits 1 on the first failure.
 set -euo pipefail
@@ -22,6 +24,7 @@ make --no-print-directory install DESTDIR="$scratch/root" PREFIX=/usr >"$scratch
 bin=$scratch/root/usr/bin
 full=$scratch/root/usr/libexec/tokenctl/tokenctl
 [ -x "$full" ] || fail "no full program at usr/libexec/tokenctl/tokenctl"
+[ -x "${full%/*}/tokenctl-agent" ] || fail "no agent at usr/libexec/tokenctl/tokenctl-agent"
 for name in tokenctl git-credential-tokenctl docker-credential-tokenctl; do
   [ "$bin/$name" -ef "$bin/tokenctl" ] || fail "bin/$name is not the front end"
 done
@@ -43,7 +46,8 @@ Tests/Support/with-private-keyring.sh bash -euo pipefail -c '
   agent=$!
   trap "kill $agent 2>/dev/null || true" EXIT
   for _ in $(seq 100); do "$bin/tokenctl" agent status >/dev/null 2>&1 && break; sleep 0.1; done
-  [ "$(readlink "/proc/$agent/exe")" -ef "$full" ] || fail "the agent does not run the full program"
+  [ "$(readlink "/proc/$agent/exe")" -ef "$(dirname "$full")/tokenctl-agent" ] \
+    || fail "the agent does not run libexec/tokenctl/tokenctl-agent"
   requests() { "$bin/tokenctl" agent status | sed -n "s/.* \([0-9]*\) requests.*/\1/p"; }
   before=$(requests)
   status=0

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Testing
+import TokenAgent
 
 @testable import TokenCtlCLI
 
@@ -9,7 +10,7 @@ import Testing
 @Suite struct AgentSignInCommandTests {
   @Test(arguments: [("gitlab:ada", "work"), ("graph:ada@contoso.com", "default"), ("corp:Ada Lovelace", "a b")])
   func theSignInIsALoginOfThatAccountInThatGroup(account: String, group: String) throws {
-    let arguments = TokenCtl.AgentRun.signInArguments(account: account, group: group)
+    let arguments = AgentLaunch.signInArguments(account: account, group: group)
     let login = try #require(try TokenCtl.parseAsRoot(arguments) as? TokenCtl.Login)
     #expect(login.type == account)
     #expect(login.groupOption.group == group)

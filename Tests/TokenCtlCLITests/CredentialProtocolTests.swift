@@ -1,5 +1,6 @@
 import AgentFrontEnd
 import AgentProtocol
+import BuiltinAccountTypes
 import CredentialHelpers
 import Testing
 
@@ -102,7 +103,7 @@ import Testing
       #expect(message["account"] == "graph:ada" && message["min-valid"] == "120")
       return
     }
-    let tools = TokenCtl.credentialProtocols.filter { $0.requestKind == request.kind }
+    let tools = BuiltinPlugins.credentialProtocols.filter { $0.requestKind == request.kind }
     try #require(tools.count == 1, "\(request.kind) is answered by \(tools.count) protocols")
     let question = try #require(tools[0].question { message[$0] }, "\(request.fields)")
     #expect(question.message["host"] == host)
@@ -111,7 +112,7 @@ import Testing
 
   /// Every protocol the agent answers is one some command asks, once.
   @Test func everyProtocolTheAgentAnswersIsAsked() {
-    let kinds = TokenCtl.credentialProtocols.map { $0.requestKind }
+    let kinds = BuiltinPlugins.credentialProtocols.map { $0.requestKind }
     #expect(Set(kinds).count == kinds.count)
     let asked = Set(
       Self.samples.compactMap { sample in

@@ -3,7 +3,6 @@ import AgentProtocol
 import ApplicationConsent
 import ArgumentParser
 import ProcessRuntime
-import SecretServiceStore
 import TokenAgent
 import TokenCtlRuntime
 import TokenKit
@@ -56,50 +55,28 @@ extension TokenCtl {
     @Option(help: ArgumentHelp("Seconds an application's request waits for the user's answer.", valueName: "seconds"))
     var consentTimeout: Int = 60
 
+    /// Runs the agent's own executable (``SiblingProgram/agent``) in this process's place,
+    /// with the options as read here: it holds the agent and none of the command line, so
+    /// the resident process keeps none of it in memory. Its pid is this process's, which
+    /// systemd's socket (`LISTEN_PID`) and the session bus know it by.
     func run() async throws {
       let context = CLIContext.running
-      // Before the first token passes through: a revoked token must leave no copy behind.
-      ProcessProtection.wipeFreedMemory()
-      let environment = context.environment
-      // Started by the session bus itself (its `Exec=`, no systemd): the standard streams
-      // are the bus daemon's, often a terminal or the pipe of a script that captured the
-      // session's output, which would wait for us to close it. The agent keeps none of
-      // them: its log goes nowhere, as `agent start`'s does.
-      if environment["DBUS_STARTER_BUS_TYPE"] != nil { Self.detachFromInheritedStreams() }
-      let output = context.output
-      var parts = AgentLaunch.Parts(
-        registry: context.registry, tools: TokenCtl.credentialProtocols, environment: environment,
-        clock: context.clock, transport: context.transport, makeStore: context.makeStore,
-        watchKeyring: { changed in
-          let monitor = try KeyringChangeMonitor { change in
-            if case .item(let path) = change { changed(path) } else { changed(nil) }
-          }
-          return { monitor.stop() }
-        },
-        signIn: { account, group in
-          var environment = environment
-          environment["TOKENCTL_GROUP"] = group
-          _ = ChildProcess.startDaemon(
-            ["/proc/self/exe"] + Self.signInArguments(account: account, group: group), environment: environment)
-        },
-        log: { output.writeError("tokenctl agent: \($0)\n") })
-      parts.offersDBus = !noDbus
-      parts.consentTimeout = .seconds(max(1, consentTimeout))
-      try await AgentLaunch.run(parts)
-    }
-
-    /// The command line after `tokenctl` that a notification's "Sign in" runs: the account
-    /// as it signed in before (`tokenctl login ACCOUNT`), in its group.
-    static func signInArguments(account: String, group: String) -> [String] {
-      ["login", account, "--group", group]
-    }
-
-    /// Standard input, output and error onto /dev/null.
-    static func detachFromInheritedStreams() {
-      let null = open("/dev/null", O_RDWR | O_CLOEXEC)
-      guard null >= 0 else { return }
-      for stream: Int32 in [0, 1, 2] { dup2(null, stream) }
-      if null > 2 { close(null) }
+      guard let agent = SiblingProgram.path(SiblingProgram.agent) else {
+        throw TokenKitError(
+          .agentFailure, "no \(SiblingProgram.agent) beside this tokenctl",
+          recovery: "Install tokenctl again: the agent is a program of its own beside the full one.")
+      }
+      let arguments =
+        [agent] + (noDbus ? ["--no-dbus"] : []) + ["--consent-timeout", String(max(1, consentTimeout))]
+      // The context's environment: `--verbose` set TOKENCTL_LOG there.
+      let environment = context.environment.map { "\($0.key)=\($0.value)" }
+      let argv = arguments.map { strdup($0) } + [nil]
+      let envp = environment.map { strdup($0) } + [nil]
+      execve(agent, argv, envp)
+      let reason = String(cString: strerror(errno))
+      argv.forEach { free($0) }
+      envp.forEach { free($0) }
+      throw TokenKitError(.agentFailure, "could not run \(agent): \(reason)")
     }
   }
 

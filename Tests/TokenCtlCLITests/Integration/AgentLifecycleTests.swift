@@ -91,6 +91,27 @@ import Testing
     #expect(try await Self.waitUntilGone(pid), "the agent outlived its session bus")
   }
 
+  /// `tokenctl agent run` runs the agent's own executable, beside it, in its place: the
+  /// same process, which systemd's socket and the session bus know by its pid, with the
+  /// options as given.
+  @Test func theAgentRunsAsItsOwnExecutableInTheCommandsPlace() async throws {
+    var environment = self.environment
+    environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(directory.path("no-bus"))"
+    let agent = try TestProcess(
+      TestProcess.tokenctl, ["agent", "run", "--no-dbus", "--consent-timeout", "5"], environment: environment,
+      stderr: directory.path("agent.err"))
+    defer { agent.terminate() }
+    let pid = try await agentPID(environment)
+    #expect(pid == agent.pid)
+    let program = URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent()
+      .appendingPathComponent("tokenctl-agent").path
+    #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe") == program)
+    let commandLine = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline")).split(separator: 0).map {
+      String(decoding: $0, as: UTF8.self)
+    }
+    #expect(commandLine == [program, "--no-dbus", "--consent-timeout", "5"])
+  }
+
   /// Started by the bus (D-Bus activation, no systemd), the agent keeps none of the bus
   /// daemon's streams and leaves with the bus. In `make hardening` (TOKENCTL_SOAK=1) only:
   /// in CI's `make test`, under the load of the whole suite, the activated agent once did

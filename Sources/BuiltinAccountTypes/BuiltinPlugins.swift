@@ -1,4 +1,5 @@
 import BitbucketAccount
+import CredentialHelpers
 import GitHubAccount
 import GitLabAccount
 import GiteaAccount
@@ -7,7 +8,8 @@ import MicrosoftGraphAccount
 import OpenIDConnectAccount
 import TokenKit
 
-/// The account-type plugins compiled into this tokenctl.
+/// The account-type plugins compiled into this tokenctl: the full program and the agent
+/// register the same.
 public enum BuiltinPlugins {
   public static var all: [any AccountTypePlugin.Type] {
     [
@@ -20,6 +22,13 @@ public enum BuiltinPlugins {
       GiteaPlugin.self,
     ]
   }
+
+  /// The tools' credential protocols (CredentialHelpers) whose `get` the agent answers:
+  /// each tool's command is among `tokenctl`'s subcommands, and what the front end and the
+  /// fast path ask for it is `ClientCommand`'s.
+  public static let credentialProtocols: [any ToolCredentialProtocol.Type] = [
+    GitCredentials.self, DockerCredentials.self, ExecCredential.self, CargoCredentialRequest.self,
+  ]
 
   /// A registry holding every built-in type.
   public static func registry() throws -> AccountTypeRegistry {
