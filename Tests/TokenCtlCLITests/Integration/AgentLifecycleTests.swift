@@ -103,7 +103,9 @@ import Testing
     defer { agent.terminate() }
     let pid = try await agentPID(environment)
     #expect(pid == agent.pid)
-    let program = URL(fileURLWithPath: TestProcess.tokenctl).deletingLastPathComponent()
+    // Beside the full program, as /proc names it: the build folder is a link, and the
+    // front end (TOKENCTL_BIN) may be reached through it.
+    let program = URL(fileURLWithPath: TestProcess.tokenctl).resolvingSymlinksInPath().deletingLastPathComponent()
       .appendingPathComponent("tokenctl-agent").path
     #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe") == program)
     let commandLine = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline")).split(separator: 0).map {
