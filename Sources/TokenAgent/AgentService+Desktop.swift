@@ -58,7 +58,7 @@ extension AgentService {
   public func reportChanges() {
     let groups = state.withLock { Array($0.stores.keys) }
     for group in groups.sorted() {
-      guard let listings = try? store(group).list(.all) else { continue }
+      guard let listings = accounts(of: group, for: .report) else { continue }
       var now: [AccountKey: AccountMark] = [:]
       for listing in listings {
         let account = listing.account

@@ -85,6 +85,47 @@ extension AgentService {
     }
   }
 
+  /// What a look over every account of a group is for (``accounts(of:for:world:)``).
+  enum Look: Hashable, Sendable {
+    /// Accounts to keep fresh (``keepConfiguredAccountsFresh()``).
+    case keepFresh
+    /// Changes to report on the session bus (``reportChanges()``).
+    case report
+  }
+  struct LookKey: Hashable, Sendable {
+    var look: Look
+    var group: String
+  }
+  /// The store's ``CachingTokenStore/accountsRevision`` a look last went over, and the
+  /// settings files it went over them with.
+  struct LookMark: Equatable, Sendable {
+    var revision: Int
+    var world: [AgentWorld.FileStamp]
+  }
+
+  /// Every account of `group` for `look`; nil when that look can be skipped (nothing held
+  /// of the group has moved since it last went over them, under the same settings files
+  /// `world`), or the keyring cannot be read. Another program's writes set off a look a
+  /// second while they last, and at 1,000 accounts going over them all cost more than
+  /// telling the written item apart: a look that finds only such items settled ends here.
+  func accounts(
+    of group: String, for look: Look, world: [AgentWorld.FileStamp] = []
+  ) -> [AccountListing]? {
+    let store = store(group)
+    let key = LookKey(look: look, group: group)
+    let before = store.accountsRevision
+    guard let listings = try? store.list(.all) else { return nil }
+    guard let before, let after = store.accountsRevision else { return listings }
+    return state.withLock { state in
+      if state.looked[key] == LookMark(revision: after, world: world) { return nil }
+      // What the listing saw lies between the two; the earlier one is kept, so that a
+      // change settled meanwhile by a request makes the next look go over them again.
+      state.looked[key] = LookMark(revision: before, world: world)
+      state.looksOver += 1
+      return listings
+    }
+  }
+
   /// Nobody tells us of the keyring's changes: from now on every answer reads it.
   public func keyringUnwatched() {
     remembering.store(false, ordering: .relaxed)

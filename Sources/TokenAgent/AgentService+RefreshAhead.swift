@@ -148,7 +148,7 @@ extension AgentService {
     let groups = Set(state.withLock { Array($0.stores.keys) } + [own])
     let configuration = (try? world.configured())
     for group in groups.sorted() {
-      guard let listings = try? store(group).list(.all) else { continue }
+      guard let listings = accounts(of: group, for: .keepFresh, world: world.stamp) else { continue }
       for listing in listings {
         let account = listing.account
         let keepFresh =

@@ -97,6 +97,10 @@ public final class AgentService: Sendable {
     var stopped = false
     /// The accounts of each group as last compared (``reportChanges()``).
     var marks: [String: [AccountKey: AccountMark]] = [:]
+    /// What each look over a group's accounts last saw (``accounts(of:for:world:)``).
+    var looked: [LookKey: LookMark] = [:]
+    /// How many looks went over a group's accounts, for tests of what a change costs.
+    var looksOver = 0
     var observers: Observers?
     /// The wall clock less the boot clock when last looked at (``noticeWallClockStep()``).
     var wallMinusBoot: Double?

@@ -51,6 +51,10 @@ final class CachingTokenStore: TokenStore, Sendable {
     var generation = 0
     /// Moves when everything is forgotten: a read of the group in flight is not kept.
     var epoch = 0
+    /// Moves whenever the accounts held may have changed: everything forgotten, the group
+    /// read or listed, or an item of the group settled. Not when the changes settled were
+    /// all another program's items (``accountsRevision``).
+    var revision = 0
     var listings: [AccountQuery: [AccountListing]] = [:]
     var accounts: [Entry]?
     /// The addresses of `accounts`' items.
@@ -93,7 +97,9 @@ final class CachingTokenStore: TokenStore, Sendable {
   /// Drops what is held; reads in flight are not kept.
   func forget() {
     memory.withLock { memory in
-      memory = Memory(generation: memory.generation + 1, epoch: memory.epoch + 1, changes: memory.changes)
+      memory = Memory(
+        generation: memory.generation + 1, epoch: memory.epoch + 1, revision: memory.revision + 1,
+        changes: memory.changes)
     }
   }
 
@@ -121,6 +127,15 @@ final class CachingTokenStore: TokenStore, Sendable {
     if let address { forget(item: address) } else { forget() }
   }
 
+  /// A number that moves whenever the group's accounts may have changed, so that a look
+  /// over all of them (for accounts to keep fresh, for changes to report) can be skipped
+  /// when it has not moved since the last: another program's writes, settled as not the
+  /// group's, leave it where it was. nil when nothing is remembered, and every look reads.
+  var accountsRevision: Int? {
+    guard remembers() else { return nil }
+    return memory.withLock { $0.revision }
+  }
+
   /// How many accounts with tokens are held, for the agent's status.
   var heldAccounts: Int { memory.withLock { $0.accounts?.count ?? 0 } }
 
@@ -137,7 +152,11 @@ final class CachingTokenStore: TokenStore, Sendable {
         .sorted { ($0.account.type, $0.account.name) < ($1.account.type, $1.account.name) }
     }
     let listings = try backing.list(query)
-    memory.withLock { if $0.generation == generation { $0.listings[query] = listings } }
+    memory.withLock { memory in
+      // Read from the keyring, not from what is held: it may differ from the last.
+      memory.revision += 1
+      if memory.generation == generation { memory.listings[query] = listings }
+    }
     return listings
   }
 
@@ -183,6 +202,7 @@ final class CachingTokenStore: TokenStore, Sendable {
           guard memory.epoch == epoch else { return }
           memory.accounts = settled.entries
           memory.held = Set(settled.entries.compactMap(\.address))
+          if settled.foreign.count < changed.count { memory.revision += 1 }
           for (address, change) in changed where memory.changed[address] == change {
             memory.changed[address] = nil
           }
@@ -214,6 +234,7 @@ final class CachingTokenStore: TokenStore, Sendable {
       guard memory.epoch == epoch else { return }
       memory.accounts = entries
       memory.held = Set(entries.compactMap(\.address))
+      memory.revision += 1
       // A change marked while the search ran may or may not be in what it read.
       memory.changed = memory.changed.filter { $0.value > before }
     }

@@ -181,6 +181,34 @@ import TokenStoreTesting
       slow.looks.load(ordering: .sequentiallyConsistent) == 2, "the burst's 50 changes make one look more, not 50")
   }
 
+  /// Another program writes items of its own while the agent holds many accounts: each
+  /// burst is told apart by the items alone, and sets off no look over every account held
+  /// (for accounts to keep fresh); one account of the group written does.
+  @Test func anotherProgramsWritesSetOffNoLookOverTheAccounts() async throws {
+    let directory = try TemporaryDirectory()
+    let backing = try Self.filled(100, group: Account.defaultGroup)
+    let service = AgentService(
+      base: try OAuthFixtures.registry(), environment: ["HOME": directory.path("home")], clock: TestClock(),
+      transport: ScriptedTransport { _ in HTTPResponse(status: 500) }, makeStore: { _ in backing }, log: { _ in })
+    defer { service.stop() }
+    func looks() -> Int { service.state.withLock { $0.looksOver } }
+    func change(_ item: String) async throws {
+      service.keyringChanged(item: item)
+      #expect(try await Self.waitUntil { !service.rescan.withLock { $0.running } }, "the look after the change ended")
+    }
+    // Held, as once the agent has answered a request.
+    #expect(try service.store(Account.defaultGroup).loadAll(.all).count == 100)
+    service.keepConfiguredAccountsFresh()
+    #expect(looks() == 1)
+    for round in 0..<3 { try await change("\(AddressedStore.elsewhere)\(round)") }
+    #expect(looks() == 1, "another program's items set off no look over the accounts")
+    #expect(backing.counts.group == 1, "\(backing.counts)")
+    let written = Self.account(7, group: Account.defaultGroup)
+    try backing.inner.save(written, tokens: Self.tokens("a7-again"))
+    try await change(AddressedStore.address(written.key))
+    #expect(looks() == 2, "an account of the group written is looked at")
+  }
+
   /// Whether `condition` came true within a limit far beyond a loaded machine's delays.
   static func waitUntil(_ condition: () -> Bool) async throws -> Bool {
     let end = ContinuousClock.now + .seconds(30)
