@@ -113,17 +113,19 @@ extension AgentService {
   ) -> [AccountListing]? {
     let store = store(group)
     let key = LookKey(look: look, group: group)
-    let before = store.accountsRevision
-    guard let listings = try? store.list(.all) else { return nil }
-    guard let before, let after = store.accountsRevision else { return listings }
-    return state.withLock { state in
-      if state.looked[key] == LookMark(revision: after, world: world) { return nil }
-      // What the listing saw lies between the two; the earlier one is kept, so that a
-      // change settled meanwhile by a request makes the next look go over them again.
-      state.looked[key] = LookMark(revision: before, world: world)
-      state.looksOver += 1
-      return listings
+    let settled = store.settledRevision()
+    if let settled, state.withLock({ $0.looked[key] == LookMark(revision: settled, world: world) }) {
+      return nil
     }
+    // What the listing sees is at least as new as this: a change settled meanwhile by a
+    // request makes the next look go over the accounts again, never none.
+    let seen = settled ?? store.accountsRevision
+    guard let listings = try? store.list(.all) else { return nil }
+    state.withLock { state in
+      if let seen { state.looked[key] = LookMark(revision: seen, world: world) }
+      state.looksOver += 1
+    }
+    return listings
   }
 
   /// Nobody tells us of the keyring's changes: from now on every answer reads it.

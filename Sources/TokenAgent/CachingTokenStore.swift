@@ -136,6 +136,16 @@ final class CachingTokenStore: TokenStore, Sendable {
     return memory.withLock { $0.revision }
   }
 
+  /// The changes marked since the last read settled, as an answer would settle them, and
+  /// ``accountsRevision`` after that, without listing the accounts; nil when the group's
+  /// accounts are not held (only a listing can say) or cannot be read now.
+  func settledRevision() -> Int? {
+    guard remembers(), memory.withLock({ $0.accounts != nil }),
+      (try? entries(for: .all, whole: true)) != nil
+    else { return nil }
+    return memory.withLock { $0.revision }
+  }
+
   /// How many accounts with tokens are held, for the agent's status.
   var heldAccounts: Int { memory.withLock { $0.accounts?.count ?? 0 } }
 
