@@ -28,8 +28,8 @@ public struct ProcessRefreshIsolation: RefreshIsolation {
   public var showsErrors = false
   /// Receives the child's warnings: failures that did not stop its refresh.
   public var warn: (@Sendable (String) -> Void)?
-  /// The program that runs the child, when it is not this one: the agent's own executable
-  /// has no ``RefreshChild`` and hands refreshes to the full program beside it.
+  /// The program that runs the child, when it is not this one (nil: this one, as the full
+  /// program and the agent's own executable both can be the child).
   public var program: String?
 
   public init(environment: [String: String]) {

@@ -24,37 +24,11 @@ extension TokenCtl {
     @Option var scopes: String?
 
     func run() async throws {
-      // Our parent may die or be interrupted at any moment; the refresh must still end
-      // with its answer stored. A report nobody reads is not an error.
-      signal(SIGPIPE, SIG_IGN)
-      signal(SIGINT, SIG_IGN)
-      signal(SIGHUP, SIG_IGN)
       let session = try CommandSession.open(group: group, configured: false)
       let context = session.context
-      var failure: TokenKitError?
-      do {
-        // Refreshing without the account's lock could race another refresh and spend a
-        // rotated token twice: run only with the lock handed on.
-        let key = AccountKey(type: type, id: id)
-        guard context.accountLocks.holds(RefreshChild.lockDescriptor, for: key, group: group) else {
-          throw TokenKitError(
-            .internalFailure, "\(Self.commandName) refreshes only for tokenctl, which hands it the account's lock",
-            recovery: "Run `tokenctl refresh \(type):\(id)` instead.")
-        }
-        let manager = try session.configured().manager
-        if let scopes {
-          guard let scopeSet = ScopeSet(parsing: scopes) else {
-            throw TokenKitError(.internalFailure, "\(Self.commandName) was given no valid scopes")
-          }
-          try await manager.exchangeHoldingLock(key, scopes: scopeSet)
-        } else {
-          try await manager.refreshHoldingLock(key)
-        }
-      } catch let error as TokenKitError {
-        failure = error
-      } catch {
-        failure = TokenKitError(.internalFailure, "the refresh of \(type):\(id) failed: \(error)")
-      }
+      let failure = await RefreshChild.work(
+        key: AccountKey(type: type, id: id), group: group, scopes: scopes, locks: context.accountLocks
+      ) { try session.configured().manager }
       // The parent shows the warnings; this process's standard error is usually closed.
       context.output.write(bytes: RefreshReport.encode(failure, warnings: context.warnings.drain()))
     }

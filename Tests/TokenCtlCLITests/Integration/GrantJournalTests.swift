@@ -90,6 +90,12 @@ import TokenCtlRuntime
       let asking = try TestProcess(
         TestProcess.tokenctl, ["token", "--min-valid", "60", account], environment: client, stderr: errors)
       let held = try await Self.awaitFile(pause.appendingPathComponent("paused").path)
+      // The agent's refresh child is its own executable, which maps none of the commands.
+      let heldPID = held.trimmingCharacters(in: .whitespacesAndNewlines)
+      let program = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(heldPID)/exe")) ?? "?"
+      if test.path == .agent, (program as NSString).lastPathComponent != "tokenctl-agent" {
+        problems.append("round \(round): the agent's refresh ran in \(program), not tokenctl-agent")
+      }
       // The answer is in the journal, private, under a name that says nothing.
       let entries = (try? FileManager.default.contentsOfDirectory(atPath: journal)) ?? []
       let hashed = entries.allSatisfy {
@@ -106,7 +112,7 @@ import TokenCtlRuntime
       case .keyringLocked: try await session.lockLoginKeyring()
       case .keyringDaemonKilled: try await session.stopKeyring(signal: SIGKILL)
       case .refreshingProcessKilled:
-        if let pid = pid_t(held.trimmingCharacters(in: .whitespacesAndNewlines)) { kill(pid, SIGKILL) }
+        if let pid = pid_t(heldPID) { kill(pid, SIGKILL) }
       }
       _ = FileManager.default.createFile(atPath: pause.appendingPathComponent("resume").path, contents: nil)
       let status = await asking.exitStatus(within: 120)
