@@ -98,6 +98,11 @@ row ran clients: a client that fell back to the direct path would measure the wr
     row 5 stores its 1,000), idle: its RSS against gnome-keyring-daemon's at the same
     moment, the resident process every desktop session has beside it (goal ≤ 1.0), with
     the agent's anonymous and file-backed parts (/proc/PID/smaps_rollup).
+21. A refresh child as the agent runs it (`tokenctl-agent _refresh-worker`, handed the
+    account's lock as the agent hands it) vs row 3's floor (lookup + curl POST + store),
+    on row 3's expired account, goal ≤ 1.0 in time, and its peak RSS against the floor's
+    largest program (wait4's ru_maxrss of each, the floor's three included), goal ≤ 1.0;
+    the full program as the child beside them, for what the agent's own executable saves.
 
 Every row times what `make install` installs: `tokenctl` and `git-credential-tokenctl` are
 the front end (links to .build/release/tokenctl-front-end), which runs the full program
@@ -107,6 +112,8 @@ The table goes to standard output in Markdown, ready for docs/performance.md.
 """
 
 import argparse
+import fcntl
+import hashlib
 import json
 import os
 import platform
@@ -564,6 +571,7 @@ printf '%s\\n' "$access"
     def row3_expired(self):
         prepare, baseline = self.write_prepare_script()
         self.prepare = prepare
+        self.baseline_refresh = baseline
         run([prepare])
         # The first refresh fetches the discovery document into the cache, as any first use does.
         out = run([self.tokenctl, "token", f"{EXPIRED_TYPE}:expired"], capture_output=True).stdout.strip()
@@ -583,6 +591,61 @@ printf '%s\\n' "$access"
                  r["tokenctl token (expired)"]["median"], r["lookup + curl + store"]["median"], "≤ 1.2", 1.2,
                  note=f"{after - before} token requests for {expected} runs")
         self.single_refresh = r["tokenctl token (expired)"]["median"]
+
+    def row21_refresh_child(self):
+        """Each run prepares row 3's expired account, then times one refresh child, or the
+        floor, to its end; the three are interleaved so that the machine's load falls on
+        each alike."""
+        locks = Path(os.environ["XDG_RUNTIME_DIR"]) / "tokenctl" / "locks"
+        # FileAccountLocks' name for the account: HashedName of group, type and id.
+        name = hashlib.sha256(b"\0".join([b"default", EXPIRED_TYPE.encode(), b"bench-expired"])).hexdigest()[:32]
+        lock = locks / f"{name}.lock"
+        worker = ["_refresh-worker", "--group", "default", "--type", EXPIRED_TYPE, "--id", "bench-expired"]
+
+        def timed(argv, lock_fd=None):
+            """Wall ms and peak RSS MiB of argv to its end, with `lock_fd` as its descriptor 3."""
+            start = time.perf_counter()
+            process = subprocess.Popen(
+                argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                pass_fds=(3,) if lock_fd is not None else (),
+                preexec_fn=(lambda: os.dup2(lock_fd, 3)) if lock_fd is not None else None)
+            out = process.stdout.read()
+            _, status, usage = os.wait4(process.pid, 0)
+            elapsed = (time.perf_counter() - start) * 1000
+            process.returncode = os.waitstatus_to_exitcode(status)
+            assert process.returncode == 0, (argv, process.returncode, out)
+            return elapsed, usage.ru_maxrss / 1024, out
+
+        def child(program):
+            run([self.prepare])
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                elapsed, rss, out = timed([program] + worker, fd)
+            finally:
+                os.close(fd)
+            # The child's report: success says nothing else.
+            assert json.loads(out) == {}, out
+            return elapsed, rss
+
+        def floor():
+            run([self.prepare])
+            elapsed, rss, out = timed([self.baseline_refresh])
+            assert out.strip() and out.strip() != b"expired-access-token", out
+            return elapsed, rss
+
+        agent_program = str(self.bin / "tokenctl-agent")
+        results = {"agent": [], "full": [], "floor": []}
+        for _ in range(max(10, self.args.runs)):
+            results["agent"].append(child(agent_program))
+            results["full"].append(child(self.full_tokenctl))
+            results["floor"].append(floor())
+        time_of = {k: statistics.median(t for t, _ in v) for k, v in results.items()}
+        rss_of = {k: statistics.median(r for _, r in v) for k, v in results.items()}
+        self.add(21, "refresh child as the agent runs it vs lookup + curl POST + store", time_of["agent"],
+                 time_of["floor"], "≤ 1.0", 1.0, note=f"the full program as the child: {time_of['full']:.1f} ms")
+        self.add(21, "refresh child's peak RSS vs the floor's largest program", rss_of["agent"], rss_of["floor"],
+                 "≤ 1.0", 1.0, unit="MiB", note=f"the full program as the child: {rss_of['full']:.1f} MiB")
 
     def race(self, argv, count=32, env=None):
         """Starts `count` copies of argv at once; returns (wall seconds, exit codes, outputs)."""
@@ -1350,7 +1413,7 @@ def main():
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--quick", action="store_true",
                         help="fewer runs and 200 accounts, row 8 over 20 s and row 9 idle for 20 s, to try the script")
-    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11,12,13,14,15,16,17,18,19,20")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11,12,13,14,15,16,17,18,19,20,21")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--before-bin", help="release binaries from before the agent, for row 10 (rows 1, 2, 2b)")
     parser.add_argument("--before-front-end-bin", help="release binaries from before the front end, for row 14")
@@ -1367,7 +1430,7 @@ def main():
         # Row 4 needs row 3 (the single refresh), row 6 needs row 2 (the helper and request);
         # the rows through the agent need the items, helpers and figures of the rows they
         # are measured against, and row 9 row 5's accounts.
-        needs = {"4": {"3"}, "6": {"1", "2"}, "1a": {"1"}, "10": {"1"}, "11": {"1"}, "2a": {"2"}, "6a": {"2"}, "4a": {"3"},
+        needs = {"4": {"3"}, "6": {"1", "2"}, "1a": {"1"}, "10": {"1"}, "21": {"3"}, "11": {"1"}, "2a": {"2"}, "6a": {"2"}, "4a": {"3"},
                  "9": {"5", "20"}, "12": {"1", "2"}, "13": {"9"}, "18": {"9"}, "15": {"1", "2"},
                  "16": {"1", "2"}, "17": {"1", "2"}, "19": {"1"}}
         # Until nothing is added: a row's need may have needs of its own (13 → 9 → 5).
@@ -1381,7 +1444,7 @@ def main():
         # before the rest (after row 8 it refreshes a 10-second token all the time); row 9
         # starts an agent of its own.
         steps = [("14", bench.row14_start), ("1", bench.row1_token), ("10", bench.row10_fallback), ("2", bench.row2_git),
-                 ("3", bench.row3_expired), ("4", bench.row4_race), ("6", bench.row6_memory),
+                 ("3", bench.row3_expired), ("21", bench.row21_refresh_child), ("4", bench.row4_race), ("6", bench.row6_memory),
                  ("1a", bench.row1a_token_agent), ("2a", bench.row2a_git_agent), ("6a", bench.row6a_memory_agent),
                  ("4a", bench.row4a_race_agent), ("12", bench.row12_peers), ("15", bench.row15_docker),
                  ("16", bench.row16_cargo), ("17", bench.row17_kube), ("19", bench.row19_forwarded), ("11", bench.row11_dbus), ("8", bench.row8_refresh_ahead),
