@@ -416,32 +416,32 @@ public enum DescriptorFile {
 
     // MARK: - Values
 
-    private mutating func boolean(_ key: String, in table: TOMLTable) -> Bool? {
+    /// The value at `key` as `read` takes it: nil when the key is absent, and nil with a
+    /// problem saying what was `expected` when `read` does not take what is there.
+    private mutating func value<Value>(
+      _ key: String, in table: TOMLTable, expected: String, _ read: (TOMLValue) -> Value?
+    ) -> Value? {
       guard let entry = table.entry(key) else { return nil }
-      guard let value = entry.value.boolean else {
-        report("expected true or false for \(key), found \(entry.value.kind)", at: entry.valuePosition)
+      guard let value = read(entry.value) else {
+        report("expected \(expected) for \(key), found \(entry.value.kind)", at: entry.valuePosition)
         return nil
       }
       return value
     }
 
+    private mutating func boolean(_ key: String, in table: TOMLTable) -> Bool? {
+      value(key, in: table, expected: "true or false") { $0.boolean }
+    }
+
     private mutating func string(_ key: String, in table: TOMLTable) -> String? {
-      guard let entry = table.entry(key) else { return nil }
-      guard let string = entry.value.string else {
-        report("expected a string for \(key), found \(entry.value.kind)", at: entry.valuePosition)
-        return nil
-      }
-      return string
+      value(key, in: table, expected: "a string") { $0.string }
     }
 
     /// A whole number of seconds, at least one.
     private mutating func positiveSeconds(_ key: String, in table: TOMLTable) -> Double? {
-      guard let entry = table.entry(key) else { return nil }
-      guard let seconds = entry.value.integer, seconds > 0 else {
-        report("expected a positive integer (seconds) for \(key), found \(entry.value.kind)", at: entry.valuePosition)
-        return nil
+      value(key, in: table, expected: "a positive integer (seconds)") {
+        $0.integer.flatMap { seconds in seconds > 0 ? Double(seconds) : nil }
       }
-      return Double(seconds)
     }
 
     private mutating func printableASCII(_ key: String, in table: TOMLTable, rfc: String) -> String? {
