@@ -287,12 +287,8 @@ public enum DescriptorFile {
     }
 
     private mutating func authorizationParameters(_ table: TOMLTable) -> [String: String] {
-      guard let entry = table.entry("authorization_parameters"),
-        let parameters = subtable("authorization_parameters", entry)
-      else { return [:] }
       var result: [String: String] = [:]
-      for key in parameters.keys {
-        guard let parameter = parameters.entry(key) else { continue }
+      for (key, parameter) in entries(of: "authorization_parameters", in: table) {
         if DescriptorFile.protocolParameters.contains(key) || key.hasPrefix("code_") {
           let instead =
             switch key {
@@ -320,12 +316,8 @@ public enum DescriptorFile {
     /// `[registration_metadata]`: client metadata members (RFC 7591 §2) a server needs
     /// beyond the RFC's, as strings, integers, booleans or arrays of strings.
     private mutating func registrationMetadata(_ table: TOMLTable) -> [String: JSONValue] {
-      guard let entry = table.entry("registration_metadata"),
-        let members = subtable("registration_metadata", entry)
-      else { return [:] }
       var result: [String: JSONValue] = [:]
-      for key in members.keys {
-        guard let member = members.entry(key) else { continue }
+      for (key, member) in entries(of: "registration_metadata", in: table) {
         if DescriptorFile.registrationMembers.contains(key) {
           report(
             "registration_metadata must not set \(TOMLTable.displayKey(key)): tokenctl registers it itself",
@@ -396,12 +388,8 @@ public enum DescriptorFile {
     }
 
     private mutating func errorAliases(_ table: TOMLTable) -> [String: String] {
-      guard let entry = table.entry("device_grant_error_aliases"),
-        let aliases = subtable("device_grant_error_aliases", entry)
-      else { return [:] }
       var result: [String: String] = [:]
-      for key in aliases.keys {
-        guard let alias = aliases.entry(key) else { continue }
+      for (key, alias) in entries(of: "device_grant_error_aliases", in: table) {
         guard let value = alias.value.string, DescriptorFile.deviceGrantErrors.contains(value) else {
           let names = DescriptorFile.deviceGrantErrors.sorted().joined(separator: ", ")
           report(
@@ -416,32 +404,32 @@ public enum DescriptorFile {
 
     // MARK: - Values
 
-    private mutating func boolean(_ key: String, in table: TOMLTable) -> Bool? {
+    /// The value at `key` as `read` takes it: nil when the key is absent, and nil with a
+    /// problem saying what was `expected` when `read` does not take what is there.
+    private mutating func value<Value>(
+      _ key: String, in table: TOMLTable, expected: String, _ read: (TOMLValue) -> Value?
+    ) -> Value? {
       guard let entry = table.entry(key) else { return nil }
-      guard let value = entry.value.boolean else {
-        report("expected true or false for \(key), found \(entry.value.kind)", at: entry.valuePosition)
+      guard let value = read(entry.value) else {
+        report("expected \(expected) for \(key), found \(entry.value.kind)", at: entry.valuePosition)
         return nil
       }
       return value
     }
 
+    private mutating func boolean(_ key: String, in table: TOMLTable) -> Bool? {
+      value(key, in: table, expected: "true or false") { $0.boolean }
+    }
+
     private mutating func string(_ key: String, in table: TOMLTable) -> String? {
-      guard let entry = table.entry(key) else { return nil }
-      guard let string = entry.value.string else {
-        report("expected a string for \(key), found \(entry.value.kind)", at: entry.valuePosition)
-        return nil
-      }
-      return string
+      value(key, in: table, expected: "a string") { $0.string }
     }
 
     /// A whole number of seconds, at least one.
     private mutating func positiveSeconds(_ key: String, in table: TOMLTable) -> Double? {
-      guard let entry = table.entry(key) else { return nil }
-      guard let seconds = entry.value.integer, seconds > 0 else {
-        report("expected a positive integer (seconds) for \(key), found \(entry.value.kind)", at: entry.valuePosition)
-        return nil
+      value(key, in: table, expected: "a positive integer (seconds)") {
+        $0.integer.flatMap { seconds in seconds > 0 ? Double(seconds) : nil }
       }
-      return Double(seconds)
     }
 
     private mutating func printableASCII(_ key: String, in table: TOMLTable, rfc: String) -> String? {
@@ -475,6 +463,13 @@ public enum DescriptorFile {
         return nil
       }
       return url
+    }
+
+    /// The entries of the table `[name]` in `table`, in order: none when there is no such
+    /// key, and none, with a problem, when it is not a table.
+    private mutating func entries(of name: String, in table: TOMLTable) -> [(key: String, entry: TOMLTable.Entry)] {
+      guard let entry = table.entry(name), let members = subtable(name, entry) else { return [] }
+      return members.keys.compactMap { key in members.entry(key).map { (key, $0) } }
     }
 
     private mutating func subtable(_ key: String, _ entry: TOMLTable.Entry) -> TOMLTable? {

@@ -215,6 +215,15 @@ import TokenKit
       "corp.toml:4:12: declined in [device_grant_error_aliases] must name an RFC 8628 §3.5 error: access_denied, authorization_pending, expired_token, slow_down"
     ),
     Invalid(
+      "a string for a boolean", base + "registration = \"yes\"\n",
+      "corp.toml:3:16: expected true or false for registration, found a string"),
+    Invalid(
+      "zero seconds", base + "refresh_token_idle_lifetime = 0\n",
+      "corp.toml:3:31: expected a positive integer (seconds) for refresh_token_idle_lifetime, found an integer"),
+    Invalid(
+      "aliases that are not a table", base + "device_grant_error_aliases = \"access_denied\"\n",
+      "corp.toml:3:30: expected a table [device_grant_error_aliases], found a string"),
+    Invalid(
       "a TOML syntax error", "id = \"corp\nissuer = 1\n",
       "corp.toml:1:6: expected '\"' to end the string on the line it starts; use \"\"\" for several lines"),
     Invalid(

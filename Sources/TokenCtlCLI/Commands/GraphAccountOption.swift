@@ -17,11 +17,14 @@ struct GraphAccountOption: ParsableArguments {
   /// The account type the commands look for when no account is named.
   static let type = MicrosoftGraphPlugin.descriptor.id
 
-  /// The command's session, for the group chosen.
-  func session() throws -> CommandSession { try CommandSession.open(group: groupOption.group, configured: false) }
+  /// The command's context, with a Graph client for the chosen account, and that account.
+  func open() throws -> (context: CLIContext, client: GraphClient, account: Account) {
+    let session = try CommandSession.open(group: groupOption.group, configured: false)
+    let (client, account) = try client(in: session)
+    return (session.context, client, account)
+  }
 
-  /// A Graph client for the chosen account, and that account.
-  func client(in session: CommandSession) throws -> (client: GraphClient, account: Account) {
+  private func client(in session: CommandSession) throws -> (client: GraphClient, account: Account) {
     let store = session.store
     let chosen: Account
     if let account {

@@ -12,14 +12,8 @@ extension TokenCtl.Graph {
     @OptionGroup var accountOption: GraphAccountOption
 
     func run() async throws {
-      let session = try accountOption.session()
-      let context = session.context
-      let me = try await accountOption.client(in: session).client.me()
-      if json {
-        context.output.write(JSONOutput.render(GraphUserDocument(user: me)))
-      } else {
-        context.output.write(GraphUserDetail(user: me).render(style: Style(context: context)))
-      }
+      let (context, graph, _) = try accountOption.open()
+      GraphUserDetail.write(try await graph.me(), json: json, to: context)
     }
   }
 }

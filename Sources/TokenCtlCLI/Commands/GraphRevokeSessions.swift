@@ -30,9 +30,7 @@ extension TokenCtl.Graph {
     @OptionGroup var accountOption: GraphAccountOption
 
     func run() async throws {
-      let session = try accountOption.session()
-      let context = session.context
-      let (graph, account) = try accountOption.client(in: session)
+      let (context, graph, account) = try accountOption.open()
       let name = TerminalSafe.text(account.name)
       if !yes {
         // The question needs a person to answer it: a script or a pipe on standard input

@@ -21,6 +21,16 @@ struct GraphUserDetail {
     return all.compactMap { key, value in value.map { (key, $0) } }
   }
 
+  /// Writes `user` as `graph me` and `graph users show` print it: the JSON document, or
+  /// the lines.
+  static func write(_ user: GraphUser, json: Bool, to context: CLIContext) {
+    if json {
+      context.output.write(JSONOutput.render(GraphUserDocument(user: user)))
+    } else {
+      context.output.write(GraphUserDetail(user: user).render(style: Style(context: context)))
+    }
+  }
+
   /// The lines, values aligned and made safe for the terminal.
   func render(style: Style) -> String {
     let width = (lines.map(\.key.count).max() ?? 0) + 2

@@ -35,9 +35,7 @@ extension TokenCtl.Graph.Users {
     }
 
     func run() async throws {
-      let session = try accountOption.session()
-      let context = session.context
-      let graph = try accountOption.client(in: session).client
+      let (context, graph, _) = try accountOption.open()
       let result = try await graph.searchUsers(GraphUserFilter(field: by, prefix: prefix), limit: top)
       if let link = result.refusedNextLink {
         context.output.writeError(

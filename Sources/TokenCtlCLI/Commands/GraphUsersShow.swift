@@ -21,14 +21,8 @@ extension TokenCtl.Graph.Users {
     }
 
     func run() async throws {
-      let session = try accountOption.session()
-      let context = session.context
-      let found = try await accountOption.client(in: session).client.user(user)
-      if json {
-        context.output.write(JSONOutput.render(GraphUserDocument(user: found)))
-      } else {
-        context.output.write(GraphUserDetail(user: found).render(style: Style(context: context)))
-      }
+      let (context, graph, _) = try accountOption.open()
+      GraphUserDetail.write(try await graph.user(user), json: json, to: context)
     }
   }
 }

@@ -21,20 +21,6 @@ public struct AuthorizationServerMetadata: Sendable, Hashable {
   /// themselves, when the server lets them.
   public var registrationEndpoint: URL?
 
-  public init(
-    issuer: String, endpoints: Endpoints, jwksURI: URL? = nil, codeChallengeMethods: [String]? = nil,
-    authorizationResponseIssParameterSupported: Bool = false, grantTypes: [String]? = nil,
-    registrationEndpoint: URL? = nil
-  ) {
-    self.issuer = issuer
-    self.endpoints = endpoints
-    self.jwksURI = jwksURI
-    self.codeChallengeMethods = codeChallengeMethods
-    self.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
-    self.grantTypes = grantTypes
-    self.registrationEndpoint = registrationEndpoint
-  }
-
   /// Decodes a metadata document and checks it belongs to `expectedIssuer`.
   public init(json body: [UInt8], expectedIssuer: String) throws(AuthorizationServiceError) {
     let object = try JSONObject(body, what: "discovery document")
@@ -68,12 +54,15 @@ public struct AuthorizationServerMetadata: Sendable, Hashable {
     guard problems.isEmpty else {
       throw .malformedResponse("the discovery document is unsafe: " + problems.joined(separator: "; "))
     }
-    self.init(
-      issuer: issuer, endpoints: endpoints, jwksURI: try url("jwks_uri"),
-      codeChallengeMethods: object.strings("code_challenge_methods_supported"),
-      authorizationResponseIssParameterSupported: object.string("authorization_response_iss_parameter_supported")
-        == "true" || object.bool("authorization_response_iss_parameter_supported") == true,
-      grantTypes: object.strings("grant_types_supported"), registrationEndpoint: registration)
+    self.issuer = issuer
+    self.endpoints = endpoints
+    jwksURI = try url("jwks_uri")
+    codeChallengeMethods = object.strings("code_challenge_methods_supported")
+    authorizationResponseIssParameterSupported =
+      object.string("authorization_response_iss_parameter_supported") == "true"
+      || object.bool("authorization_response_iss_parameter_supported") == true
+    grantTypes = object.strings("grant_types_supported")
+    registrationEndpoint = registration
   }
 
   /// The URLs to try for `issuer`, in order: OpenID Connect Discovery §4.1 appends the

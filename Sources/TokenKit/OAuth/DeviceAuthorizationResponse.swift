@@ -21,20 +21,7 @@ public struct DeviceAuthorizationResponse: Sendable, Hashable, CustomStringConve
   /// `message`: instructions some servers send for the user.
   public var message: String?
 
-  public init(
-    deviceCode: String, userCode: String, verificationURI: String,
-    verificationURIComplete: String? = nil, expiresIn: Double, interval: Double = 5,
-    message: String? = nil
-  ) {
-    self.deviceCode = deviceCode
-    self.userCode = userCode
-    self.verificationURI = verificationURI
-    self.verificationURIComplete = verificationURIComplete
-    self.expiresIn = expiresIn
-    self.interval = interval
-    self.message = message
-  }
-
+  /// Decodes a response body; the error says what is missing, never what is there.
   public init(json body: [UInt8]) throws(AuthorizationServiceError) {
     let object = try JSONObject(body, what: "device authorization response")
     guard let deviceCode = object.string("device_code"), let userCode = object.string("user_code"),
@@ -44,10 +31,13 @@ public struct DeviceAuthorizationResponse: Sendable, Hashable, CustomStringConve
       throw .malformedResponse(
         "the device authorization response lacks device_code, user_code, verification_uri or expires_in")
     }
-    self.init(
-      deviceCode: deviceCode, userCode: userCode, verificationURI: uri,
-      verificationURIComplete: object.string("verification_uri_complete"), expiresIn: expiresIn,
-      interval: object.seconds("interval") ?? 5, message: object.string("message"))
+    self.deviceCode = deviceCode
+    self.userCode = userCode
+    verificationURI = uri
+    verificationURIComplete = object.string("verification_uri_complete")
+    self.expiresIn = expiresIn
+    interval = object.seconds("interval") ?? 5
+    message = object.string("message")
   }
 
   public var description: String {
