@@ -60,17 +60,28 @@ public enum BusValue: Sendable {
   /// path keys (but `a{ss}`) reads as ``dictionary(_:)``, its `v` values unwrapped; a value of a type
   /// none of tokenctl's peers sends it (integers other than `u`, other arrays) reads as
   /// an empty tuple, which matches nothing a caller looks for.
-  public init(reading variant: OpaquePointer) {
+  ///
+  /// `depth` is how many levels of containers are read: a container below them reads as an
+  /// empty tuple, its values untouched. A caller that needs only the outside of a large
+  /// value (the names of a collection's changed properties, not the paths of its thousand
+  /// items) pays for no more.
+  public init(reading variant: OpaquePointer, depth: Int = .max) {
     let type = String(cString: tokenctl_g_variant_get_type_string(variant))
+    // Containers' type strings begin with one of these (arrays, tuples, entries, variants).
+    if depth <= 0, let first = type.first, "a({v".contains(first) {
+      self = .tuple([])
+      return
+    }
+    func children(of container: OpaquePointer) -> [BusValue] { Self.children(of: container, depth: depth - 1) }
     switch type {
     case "s", "o":
       let text = String(cString: tokenctl_g_variant_get_string(variant, nil))
       self = type == "s" ? .string(text) : .objectPath(text)
     case "b": self = .boolean(tokenctl_g_variant_get_boolean(variant) != 0)
     case "u": self = .uint32(tokenctl_g_variant_get_uint32(variant))
-    case "v": self = .variant(Self.children(of: variant)[0])
+    case "v": self = .variant(children(of: variant)[0])
     case "as", "ao":
-      let texts = Self.children(of: variant).map { child -> String in
+      let texts = children(of: variant).map { child -> String in
         switch child {
         case .string(let text), .objectPath(let text): text
         default: ""
@@ -86,17 +97,17 @@ public enum BusValue: Sendable {
         })
     case "aa{sv}":
       self = .dictionaries(
-        Self.children(of: variant).map { if case .dictionary(let entries) = $0 { entries } else { [] } })
+        children(of: variant).map { if case .dictionary(let entries) = $0 { entries } else { [] } })
     case _ where type.hasPrefix("a{s") || type.hasPrefix("a{o"):
       self = .dictionary(
-        Self.children(of: variant).compactMap { entry in
+        children(of: variant).compactMap { entry in
           guard case .tuple(let pair) = entry, pair.count == 2 else { return nil }
           switch pair[0] {
           case .string(let key), .objectPath(let key): return (key, pair[1].unwrapped)
           default: return nil
           }
         })
-    case _ where type.hasPrefix("(") || type.hasPrefix("{"): self = .tuple(Self.children(of: variant))
+    case _ where type.hasPrefix("(") || type.hasPrefix("{"): self = .tuple(children(of: variant))
     default: self = .tuple([])
     }
   }
@@ -108,11 +119,11 @@ public enum BusValue: Sendable {
   }
 
   /// The values of a container: a tuple's, an array's, a variant's one.
-  private static func children(of container: OpaquePointer) -> [BusValue] {
+  private static func children(of container: OpaquePointer, depth: Int = .max) -> [BusValue] {
     (0..<tokenctl_g_variant_n_children(container)).map { index in
       let child = tokenctl_g_variant_get_child_value(container, index)!
       defer { tokenctl_g_variant_unref(child) }
-      return BusValue(reading: child)
+      return BusValue(reading: child, depth: depth)
     }
   }
 

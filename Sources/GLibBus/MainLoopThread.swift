@@ -94,12 +94,13 @@ public final class MainLoopThread: @unchecked Sendable {
   /// interface, member, path or first argument), delivered on the loop's thread one at a
   /// time until ``stop()``. Only before ``start(prepare:)``, as ``withThreadDefault(_:)``.
   /// A well-known `sender` is followed from one owner to the next: GDBus delivers only
-  /// what the name's current owner sends.
+  /// what the name's current owner sends. `depth`: how many levels of the signal's body
+  /// are read (``BusValue/init(reading:depth:)``).
   public func subscribe(
     on connection: DBusConnection, sender: String?, interface: String?, member: String?, path: String?,
-    arg0: String? = nil, _ handler: @escaping @Sendable (DBusSignal) -> Void
+    arg0: String? = nil, depth: Int = .max, _ handler: @escaping @Sendable (DBusSignal) -> Void
   ) {
-    let data = Unmanaged.passRetained(SignalHandler(stopped, handler)).toOpaque()
+    let data = Unmanaged.passRetained(SignalHandler(stopped, depth: depth, handler)).toOpaque()
     let id = withThreadDefault {
       tokenctl_g_dbus_connection_signal_subscribe(
         connection.pointer, sender, interface, member, path, arg0, G_DBUS_SIGNAL_FLAGS_NONE,
@@ -110,7 +111,7 @@ public final class MainLoopThread: @unchecked Sendable {
           subscription.handler(
             DBusSignal(
               sender: text(sender), path: text(path), interface: text(interface), member: text(member),
-              body: BusValue(reading: parameters)))
+              body: BusValue(reading: parameters, depth: subscription.depth)))
         }, data, { data in Unmanaged<SignalHandler>.fromOpaque(data!).release() })
     }
     // The connection is kept until the subscription ends, after whoever made it is gone.
@@ -167,9 +168,11 @@ public final class MainLoopThread: @unchecked Sendable {
   /// One subscription's handler, which GDBus frees when the subscription ends.
   private final class SignalHandler {
     let stopped: StopFlag
+    let depth: Int
     let handler: @Sendable (DBusSignal) -> Void
-    init(_ stopped: StopFlag, _ handler: @escaping @Sendable (DBusSignal) -> Void) {
+    init(_ stopped: StopFlag, depth: Int, _ handler: @escaping @Sendable (DBusSignal) -> Void) {
       self.stopped = stopped
+      self.depth = depth
       self.handler = handler
     }
   }

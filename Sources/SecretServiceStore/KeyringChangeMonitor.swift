@@ -76,15 +76,23 @@ public final class KeyringChangeMonitor: Sendable {
       on: bus, sender: secrets, interface: "org.freedesktop.Secret.Service", member: nil,
       path: "/org/freedesktop/secrets", deliver)
     // A collection's properties, among them Locked: the only signal that says a
-    // collection was locked or unlocked.
+    // collection was locked or unlocked. Only their names are read (the body, its
+    // dictionary, each entry, each value's variant): the values are not needed, and one
+    // of them, with every write to the collection, is the path of each of its items,
+    // thousands in a large keyring, which another program's import sends once per item.
     loop.subscribe(
       on: bus, sender: secrets, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: nil,
-      arg0: "org.freedesktop.Secret.Collection", deliver)
+      arg0: "org.freedesktop.Secret.Collection", depth: Self.propertiesChangedDepth, deliver)
     // The daemon leaving or joining the bus.
     loop.subscribe(
       on: bus, sender: DBusConnection.busName, interface: DBusConnection.busName, member: "NameOwnerChanged",
       path: DBusConnection.busPath, arg0: secrets, deliver)
   }
+
+  /// How much of a `PropertiesChanged` is read: its body (1), the dictionary of changed
+  /// properties and the invalidated names (2), each entry (3), each value's variant (4);
+  /// not what a variant holds.
+  static let propertiesChangedDepth = 4
 
   /// Returns once the bus has applied the subscriptions' match rules. GDBus sends
   /// AddMatch without waiting for its reply; the bus handles one connection's messages
