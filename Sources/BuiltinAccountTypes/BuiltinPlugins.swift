@@ -24,8 +24,9 @@ public enum BuiltinPlugins {
   }
 
   /// The tools' credential protocols (CredentialHelpers) whose `get` the agent answers:
-  /// each tool's command is among `tokenctl`'s subcommands, and what the front end and the
-  /// fast path ask for it is `ClientCommand`'s.
+  /// what the front end and the fast path ask for each is `ClientCommand`'s, and a tool whose
+  /// helper is a plain one (its `commandLine`) has its command among `tokenctl`'s
+  /// subcommands from this list, in its order.
   public static let credentialProtocols: [any ToolCredentialProtocol.Type] = [
     GitCredentials.self, DockerCredentials.self, ExecCredential.self, CargoCredentialRequest.self,
   ]

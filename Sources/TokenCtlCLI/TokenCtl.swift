@@ -44,15 +44,20 @@ public struct TokenCtl: ParsableCommand {
       \(ExitStatus.documentation)
       """,
     version: "tokenctl \(version)",
+    // A tool whose helper is a plain one has its command from its protocol
+    // (``plainToolCommands``); the others have commands of their own.
     subcommands: [
       Types.self, Login.self, List.self, Status.self, Token.self, Refresh.self, Revoke.self, Request.self, Graph.self,
       Credential.self, SetupGit.self, DockerCredential.self, SetupDocker.self, CargoCredential.self,
-      KubeCredential.self, AgentCommand.self,
-      Allow.self, Deny.self, Ssh.self,
-      Apps.self, Unregister.self,
-      Doctor.self,
-      RefreshWorker.self,
     ]
+      + plainToolCommands
+      + [
+        AgentCommand.self,
+        Allow.self, Deny.self, Ssh.self,
+        Apps.self, Unregister.self,
+        Doctor.self,
+        RefreshWorker.self,
+      ]
   )
 
   /// The root help as a user meets it (`--help`, `-h`, `help`): the commands first, as
@@ -135,10 +140,7 @@ public struct TokenCtl: ParsableCommand {
       arguments = arguments.enumerated().filter { !isQuiet($0.element) || $0.offset >= quietOptions }.map(\.element)
       context.isQuiet = true
     }
-    // Cargo runs an external credential provider as `PROGRAM --cargo-plugin`, whatever
-    // else its `credential-provider` says (the rest comes in each request's `args`): that
-    // is the provider's command line, and no other command takes the flag.
-    if arguments.first == CargoCredential.pluginFlag { arguments.insert(CargoCredential.commandName, at: 0) }
+    arguments = asCargoRunsIt(arguments)
     if context.isDebugging { context = context.debugging() }
     let shortcut = shortcuts ? Shortcut(arguments) : nil
     var command: (any ParsableCommand)?
@@ -171,6 +173,14 @@ public struct TokenCtl: ParsableCommand {
         return reportParserOutcome(error, context: context)
       }
     }
+  }
+
+  /// Cargo runs an external credential provider as `PROGRAM --cargo-plugin`, whatever
+  /// else its `credential-provider` says (the rest comes in each request's `args`): that is
+  /// the provider's command line, `cargo-credential --cargo-plugin` to the parser, and no
+  /// other command takes the flag.
+  static func asCargoRunsIt(_ arguments: [String]) -> [String] {
+    arguments.first == CargoCredential.pluginFlag ? [CargoCredential.commandName] + arguments : arguments
   }
 
   /// Help, `--version`, usage errors and `ExitCode`: swift-argument-parser words them and

@@ -1,5 +1,6 @@
 import AgentFrontEnd
 import AgentProtocol
+import ArgumentParser
 import BuiltinAccountTypes
 import CredentialHelpers
 import Testing
@@ -12,9 +13,11 @@ import Testing
 /// ties the two sides together, the request's kind and its field names, is checked here for
 /// every command the agent is asked for.
 @Suite struct CredentialProtocolTests {
-  /// One command line the agent answers, with what its client reads, and the host of the git
-  /// request the agent makes of it (nil: `token`, which is no tool's).
+  /// One command line the agent answers, as its program runs it (`arguments`) and as
+  /// `ClientCommand` takes it, with what its client reads, and the host of the git request
+  /// the agent makes of it (nil: `token`, which is no tool's).
   struct Sample: CustomTestStringConvertible, Sendable {
+    var arguments: [String]
     var command: ClientCommand
     var input: String
     var environment: [String: String]
@@ -43,27 +46,30 @@ import Testing
       case .token:
         [
           Sample(
+            arguments: ["token", "graph:ada", "--min-valid", "120"],
             command: .token(account: "graph:ada", minValid: 120, group: nil), input: "", environment: [:], host: nil)
         ]
       case .credential:
         [
           Sample(
-            command: .credential(operation: "get", group: nil), input: "protocol=https\nhost=git.example.org\n\n",
-            environment: ["TOKENCTL_ACCOUNT": "github:ada"], host: "git.example.org")
+            arguments: ["credential", "get"], command: .credential(operation: "get", group: nil),
+            input: "protocol=https\nhost=git.example.org\n\n", environment: ["TOKENCTL_ACCOUNT": "github:ada"],
+            host: "git.example.org")
         ]
       case .dockerGet:
         [
           Sample(
-            command: .dockerGet(group: "work"), input: "registry.example.org\n", environment: [:],
-            host: "registry.example.org")
+            arguments: ["docker-credential", "get", "--group", "work"], command: .dockerGet(group: "work"),
+            input: "registry.example.org\n", environment: [:], host: "registry.example.org")
         ]
       case .kubeCredential:
         [
           Sample(
+            arguments: ["kube-credential", "--server", "https://k8s.example.org"],
             command: .kubeCredential(server: "https://k8s.example.org", group: nil), input: "", environment: [:],
             host: "k8s.example.org"),
           Sample(
-            command: .kubeCredential(server: nil, group: nil), input: "",
+            arguments: ["kube-credential"], command: .kubeCredential(server: nil, group: nil), input: "",
             environment: [
               "KUBERNETES_EXEC_INFO":
                 #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","#
@@ -74,7 +80,7 @@ import Testing
       case .cargoPlugin:
         [
           Sample(
-            command: .cargoPlugin,
+            arguments: ["--cargo-plugin"], command: .cargoPlugin,
             input: #"{"v":1,"registry":{"index-url":"sparse+https://cargo.example.org/index/"},"kind":"get"}"#,
             environment: ["TOKENCTL_ACCOUNT": "gitea:ada"], host: "cargo.example.org")
         ]
@@ -119,6 +125,48 @@ import Testing
         sample.command.agentRequest(input: Array(sample.input.utf8)) { sample.environment[$0] }?.kind
       })
     #expect(Set(kinds).isSubset(of: asked), "\(Set(kinds).subtracting(asked))")
+  }
+
+  /// The tools whose helper is no plain one, each with its own command.
+  static let ownCommands: [(tool: any ToolCredentialProtocol.Type, command: any ParsableCommand.Type)] = [
+    (GitCredentials.self, TokenCtl.Credential.self), (DockerCredentials.self, TokenCtl.DockerCredential.self),
+    (CargoCredentialRequest.self, TokenCtl.CargoCredential.self),
+  ]
+
+  /// The command `tokenctl` runs for `tool`'s helper: the plain one, or the tool's own.
+  static func command<Tool: ToolCredentialProtocol>(for tool: Tool.Type) -> (any ParsableCommand.Type)? {
+    if Tool.commandLine != nil { return TokenCtl.ToolCredential<Tool>.self }
+    return ownCommands.first { $0.tool == tool }?.command
+  }
+
+  /// Every protocol the agent answers has a command among `tokenctl`'s subcommands, under
+  /// its name, so that the full program answers what the agent leaves to it.
+  @Test func everyProtocolTheAgentAnswersHasACommand() throws {
+    let subcommands = TokenCtl.configuration.subcommands
+    for tool in BuiltinPlugins.credentialProtocols {
+      let found = Self.command(for: tool)
+      let command = try #require(found, "\(tool) has no commandLine and no command of its own")
+      #expect(subcommands.contains { $0 == command }, "\(command)")
+      if let commandLine = tool.commandLine { #expect(command.configuration.commandName == commandLine.name) }
+    }
+  }
+
+  /// A tool's command line is one command to every reader of it: `ClientCommand` (the front
+  /// end, the fast path), the protocol the agent answers its request with, and the parser,
+  /// which gives it to that protocol's command.
+  @Test(arguments: samples)
+  func theFrontEndAndTheParserTakeTheSameCommandLine(sample: Sample) throws {
+    #expect(ClientCommand(sample.arguments) == sample.command)
+    let parsed = try TokenCtl.parseAsRoot(TokenCtl.asCargoRunsIt(sample.arguments))
+    guard sample.host != nil else {
+      #expect(parsed is TokenCtl.Token)
+      return
+    }
+    let request = try #require(
+      sample.command.agentRequest(input: Array(sample.input.utf8)) { sample.environment[$0] })
+    let tool = try #require(BuiltinPlugins.credentialProtocols.first { $0.requestKind == request.kind })
+    let command = Self.command(for: tool)
+    #expect(command == type(of: parsed), "\(type(of: parsed)) is not \(tool)'s command")
   }
 
   /// What the agent writes as a tool's answer is what the command prints, and a tool's

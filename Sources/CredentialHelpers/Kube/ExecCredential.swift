@@ -90,4 +90,32 @@ public struct ExecCredential: Codable, Sendable, ToolCredentialProtocol {
     else { return nil }
     return ToolQuestion(message) { answer($0, request: info) }
   }
+
+  /// `tokenctl kube-credential`, a Kubernetes exec credential plugin.
+  public static let commandLine: ToolCommandLine? = ToolCommandLine(
+    name: "kube-credential",
+    abstract: "Answer kubectl's exec credential requests with fresh tokens.",
+    discussion: """
+      A Kubernetes exec credential plugin (client.authentication.k8s.io/v1 or v1beta1). \
+      Prints an ExecCredential with the token and its expirationTimestamp, so that kubectl \
+      runs it again only once the token has expired, for the account that serves the API \
+      server, chosen as for git (tokenctl-types(5), [credentials.accounts] in tokenctl-config(5), \
+      TOKENCTL_ACCOUNT, which the exec section's env may set). The server is the one \
+      kubectl names in KUBERNETES_EXEC_INFO when the exec section says \
+      provideClusterInfo: true, else --server. In a kubeconfig's user:
+
+        exec:
+          apiVersion: client.authentication.k8s.io/v1
+          command: tokenctl
+          args: [kube-credential]
+          provideClusterInfo: true
+          interactiveMode: Never
+      """,
+    serverHelp: "The API server's URL, when kubectl does not give it (provideClusterInfo).",
+    environment: [variable: "exec-info"],
+    server: { field in server(option: field("server"), request: request(field("exec-info"))) },
+    noServer: "kubectl named no API server",
+    noServerRecovery: "Add 'provideClusterInfo: true' to the exec section of the kubeconfig's user, "
+      + "or pass --server URL in its args.",
+    serverURL: "an API server URL")
 }
