@@ -479,7 +479,7 @@ printf '%s\\n' "$access"
     def hyperfine_alternated(self, commands, env=None):
         """Times `commands` as `hyperfine` does, in one invocation per command order (each
         command first once, then in the same rotations again), their times pooled: for the
-        rows that compare commands of 1-5 ms with a goal of "no slower" (12, 14).
+        rows that compare commands of 1-5 ms with a goal of "no slower" (12, 14, 21).
         hyperfine times each command's runs in one batch, one after the other, and this
         machine's speed drifts between batches: two batches of 300 runs of the same two
         commands differed by 20%, and a 30-run median of row 14's `--help` went from 0.59
