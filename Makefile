@@ -150,8 +150,9 @@ test: build auth-server-deps keyring-backend-deps
 	[ $$status = 0 ] || echo "make test: $$failed failed; \`make $$failed\` runs it alone"; \
 	exit $$status
 
-# The generated man pages, libsecret's declarations and the agent's systemd units.
-test-checks: $(TEST_PREREQS) check-man check-libsecret check-units
+# The generated man pages, the front end's copy of the root help, libsecret's declarations
+# and the agent's systemd units.
+test-checks: $(TEST_PREREQS) check-man check-front-end-help check-libsecret check-units
 
 # The whole Swift suite. It leaves the hardening figures of its fault, keyring, listener
 # and secret-scan tests in $(HARDENING), for test-hardening's table.
@@ -358,6 +359,21 @@ check-man: deps
 	  && for page in $$tmp/* $(GENERATED_MAN); do \
 	       diff -u man/$$(basename $$page) $$tmp/$$(basename $$page) || { echo "man/ is out of date: run 'make man'"; rm -rf $$tmp; exit 1; }; \
 	     done; rm -rf $$tmp
+
+# The front end's copy of `tokenctl --help` (RootHelp, which it prints without the full
+# program), from the debug build's full program; run it when the help changes.
+FRONT_END_HELP := Sources/AgentFrontEnd/RootHelp+Text.swift
+.PHONY: front-end-help check-front-end-help
+front-end-help:
+	$(SWIFT) build --product tokenctl
+	Tests/Support/generate-front-end-help.sh .build/debug/tokenctl $(FRONT_END_HELP)
+
+# Fails when that copy differs from what the debug build's full program prints.
+check-front-end-help: $(TEST_PREREQS)
+	@tmp=$$(mktemp); Tests/Support/generate-front-end-help.sh .build/debug/tokenctl $$tmp && diff -u $(FRONT_END_HELP) $$tmp; \
+	  status=$$?; rm -f $$tmp; \
+	  if [ $$status != 0 ]; then echo "$(FRONT_END_HELP) is out of date: run 'make front-end-help'"; fi; \
+	  exit $$status
 
 # Fails when Sources/CLibSecret's declarations of libsecret and GLib differ from Debian's
 # headers: a difference would build, and then corrupt memory at run time.

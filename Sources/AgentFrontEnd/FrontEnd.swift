@@ -11,10 +11,10 @@ import CLinux
 
 /// What users run as `tokenctl`, `git-credential-tokenctl` and `docker-credential-tokenctl`
 /// (tokenctl-front-end's `main`): a small executable, linked statically, that answers
-/// `token`, git's `get`, Docker's `get` and kubectl's exec credential (whose JSON the
-/// agent writes) from the agent,
-/// and hands everything else to the full program (`libexec/tokenctl/tokenctl`), which it
-/// execs with the same arguments.
+/// `token`, git's `get`, Docker's `get`, kubectl's exec credential (whose JSON the agent
+/// writes) and `list` (``AccountTable``) from the agent, and `--help` from its copy of the
+/// full program's (``RootHelp``), and hands everything else to the full program
+/// (`libexec/tokenctl/tokenctl`), which it execs with the same arguments.
 ///
 /// Why: a client of the agent spends its time starting, not asking. The full program is a
 /// 50 MB executable that binds libstdc++, libm and libgcc_s at start (three quarters of
@@ -81,8 +81,10 @@ public enum FrontEnd {
     if full == ["--version"] { exit(write("tokenctl \(version)\n") ? 0 : 1) }
     // Looked up as needed: no `[String: String]` (see AgentSocketLocation).
     let environment = { (name: String) in getenv(name).map { String(cString: $0) } }
+    if let help = RootHelp.printed(for: full, environment) { exit(write(help) ? 0 : 1) }
     var input: [UInt8]?
     var handOver: HandOver?
+    if full == ["list"] { handOver = listFromAgent(environment) }
     if let command = ClientCommand(full), let socket = AgentSocketLocation.sessionPath(environment),
       let asker = AgentAsk(socket: socket, environment)
     {
@@ -104,6 +106,30 @@ public enum FrontEnd {
       }
     }
     execFullProgram(arguments: full, input: input, handOver: handOver)
+  }
+
+  /// `tokenctl list` answered from the agent when the front end prints its answer as the
+  /// full program would (``AccountTable``); else what to hand the full program: the
+  /// agent's answer, which it then reports without asking again, or its silence. With no
+  /// agent, nothing: the full program finds none itself, as when it is run alone.
+  private static func listFromAgent(_ environment: (String) -> String?) -> HandOver? {
+    guard let socket = AgentSocketLocation.sessionPath(environment), let asker = AgentAsk(socket: socket, environment)
+    else { return nil }
+    let group = environment("TOKENCTL_GROUP") ?? AgentAsk.defaultGroup
+    guard !group.isEmpty else { return nil }
+    let reply = asker.ask(AgentMessage.Request.list, group: group, [])
+    switch reply {
+    case .answer(let answer):
+      guard let table = AccountTable(answer) else { return .answer(answer) }
+      if table.rows.isEmpty { exit(writeError(AccountTable.noAccounts(group: group)) ? 0 : 1) }
+      var now = timespec()
+      clock_gettime(CLOCK_REALTIME, &now)
+      let styled = isatty(1) == 1 && (environment("NO_COLOR").map { $0.isEmpty } ?? true)
+      let text = table.rendered(now: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec), styled: styled)
+      exit(write(text) ? 0 : 1)
+    case .noAgent: return nil
+    case .noAnswer, .silentWhileWorking: return HandOver(reply)
+    }
   }
 
   /// The longest request line of cargo's taken: the full program's limit

@@ -29,9 +29,13 @@ extension TokenCtl {
     // What the front end (tokenctl-front-end) did before it ran this program, if it did.
     let fastPath: AgentFastPath.Result
     var cargoUnread: [UInt8]?
+    // An answer for a command the fast path does not take (`list`), for the command itself.
+    var handedOver: AgentMessage?
     switch FrontEnd.takeHandOver() {
     case .agentSilent, .noAgent: fastPath = .direct(input: nil)
-    case .answer(let answer): fastPath = AgentFastPath.run(full, handedOver: answer)
+    case .answer(let answer):
+      fastPath = AgentFastPath.run(full, handedOver: answer)
+      if case .notTaken = fastPath { handedOver = answer }
     case .agentSilentWhileWorking(let pid):
       // Said as the agent's errors are, and answered instead of the direct path's wait for
       // the refresh lock the silent agent may hold.
@@ -46,6 +50,7 @@ extension TokenCtl {
     do {
       var context = try CLIContext.live(environment: environment)
       context.cargoUnread = cargoUnread
+      if let handedOver { context.agent = AgentClient(environment: environment, handedOver: handedOver) }
       if case .direct(let input) = fastPath {
         // The agent was asked already; git's request, if read, is the one to answer.
         context.agent = nil

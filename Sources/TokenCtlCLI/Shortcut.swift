@@ -21,11 +21,12 @@ extension TokenCtl {
     /// Through the parser it cost 22 M instructions, the help rendered twice (once to
     /// choose the exit status) and the whole command tree reflected to look for
     /// `--generate-completion-script` first; here, the one rendering, so that `--help`
-    /// through the front end is no slower than the full program's was before it.
+    /// through the front end is no slower than the full program's was before it. The front
+    /// end prints it itself where the width is the stored text's (``RootHelp``).
     case help
 
     init?(_ arguments: [String]) {
-      if arguments == ["--help"] || arguments == ["-h"] || arguments == ["help"] {
+      if RootHelp.isRequested(by: arguments) {
         self = .help
         return
       }

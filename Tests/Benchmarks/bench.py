@@ -103,6 +103,10 @@ row ran clients: a client that fell back to the direct path would measure the wr
     on row 3's expired account, goal ≤ 1.0 in time, and its peak RSS against the floor's
     largest program (wait4's ru_maxrss of each, the floor's three included), goal ≤ 1.0;
     the full program as the child beside them, for what the agent's own executable saves.
+22. The peers' commands that start cold: `tokenctl --help` as installed (the front end
+    prints it) vs `oidc-token --help`, and `tokenctl list` through the agent vs `oidc-add
+    -l` (row 12's oidc-agent set-up), goal ≤ 1.0 each, with the full program alone beside
+    them (what the front end saves).
 
 Every row times what `make install` installs: `tokenctl` and `git-credential-tokenctl` are
 the front end (links to .build/release/tokenctl-front-end), which runs the full program
@@ -112,6 +116,7 @@ The table goes to standard output in Markdown, ready for docs/performance.md.
 """
 
 import argparse
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -481,7 +486,7 @@ printf '%s\\n' "$access"
     def hyperfine_alternated(self, commands, env=None):
         """Times `commands` as `hyperfine` does, in one invocation per command order (each
         command first once, then in the same rotations again), their times pooled: for the
-        rows that compare commands of 1-5 ms with a goal of "no slower" (12, 14).
+        rows that compare commands of 1-5 ms with a goal of "no slower" (12, 14, 22).
         hyperfine times each command's runs in one batch, one after the other, and this
         machine's speed drifts between batches: two batches of 300 runs of the same two
         commands differed by 20%, and a 30-run median of row 14's `--help` went from 0.59
@@ -832,17 +837,19 @@ printf '%s\\n' "$access"
                  r["tokenctl token (agent)"]["median"], r["secret-tool lookup"]["median"], f"≤ {GOAL_AGENT_RATIO}",
                  GOAL_AGENT_RATIO)
 
-    def row12_peers(self):
-        """Against the peers: `oidc-token` through oidc-agent (its own
-        agent, on the same stub server, set up by oidc-gen's flags with a refresh token the
-        stub issued), and git's fill through a C helper that prints a fixed password."""
-        agent = self.ensure_agent()
-        account = f"{TYPE}:ada"
-        missing = [tool for tool in ["oidc-agent", "oidc-gen", "oidc-token", "cc"] if shutil.which(tool) is None]
+    def missing_peers(self, row, tools):
+        """The peers' tools of `row` that are not installed (noted, and the row skipped)."""
+        missing = [tool for tool in tools if shutil.which(tool) is None]
         if missing:
-            self.notes.append(f"Row 12 skipped: {', '.join(missing)} not installed (make bench-deps).")
-            return
-        oidc_env = dict(self.agent_env, OIDC_CONFIG_DIR=str(self.scratch / "oidc-agent"))
+            self.notes.append(f"Row {row} skipped: {', '.join(missing)} not installed (make bench-deps).")
+        return missing
+
+    @contextlib.contextmanager
+    def oidc_agent(self):
+        """oidc-agent (its own agent, on the same stub server, set up by oidc-gen's flags
+        with a refresh token the stub issued, as account `bench`), stopped afterwards;
+        yields the environment its clients need."""
+        oidc_env = dict(self.agent_env, OIDC_CONFIG_DIR=str(self.scratch / f"oidc-agent-{time.monotonic_ns()}"))
         Path(oidc_env["OIDC_CONFIG_DIR"]).mkdir(mode=0o700)
         started = run(["oidc-agent", "--no-autoload", "--no-webserver", "--no-scheme"], capture_output=True,
                       env=oidc_env).stdout.decode()
@@ -855,6 +862,19 @@ printf '%s\\n' "$access"
                  f"--rt={family['refresh_token']}", "--scope=openid", "--pw-cmd=echo bench-password",
                  "--confirm-default", "--redirect-uri=http://localhost:4242", "--no-url-call"],
                 capture_output=True, stdin=subprocess.DEVNULL, env=oidc_env, timeout=60)
+            yield oidc_env
+        finally:
+            if oidc_env.get("OIDCD_PID", "").isdigit():
+                os.kill(int(oidc_env["OIDCD_PID"]), signal.SIGTERM)
+
+    def row12_peers(self):
+        """Against the peers: `oidc-token` through oidc-agent (``oidc_agent``), and git's
+        fill through a C helper that prints a fixed password."""
+        agent = self.ensure_agent()
+        account = f"{TYPE}:ada"
+        if self.missing_peers(12, ["oidc-agent", "oidc-gen", "oidc-token", "cc"]):
+            return
+        with self.oidc_agent() as oidc_env:
             out = run(["oidc-token", "bench"], capture_output=True, env=oidc_env).stdout
             assert out.strip(), "oidc-token printed nothing"
             ours = run([self.tokenctl, "token", account], capture_output=True, env=self.agent_env).stdout
@@ -873,9 +893,6 @@ printf '%s\\n' "$access"
             self.add(12, "… the full program alone through the agent (no front end) vs `oidc-token`",
                      r["full program token (agent)"]["median"], r["oidc-token (oidc-agent)"]["median"],
                      "(report)", float("inf"))
-        finally:
-            if oidc_env.get("OIDCD_PID", "").isdigit():
-                os.kill(int(oidc_env["OIDCD_PID"]), signal.SIGTERM)
         # A helper that does nothing but answer: the floor of any `git credential fill`.
         source = self.scratch / "fixed-helper.c"
         source.write_text(
@@ -894,6 +911,43 @@ printf '%s\\n' "$access"
         self.add_plain(12, "`git credential fill` through the agent vs a C helper printing a fixed password",
                        f"{ours * 1000:.1f} ms", f"C helper {floor * 1000:.1f} ms", "≤ C helper + 2 ms",
                        ours <= floor + 0.002)
+
+    def row22_cold_peers(self):
+        """The peers' commands that start cold: `--help`, and the agent's list of accounts
+        against oidc-agent's (row 1's and 2's accounts; oidc-agent's one, ``oidc_agent``)."""
+        agent = self.ensure_agent()
+        if self.missing_peers(22, ["oidc-agent", "oidc-gen", "oidc-token", "oidc-add"]):
+            return
+        commands = [
+            ("oidc-token --help", "oidc-token --help"),
+            ("tokenctl --help", shlex.join([self.tokenctl, "--help"])),
+            ("full program --help", shlex.join([self.full_tokenctl, "--help"])),
+        ]
+        for _, command in commands[1:]:
+            out = run(shlex.split(command), capture_output=True).stdout.decode()
+            assert out.startswith("OVERVIEW: "), out[:200]
+        r = self.hyperfine_alternated(commands)
+        self.add(22, "`tokenctl --help` as installed vs `oidc-token --help`", r["tokenctl --help"]["median"],
+                 r["oidc-token --help"]["median"], "≤ 1.0", 1.0)
+        self.add(22, "… the full program alone vs `oidc-token --help`", r["full program --help"]["median"],
+                 r["oidc-token --help"]["median"], "(report)", float("inf"))
+        with self.oidc_agent() as oidc_env:
+            listed = run(["oidc-add", "-l"], capture_output=True, env=oidc_env).stdout
+            assert b"bench" in listed, listed
+            for program in [self.tokenctl, self.full_tokenctl]:
+                out = run([program, "list"], capture_output=True, env=self.agent_env).stdout.decode()
+                assert f"{TYPE}  " in out and "ada" in out, out[:500]
+            both = dict(self.agent_env, OIDC_SOCK=oidc_env["OIDC_SOCK"], OIDC_CONFIG_DIR=oidc_env["OIDC_CONFIG_DIR"])
+            commands = [
+                ("oidc-add -l", "oidc-add -l"),
+                ("tokenctl list (agent)", shlex.join([self.tokenctl, "list"])),
+                ("full program list (agent)", shlex.join([self.full_tokenctl, "list"])),
+            ]
+            r = agent.served("row 22", 2 * self.args.runs, lambda: self.hyperfine_alternated(commands, env=both))
+        self.add(22, "`tokenctl list` through the agent vs `oidc-add -l`", r["tokenctl list (agent)"]["median"],
+                 r["oidc-add -l"]["median"], "≤ 1.0", 1.0)
+        self.add(22, "… the full program alone through the agent vs `oidc-add -l`",
+                 r["full program list (agent)"]["median"], r["oidc-add -l"]["median"], "(report)", float("inf"))
 
     def row15_docker(self):
         """Docker's helper `get` through the agent vs `git credential fill` through
@@ -1413,7 +1467,7 @@ def main():
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--quick", action="store_true",
                         help="fewer runs and 200 accounts, row 8 over 20 s and row 9 idle for 20 s, to try the script")
-    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11,12,13,14,15,16,17,18,19,20,21")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7,1a,2a,4a,6a,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--before-bin", help="release binaries from before the agent, for row 10 (rows 1, 2, 2b)")
     parser.add_argument("--before-front-end-bin", help="release binaries from before the front end, for row 14")
@@ -1432,7 +1486,7 @@ def main():
         # are measured against, and row 9 row 5's accounts.
         needs = {"4": {"3"}, "6": {"1", "2"}, "1a": {"1"}, "10": {"1"}, "21": {"3"}, "11": {"1"}, "2a": {"2"}, "6a": {"2"}, "4a": {"3"},
                  "9": {"5", "20"}, "12": {"1", "2"}, "13": {"9"}, "18": {"9"}, "15": {"1", "2"},
-                 "16": {"1", "2"}, "17": {"1", "2"}, "19": {"1"}}
+                 "16": {"1", "2"}, "17": {"1", "2"}, "19": {"1"}, "22": {"1"}}
         # Until nothing is added: a row's need may have needs of its own (13 → 9 → 5).
         while any(row in only and not rows <= only for row, rows in needs.items()):
             for row, rows in needs.items():
@@ -1446,7 +1500,8 @@ def main():
         steps = [("14", bench.row14_start), ("1", bench.row1_token), ("10", bench.row10_fallback), ("2", bench.row2_git),
                  ("3", bench.row3_expired), ("21", bench.row21_refresh_child), ("4", bench.row4_race), ("6", bench.row6_memory),
                  ("1a", bench.row1a_token_agent), ("2a", bench.row2a_git_agent), ("6a", bench.row6a_memory_agent),
-                 ("4a", bench.row4a_race_agent), ("12", bench.row12_peers), ("15", bench.row15_docker),
+                 ("4a", bench.row4a_race_agent), ("12", bench.row12_peers), ("22", bench.row22_cold_peers),
+                 ("15", bench.row15_docker),
                  ("16", bench.row16_cargo), ("17", bench.row17_kube), ("19", bench.row19_forwarded), ("11", bench.row11_dbus), ("8", bench.row8_refresh_ahead),
                  ("-", bench.stop_agent),
                  ("7", bench.row7_browser), ("20", bench.row20_agent_few_accounts), ("5", bench.row5_list),

@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -145,6 +146,15 @@ static inline int tokenctl_wall_clock_watch(void) {
 static inline int tokenctl_wall_clock_rearm(int fd) {
   struct itimerspec far = { .it_interval = { 0, 0 }, .it_value = { 0x7fffffff, 0 } };
   return timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &far, NULL);
+}
+
+// The width in columns of the terminal `fd` is (TIOCGWINSZ), or 0 when it is no terminal
+// or reports none: as swift-argument-parser asks before it wraps help (ioctl(2) is
+// variadic, which Swift cannot call).
+static inline int tokenctl_terminal_columns(int fd) {
+  struct winsize size;
+  if (ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;
+  return size.ws_col;
 }
 
 // An anonymous file in memory that an exec'd program inherits (no close-on-exec): how

@@ -557,6 +557,42 @@ import TokenStoreTesting
     await Self.finish(agent, secrets: secrets.filter { $0 != "expired-access-token" })
   }
 
+  /// `tokenctl list` printed by the front end itself (the full program is never run:
+  /// strace sees one execve), byte for byte as the full program prints it, table and
+  /// empty-group message, from one request. A name it cannot be sure to print as the full
+  /// program would goes to the full program, which reports the agent's answer without
+  /// asking again.
+  @Test func theFrontEndListsTheAgentsAccountsItself() async throws {
+    let setup = try await Setup()
+    let empty = TokenStoreConformance.freshGroup()
+    let accented = TokenStoreConformance.freshGroup()
+    defer { setup.cleanUp(groups: [empty, accented]) }
+    let ada = try await setup.seed(name: "ada", expiresIn: 7230)
+    let grace = try await setup.seed(name: "grace-with-a-longer-name", expiresIn: -60)
+    let cafe = try await setup.seed(name: "caf\u{E9}", group: accented, expiresIn: 7230)
+    let agent = try await setup.startAgent()
+    let links = try TemporaryDirectory()
+    let tokenctl = try Clients.frontEnd.executables(in: links).tokenctl
+    for (group, itself) in [(setup.group, true), (empty, true), (accented, false)] {
+      let direct = try await TestProcess.run(TestProcess.tokenctl, ["list"], environment: setup.direct(group: group))
+      let trace = try TemporaryDirectory()
+      let before = try await agent.requests()
+      let traced = try await TestProcess.run(
+        "strace", ["-f", "-qq", "-e", "trace=execve", "-o", trace.path("trace"), tokenctl, "list"],
+        environment: setup.viaAgent(group: group))
+      #expect(try await agent.requests() - before - 1 == 1, "\(group): one request")
+      let execs = try String(contentsOfFile: trace.path("trace"), encoding: .utf8).split(separator: "\n").filter {
+        $0.contains("execve(")
+      }
+      #expect(execs.count == (itself ? 1 : 2), "\(group): \(execs)")
+      #expect(
+        traced.status == direct.status && traced.stdout == direct.stdout && traced.stderr == direct.stderr,
+        "\(group): \(traced.stdout.debugDescription) \(traced.stderr.debugDescription)")
+    }
+    await Self.finish(
+      agent, secrets: [ada, grace, cafe].flatMap { [$0.tokens.accessToken, $0.tokens.refreshToken ?? ""] })
+  }
+
   // MARK: (b) One refresh for 32 clients
 
   @Test func thirtyTwoClientsOnAnExpiredTokenCostTheAgentOneRefresh() async throws {
