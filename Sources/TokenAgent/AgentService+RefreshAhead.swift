@@ -217,6 +217,7 @@ extension AgentService {
         state.withLock {
           $0.tracked[key]?.lastError = nil
           $0.tracked[key]?.refreshNow = false
+          $0.failing.remove(key)
         }
         log("refreshed \(stored.account.qualifiedName) ahead of expiry")
       } catch let error as TokenKitError where error.code == .needsSignIn || error.code == .noSuchAccount {
@@ -302,7 +303,7 @@ extension AgentService {
   /// Cuts short the wait of every account whose last refresh failed, to try again now.
   func wakeFailing() {
     state.withLock { state in
-      for (key, tracked) in state.tracked where tracked.lastError != nil { state.wake(key) }
+      for key in state.failing { state.wake(key) }
     }
   }
 
@@ -315,6 +316,7 @@ extension AgentService {
     state.withLock { state in
       state.tracked[key]?.lastError = line
       state.lastError = line
+      if state.tracked[key] != nil { state.failing.insert(key) }
     }
   }
 
@@ -335,7 +337,10 @@ extension AgentService {
   }
 
   private func untrack(_ key: TrackKey, why: String) {
-    let name = state.withLock { $0.tracked.removeValue(forKey: key)?.name }
+    let name = state.withLock { state in
+      state.failing.remove(key)
+      return state.tracked.removeValue(forKey: key)?.name
+    }
     if let name { log("no longer refreshing \(key.account.type):\(name) ahead: \(why)") }
   }
 

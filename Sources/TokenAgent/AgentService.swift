@@ -91,6 +91,10 @@ public final class AgentService: Sendable {
     var worlds: [[String: String]: AgentWorld] = [:]
     var stores: [String: CachingTokenStore] = [:]
     var tracked: [TrackKey: Tracked] = [:]
+    /// The tracked accounts whose last refresh ahead failed (``Tracked/lastError``): what a
+    /// keyring change wakes (``wakeFailing()``), without going over every account tracked
+    /// at each of another program's writes.
+    var failing: Set<TrackKey> = []
     var requests = 0
     var refreshes = 0
     var lastError: String?

@@ -69,12 +69,19 @@ final class CachingTokenStore: TokenStore, Sendable {
     /// nil for a token read and found absent.
     var scoped: [ScopedKey: SecretBox?] = [:]
 
-    /// Whether `entries`, of `accounts`, answer a query now: none of them changed, and a
-    /// query that found none, or a listing, has no changed item that could be the one.
-    func answers(_ entries: [Entry], whole: Bool) -> Bool {
+    /// Whether `accounts` answer `query` now: none of those it matches changed, and a
+    /// query that matches none, or a listing (`whole`), has no changed item that could be
+    /// the one. Nothing is copied: with 1,000 accounts held, copying them for each answer
+    /// cost more than the answer.
+    func answers(_ accounts: [Entry], _ query: AccountQuery, whole: Bool) -> Bool {
       if changed.isEmpty { return true }
-      if whole || entries.isEmpty { return false }
-      return !entries.contains { $0.address.map { changed[$0] != nil } ?? false }
+      if whole { return false }
+      var matched = false
+      for entry in accounts where query.matches(entry.account) {
+        matched = true
+        if let address = entry.address, changed[address] != nil { return false }
+      }
+      return matched
     }
   }
   private let memory = Mutex(Memory())
@@ -194,7 +201,7 @@ final class CachingTokenStore: TokenStore, Sendable {
   private func entries(for query: AccountQuery, whole: Bool) throws -> [Entry]? {
     let fromMemory = memory.withLock { memory -> [Entry]? in
       guard let accounts = memory.accounts,
-        memory.answers(accounts.filter { query.matches($0.account) }, whole: whole)
+        memory.answers(accounts, query, whole: whole)
       else { return nil }
       return accounts
     }
@@ -202,7 +209,7 @@ final class CachingTokenStore: TokenStore, Sendable {
     return try reading.withLock { _ in
       // What the read this one waited for settled, if that is enough.
       let (epoch, held, changed) = memory.withLock { ($0.epoch, $0.accounts, $0.changed) }
-      if let held, memory.withLock({ $0.answers(held.filter { query.matches($0.account) }, whole: whole) }) {
+      if let held, memory.withLock({ $0.answers(held, query, whole: whole) }) {
         return held
       }
       if let held, let addressed = backing as? any AddressedTokenStore,
@@ -277,9 +284,13 @@ final class CachingTokenStore: TokenStore, Sendable {
     }
     for address in changed.keys.sorted() {
       if notOurs.contains(address) || ours.map({ !$0.contains(address) }) == true {
-        // Not an account item of this group, or no longer: nothing to read.
-        entries.removeAll { $0.address == address }
-        if !heldAddresses.contains(address) { foreign.insert(address) }
+        // Not an account item of this group, or no longer: nothing to read. Another
+        // program's item was never held: `entries` stays as it is, uncopied.
+        if heldAddresses.contains(address) {
+          entries.removeAll { $0.address == address }
+        } else {
+          foreign.insert(address)
+        }
         continue
       }
       let stored: StoredAccount?

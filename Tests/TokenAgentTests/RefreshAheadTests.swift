@@ -252,6 +252,24 @@ import TokenStoreTesting
     #expect(storedAccess == "access-0", "the token is kept")
   }
 
+  /// A change of the keyring (unlocked, its daemon back) cuts the pause after a failed
+  /// refresh ahead short: the refresh is tried again at once, not after the backoff.
+  @Test func aKeyringChangeWakesARefreshThatFailed() async throws {
+    let transport = ScriptedTransport { _ in ScriptedTransport.oauthError("server_error", status: 500) }
+    let sleep = ManualSleep(clock: clock)
+    let service = try service(transport, sleep: sleep)
+    defer { service.stop() }
+    try await askOnce(service, try seed(lifetime: 3600))
+    #expect(await sleep.next() == .milliseconds(2_700_001))
+    sleep.elapse()
+    #expect(await sleep.next().seconds == 30, "the first backoff")
+    #expect(transport.requestCount == 1)
+    service.keyringChanged()
+    // Tried again at once, not 30 s later (the clients' shared pause for the server answers
+    // it without a request), and failed again: the next backoff.
+    #expect(await sleep.next().seconds == 60)
+  }
+
   @Test func aRetryAfterLongerThanTheBackoffIsWaitedOutAndClientsGetTheErrorMeanwhile() async throws {
     let transport = ScriptedTransport { _ in
       HTTPResponse(status: 503, headers: [HTTPHeader("Retry-After", "900")], body: Array("busy".utf8))
