@@ -162,7 +162,7 @@ test-suite: $(TEST_PREREQS)
 
 # The exit tests alone (see Tests/SecretServiceStoreTests/ExitTestGate.swift).
 test-exit: $(TEST_PREREQS)
-	TOKENCTL_EXIT_TESTS=1 $(KEYRING) $(SWIFT) test --skip-build --filter 'KeyringChangeMonitorTests|KeyringDaemonRestartTests|SecretServiceStoreMemoryTests|SecretServiceUnlockTests'
+	TOKENCTL_EXIT_TESTS=1 $(KEYRING) $(SWIFT) test --skip-build --filter 'KeyringChangeMonitorTests|KeyringDaemonRestartTests|SecretServiceStoreMemoryTests|SecretServiceUnlockTests|SecretServiceWireWriteLoadingTests'
 
 # The command line's and the git helper's suites again, every client they start asking a
 # tokenctl agent first (Tests/Support/with-agent.sh): the same outputs, exit codes and errors

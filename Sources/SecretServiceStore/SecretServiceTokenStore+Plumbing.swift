@@ -6,10 +6,11 @@ import TokenKit
   import Glibc
 #endif
 
-/// How ``SecretServiceTokenStore`` talks to the Secret Service: its reads without GIO
-/// (``SecretServiceWireRead``) and with GDBus, the searches, unlocking and prompts, the
-/// collections, and the choice among copies of an item. Where a provider behaves in its
-/// own way, the code names the case of ``SecretServiceQuirk`` it copes with.
+/// How ``SecretServiceTokenStore`` talks to the Secret Service: its reads and replacements
+/// in place without GIO (``SecretServiceWireRead``, ``SecretServiceWireWrite``), its reads
+/// with GDBus, the searches, unlocking and prompts, the collections, and the choice among
+/// copies of an item. Where a provider behaves in its own way, the code names the case of
+/// ``SecretServiceQuirk`` it copes with.
 extension SecretServiceTokenStore {
 
   /// The items that match `attributes`, with what `reading` needs: read without GIO where
@@ -17,14 +18,12 @@ extension SecretServiceTokenStore {
   /// (`find(_:_:reading:unlocking:searched:)`), which unlocks, prompts, and says what went
   /// wrong, from the search made without GIO where there was one.
   func found(_ attributes: [String: String], reading: Reading) throws -> [FoundItem] {
-    let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
     var searched: (unlocked: [String], locked: [String])?
-    if let algorithm = sessionAlgorithm ?? SecretSession.readAlgorithm(busAddress: address) {
+    if let wire = wireRoute() {
       switch SecretServiceWireRead.items(
         matching: attributes, properties: reading.needsProperties, secrets: reading != .properties,
-        algorithm: algorithm, busAddress: address,
-        runtimeDirectory: getenv("XDG_RUNTIME_DIR").map { String(cString: $0) },
-        timeoutMilliseconds: callTimeout < 0 ? Self.defaultCallTimeout : callTimeout)
+        algorithm: wire.algorithm, busAddress: wire.address, runtimeDirectory: wire.runtimeDirectory,
+        timeoutMilliseconds: wire.timeout)
       {
       case .read(let items):
         return items.map {
@@ -38,7 +37,50 @@ extension SecretServiceTokenStore {
     return try withBus { try find($0, attributes, reading: reading, searched: searched) }
   }
 
-  /// GDBus's default timeout of a call (25 s), for the reads made without it.
+  /// Replaces the item `key` identifies in place without GIO and libsecret
+  /// (``SecretServiceWireWrite``) where the write is the ordinary one: exactly one item
+  /// found, unlocked, every call answered. False where it did not write it all, and the
+  /// caller's write through libsecret does it all, as it would have without this; it is
+  /// idempotent, so a write here that stopped after the secret is no harm. How each quirk
+  /// of a write is coped with here:
+  ///
+  /// - SecretServiceQuirk.mergesAttributes, SecretServiceQuirk.addsEntryAttributes: the
+  ///   attributes are the ones libsecret's write sets (`attributes(_:replacing:)`), from
+  ///   the item's own, read in the same session.
+  /// - SecretServiceQuirk.createsEmptyItems: an item is never created here; nothing found
+  ///   goes to libsecret.
+  /// - SecretServiceQuirk.locksItemsPerProgram: a locked item found goes to libsecret,
+  ///   which unlocks it.
+  /// - SecretServiceQuirk.holdsCallsForItsDialog: the calls wait as long as a prompt would
+  ///   (`callTimeout`); one not answered in time goes to libsecret.
+  /// - SecretServiceQuirk.forgetsSessionsOnRestart, SecretServiceQuirk.refusesSomeSessions:
+  ///   the session is opened for this write alone, and a plain one has no key to refuse;
+  ///   any error reply, a ``SessionRefusal`` among them, goes to libsecret, which copes.
+  /// - SecretServiceQuirk.keepsContentType: the secret goes as ``KeyringSchema/contentType``,
+  ///   as libsecret's write sends it.
+  func replacedWithoutGIO(
+    secret: [UInt8], attributes: [String: String], identifiedBy key: [String: String], label: String
+  ) -> Bool {
+    guard let wire = wireRoute() else { return false }
+    return SecretServiceWireWrite.replace(
+      matching: key, secret: secret, contentType: KeyringSchema.contentType,
+      attributes: { Self.attributes(attributes, replacing: $0) }, label: label, algorithm: wire.algorithm,
+      busAddress: wire.address, runtimeDirectory: wire.runtimeDirectory, timeoutMilliseconds: wire.timeout) != nil
+  }
+
+  /// Where the calls without GIO go, in which session, and how long each write of them
+  /// waits; nil where they do not go (a bus over TCP, where secrets travel in libsecret's
+  /// session: ``SecretSession``).
+  func wireRoute() -> (algorithm: String, address: String?, runtimeDirectory: String?, timeout: Int32)? {
+    let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
+    guard let algorithm = sessionAlgorithm ?? SecretSession.readAlgorithm(busAddress: address) else { return nil }
+    return (
+      algorithm, address, getenv("XDG_RUNTIME_DIR").map { String(cString: $0) },
+      callTimeout < 0 ? Self.defaultCallTimeout : callTimeout
+    )
+  }
+
+  /// GDBus's default timeout of a call (25 s), for the calls made without it.
   static let defaultCallTimeout: Int32 = 25_000
 
   /// Runs `body` with the session bus, for the read paths, which call the Secret Service's

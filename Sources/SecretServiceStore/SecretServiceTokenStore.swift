@@ -7,8 +7,9 @@ import TokenKit
   import Glibc
 #endif
 
-/// A `TokenStore` in the Secret Service (the GNOME keyring): reads over D-Bus in a plain
-/// session (``SecretSession`` says why), writes through libsecret.
+/// A `TokenStore` in the Secret Service (the GNOME keyring): reads, and the replacement of
+/// an item in place, over D-Bus in a plain session (``SecretSession`` says why); every
+/// other write through libsecret.
 ///
 /// Each account is one item in the default collection (the login keyring), with the
 /// attributes of `KeyringSchema` and its `TokenSet` as a JSON secret. The group attribute
@@ -27,8 +28,9 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
   /// Whether a locked collection or item may be unlocked, prompting the user; nil: never.
   public let prompting: KeyringPrompting?
 
-  /// The algorithm of the session reads open; nil for ``SecretSession``'s rule. Tests
-  /// name one no provider supports, to see reads fall back to libsecret.
+  /// The algorithm of the session reads and replacements in place open; nil for
+  /// ``SecretSession``'s rule. Tests name one no provider supports, to see them fall back
+  /// to libsecret.
   let sessionAlgorithm: String?
 
   public init(group: String = Account.defaultGroup, prompting: KeyringPrompting? = nil) {
@@ -179,11 +181,14 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
 
   /// Stores `json` as the secret of the item `key` identifies, replacing it in place when
   /// there is one; `what` names it in errors. Items of every schema of ours (accounts,
-  /// tokens for other scopes, registered clients) are written here.
+  /// tokens for other scopes, registered clients) are written here: the ordinary
+  /// replacement, every refresh's, without GIO and libsecret where it can be
+  /// (`replacedWithoutGIO`), and all the rest, or all of it again, through libsecret.
   func put(
     secret json: [UInt8], attributes: [String: String], identifiedBy key: [String: String], label: String,
     what: String
   ) throws {
+    if replacedWithoutGIO(secret: json, attributes: attributes, identifiedBy: key, label: label) { return }
     try GLibBridge.requireLibsecret()
     let table = GLibBridge.hashTable(attributes)
     defer { tokenctl_g_hash_table_unref(table) }
@@ -199,17 +204,7 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
       defer { existing.forEach(GLib.unref) }
       try requireUnlocked(service, existing)
       if let item = newestPerAccount(existing).first {
-        // SecretServiceQuirk.mergesAttributes, SecretServiceQuirk.addsEntryAttributes:
-        // KeePassXC merges the attributes SetAttributes sends into those the item has, so
-        // one left out (no expiry any more) would keep its old value: each of our optional
-        // attributes the item has and this write lacks goes as an explicit empty value,
-        // which reads back as absent (KeyringSchema.listing). Only ours: KeePassXC adds
-        // its entry's fields (Uuid, Path, Title…) and refuses to have them changed.
-        let kept = self.attributes(of: item)
-        let complete = attributes.merging(
-          KeyringSchema.optionalAttributes.filter { attributes[$0] == nil && kept[$0] != nil }.map { ($0, "") }
-        ) { new, _ in new }
-        let table = GLibBridge.hashTable(complete)
+        let table = GLibBridge.hashTable(Self.attributes(attributes, replacing: self.attributes(of: item)))
         defer { tokenctl_g_hash_table_unref(table) }
         // Replace in place. The secret goes first and in one call, so the tokens are
         // swapped atomically; the attributes then catch up. Creating with "replace" would
@@ -251,6 +246,21 @@ public struct SecretServiceTokenStore: AddressedTokenStore {
         }
       }
     }
+  }
+
+  /// The attributes a write of `attributes` sets on an item that has `kept`, through
+  /// libsecret or without it.
+  ///
+  /// SecretServiceQuirk.mergesAttributes, SecretServiceQuirk.addsEntryAttributes: KeePassXC
+  /// merges the attributes a write sets into those the item has, so one left out (no
+  /// expiry any more) would keep its old value: each of our optional attributes the item
+  /// has and this write lacks goes as an explicit empty value, which reads back as absent
+  /// (KeyringSchema.listing). Only ours: KeePassXC adds its entry's fields (Uuid, Path,
+  /// Title…) and refuses to have them changed.
+  static func attributes(_ attributes: [String: String], replacing kept: [String: String]) -> [String: String] {
+    attributes.merging(
+      KeyringSchema.optionalAttributes.filter { attributes[$0] == nil && kept[$0] != nil }.map { ($0, "") }
+    ) { new, _ in new }
   }
 
   /// Deletes every item that matches `attributes`; returns whether there was one.

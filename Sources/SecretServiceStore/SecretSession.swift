@@ -24,7 +24,8 @@ import TokenKit
 /// DH buys something where the messages leave the user's machine: a session bus over
 /// TCP (`tcp:` or `nonce-tcp:` in `DBUS_SESSION_BUS_ADDRESS`), where anyone on the path
 /// could read them. There, and wherever a provider refuses `plain`, reads go through
-/// libsecret and its DH session. Writes always do (see `SecretServiceTokenStore.put`).
+/// libsecret and its DH session. Writes do too, but for the replacement of an item in
+/// place, which goes in a plain session where reads do (see `SecretServiceTokenStore.put`).
 enum SecretSession {
   /// A plain session at this object path: read with `GetSecrets`.
   case plain(path: String)

@@ -3,8 +3,8 @@
 /// marshalled. A message's body starts on an 8-byte boundary, so a body marshalled on its
 /// own aligns as it will in the message.
 ///
-/// Only what tokenctl's calls send: bytes, 32-bit integers, strings, object paths,
-/// signatures, arrays, structures and variants.
+/// Only what tokenctl's calls send: bytes, byte arrays, 32-bit integers, strings, object
+/// paths, signatures, arrays, string dictionaries, structures and variants.
 struct DBusWriter {
   private(set) var bytes: [UInt8] = []
 
@@ -48,15 +48,40 @@ struct DBusWriter {
     withUnsafeBytes(of: length) { for (index, byte) in $0.enumerated() { bytes[lengthAt + index] = byte } }
   }
 
+  /// `ay`: a 32-bit length and the bytes as they are (a secret).
+  mutating func byteArray(_ values: [UInt8]) {
+    uint32(UInt32(values.count))
+    bytes.append(contentsOf: values)
+  }
+
+  /// `a{ss}`, its entries in the order of their keys, so that one dictionary is always
+  /// written the same.
+  mutating func stringDictionary(_ dictionary: [String: String]) {
+    array(elementAlignment: 8) { entries in
+      for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
+        entries.structure {
+          $0.string(key)
+          $0.string(value)
+        }
+      }
+    }
+  }
+
   /// `(…)` and `{…}`: aligned to 8, then the fields.
   mutating func structure(_ body: (inout DBusWriter) -> Void) {
     align(8)
     body(&self)
   }
 
+  /// `v`: the signature of the single complete type `type`, then the value `body` writes,
+  /// which must be of that type.
+  mutating func variant(_ type: String, _ body: (inout DBusWriter) -> Void) {
+    signature(type)
+    body(&self)
+  }
+
   /// `v` holding a string.
   mutating func variant(string text: String) {
-    signature("s")
-    string(text)
+    variant("s") { $0.string(text) }
   }
 }

@@ -61,7 +61,7 @@ public enum SecretServiceWireRead {
   }
 
   /// What a search found: the paths of the unlocked items and of the locked ones.
-  private static func found(_ reply: DBusMessage) -> (unlocked: [String], locked: [String])? {
+  static func found(_ reply: DBusMessage) -> (unlocked: [String], locked: [String])? {
     guard let found = returned(reply), found.count == 2, let unlocked = found[0].strings,
       let locked = found[1].strings
     else { return nil }
@@ -72,17 +72,7 @@ public enum SecretServiceWireRead {
     _ bus: DBusWireConnection, _ attributes: [String: String], properties: (Int) -> Bool, secrets: Bool,
     algorithm: String
   ) throws(DBusWireConnection.Failure) -> Outcome? {
-    let search = serviceCall("SearchItems", signature: "a{ss}") { body in
-      body.array(elementAlignment: 8) { entries in
-        for (key, value) in attributes.sorted(by: { $0.key < $1.key }) {
-          entries.structure {
-            $0.string(key)
-            $0.string(value)
-          }
-        }
-      }
-    }
-    guard let found = found(try bus.calls([search])[0]) else { return nil }
+    guard let found = found(try bus.calls([searching(attributes)])[0]) else { return nil }
     let unlocked = found.unlocked
     let searched = Outcome.searched(unlocked: unlocked, locked: found.locked)
     guard found.locked.isEmpty, !unlocked.isEmpty else { return searched }
@@ -98,12 +88,7 @@ public enum SecretServiceWireRead {
     // 42.1 down within 12 s, where the order here ran 60 s and 150 s with it up.)
     var session: String?
     if secrets {
-      let opening = serviceCall("OpenSession", signature: "sv") {
-        $0.string(algorithm)
-        $0.variant(string: "")
-      }
-      let opened = returned(try bus.calls([opening])[0])
-      guard let opened, opened.count == 2, let path = opened[1].string else { return searched }
+      guard let path = try openSession(bus, algorithm: algorithm) else { return searched }
       session = path
     }
     // Closed by the last write of an ordinary read, else here (see `close(_:on:)`); not
@@ -124,12 +109,7 @@ public enum SecretServiceWireRead {
           })
       }
       if properties {
-        for item in items[chunk] {
-          calls.append(
-            .init(
-              destination: serviceName, path: item.path, interface: "org.freedesktop.DBus.Properties", member: "GetAll",
-              signature: "s", arguments: { $0.string(itemInterface) }))
-        }
+        for item in items[chunk] { calls.append(Self.allProperties(of: item.path)) }
       }
       // The session closes with the last write, its reply dropped.
       let last = chunk.upperBound == items.count
@@ -181,7 +161,7 @@ public enum SecretServiceWireRead {
 
   /// Reads a `GetAll` answer, `a{sv}`, into `item`: its `Attributes` (`a{ss}`) and
   /// `Modified` (`t`); false when the attributes are not there as such.
-  private static func read(properties reply: DBusMessage, into item: inout Item) -> Bool {
+  static func read(properties reply: DBusMessage, into item: inout Item) -> Bool {
     guard let properties = returned(reply)?.first, let attributes = properties.entry("Attributes")?.unwrapped
     else { return false }
     var valid = true
@@ -202,22 +182,45 @@ public enum SecretServiceWireRead {
   /// nothing for gnome-keyring to clean up when the bus says it left, the path on which
   /// the daemon has its bugs (see `read`: the crash first blamed on it was the queued
   /// `OpenSession`'s).
-  private static func close(_ path: String?, on bus: DBusWireConnection) {
+  static func close(_ path: String?, on bus: DBusWireConnection) {
     guard let path else { return }
     _ = try? bus.calls([closing(path)])
   }
 
   /// `org.freedesktop.Secret.Session.Close` of the session at `path`.
-  private static func closing(_ path: String) -> DBusWireConnection.Call {
+  static func closing(_ path: String) -> DBusWireConnection.Call {
     .init(destination: serviceName, path: path, interface: "org.freedesktop.Secret.Session", member: "Close")
   }
 
   /// A method return's body; nil for an error.
-  private static func returned(_ reply: DBusMessage) -> [DBusValue]? {
+  static func returned(_ reply: DBusMessage) -> [DBusValue]? {
     reply.kind == .methodReturn ? reply.body : nil
   }
 
-  private static func serviceCall(
+  /// `SearchItems` for the items whose attributes include `attributes`.
+  static func searching(_ attributes: [String: String]) -> DBusWireConnection.Call {
+    serviceCall("SearchItems", signature: "a{ss}") { $0.stringDictionary(attributes) }
+  }
+
+  /// Opens a session of `algorithm`, alone on the connection (see `read`: gnome-keyring's
+  /// `OpenSession`); its path, nil when the service refuses it.
+  static func openSession(_ bus: DBusWireConnection, algorithm: String) throws(DBusWireConnection.Failure) -> String? {
+    let opening = serviceCall("OpenSession", signature: "sv") {
+      $0.string(algorithm)
+      $0.variant(string: "")
+    }
+    guard let opened = returned(try bus.calls([opening])[0]), opened.count == 2 else { return nil }
+    return opened[1].string
+  }
+
+  /// `org.freedesktop.DBus.Properties.GetAll` of the item at `path`.
+  static func allProperties(of path: String) -> DBusWireConnection.Call {
+    .init(
+      destination: serviceName, path: path, interface: "org.freedesktop.DBus.Properties", member: "GetAll",
+      signature: "s", arguments: { $0.string(itemInterface) })
+  }
+
+  static func serviceCall(
     _ member: String, signature: String, _ arguments: @escaping (inout DBusWriter) -> Void
   ) -> DBusWireConnection.Call {
     .init(

@@ -165,6 +165,21 @@ import TokenStoreTesting
     #expect(try TokenSet(storageJSON: secret, item: "test") == saved.tokens)
   }
 
+  /// A refresh's save, the replacement of the account's item in place, is made without
+  /// GLib where the read is (SecretServiceWireWrite): on gnome-keyring and KWallet it
+  /// leaves the item the store reads back, an expiry the new tokens lack cleared; to a
+  /// connection of our own KeePassXC's item is locked, and the write is libsecret's, whole.
+  @Test func theOrdinaryReplacementIsMadeWithoutGLib() async throws {
+    let store = Self.store(group: TokenStoreConformance.freshGroup())
+    try await SecretServiceTokenStoreTests.withSample(in: store) { saved in
+      let refreshed = SecretServiceWireWriteTests.refreshed(saved, expiring: false)
+      let withoutGLib = try SecretServiceWireWriteTests.replaceWithoutGIO(store, refreshed)
+      #expect(withoutGLib == (Self.provider != "keepassxc"), "\(Self.provider)")
+      if !withoutGLib { try store.save(refreshed.account, tokens: refreshed.tokens) }
+      #expect(try store.load(saved.account.key) == refreshed)
+    }
+  }
+
   @Test func theDiagnosisNamesTheProvider() async {
     let expected: [String: SecretServiceProvider] = [
       "gnome-keyring": .gnomeKeyring, "keepassxc": .keePassXC, "kwallet": .kWallet,

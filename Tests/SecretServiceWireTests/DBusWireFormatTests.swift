@@ -100,6 +100,30 @@ import Testing
     #expect(!values[1].entry("Modified")!.forEachEntry { _, _ in })
   }
 
+  /// A write's arguments: `SetSecret`'s secret, `(oayays)`, and a `Properties.Set` of
+  /// `a{ss}` in its variant, each entry in the order of its key.
+  @Test func theArgumentsOfAWriteReadBackAsWritten() throws {
+    var writer = DBusWriter()
+    writer.structure {
+      $0.string("/session/1")
+      $0.byteArray([])
+      $0.byteArray(Array("{\"v\":1}".utf8))
+      $0.string("text/plain")
+    }
+    writer.string("org.freedesktop.Secret.Item")
+    writer.variant("a{ss}") { $0.stringDictionary(["type": "graph", "expires": ""]) }
+    var reader = DBusReader(writer.bytes)
+    let values = try reader.values("(oayays)sv")
+    #expect(reader.offset == writer.bytes.count)
+    #expect(
+      values == [
+        .structure([.string("/session/1"), .bytes([]), .bytes(Array("{\"v\":1}".utf8)), .string("text/plain")]),
+        .string("org.freedesktop.Secret.Item"),
+        .variant(
+          .array([.structure([.string("expires"), .string("")]), .structure([.string("type"), .string("graph")])])),
+      ])
+  }
+
   /// Every prefix of a message is refused as truncated, never read past its end.
   @Test func aTruncatedMessageIsRefused() throws {
     let bytes = DBusMessage.call(
