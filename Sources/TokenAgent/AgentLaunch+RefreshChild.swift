@@ -6,7 +6,7 @@ import TokenKit
 extension AgentLaunch {
   /// The refresh child (``RefreshChild``) as the agent's own executable is it: the agent's
   /// refreshes ahead run here, in a program that maps neither the commands nor
-  /// swift-argument-parser (docs/performance.md, "A refresh ahead"), with the same
+  /// swift-argument-parser (docs/performance.md, "The agent's memory"), with the same
   /// isolation as the full program's child: the account's lock handed on, the answer
   /// stored before the report. `parts` are the agent's, of which the child uses the types,
   /// the environment, the clock, the transport and the store. Returns the report for the
