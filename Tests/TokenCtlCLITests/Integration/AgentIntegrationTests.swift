@@ -274,7 +274,14 @@ import TokenStoreTesting
     let warm = try await TestProcess.run(alone, ["token", "gitlocal:ada"], environment: environment)
     #expect(warm.status == 0 && warm.stdout == ada.tokens.accessToken + "\n", "\(warm.stderr)")
     let path = XDGDirectories(environment: setup.environment()).state + "/audit.log"
-    let before = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    // The warm answer's own line is written after the answer: wait for it, so that the
+    // file exists and the line below is the held-up request's.
+    var before = ""
+    for _ in 0..<300 where !before.contains(" token app=") {
+      before = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+      if !before.contains(" token app=") { try await Task.sleep(for: .milliseconds(20)) }
+    }
+    #expect(before.contains(" token app="), "the warm request's line: \(before)")
     let fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
     #expect(fd >= 0 && flock(fd, LOCK_EX) == 0, "the test holds \(path)")
     let token = try await TestProcess.run(alone, ["token", "gitlocal:ada"], environment: environment)
